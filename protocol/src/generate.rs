@@ -1,0 +1,82 @@
+//! Generated artifacts for clients: TypeScript declarations and JSON Schemas
+//! of duet's client protocol. The checked-in copies are compared against
+//! these by `tests/generated.rs` (run with `DUET_BLESS=1` to rewrite them).
+
+use ts_rs::{Config, TS};
+
+use crate::ids::{ClientId, SessionId};
+use crate::rest::{
+    ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalState, CreateSession, Decider,
+    ExitInfo, ProfileInfo, SessionInfo, SessionStatus, SubmitRequest, SubmitResponse,
+};
+use crate::ws::{ClientMessage, ErrorCode, Hello, ServerMessage};
+
+/// Path of the TypeScript file, relative to the repository root.
+pub const TS_PATH: &str = "web/src/generated/protocol.ts";
+/// Path of the JSON Schema file, relative to the repository root.
+pub const SCHEMA_PATH: &str = "protocol/schema/duet-protocol.schema.json";
+
+/// All TypeScript declarations in one module.
+pub fn typescript() -> String {
+    let cfg = Config::new().with_large_int("number");
+    let decls = [
+        <serde_json::Value as TS>::decl(&cfg),
+        SessionId::decl(&cfg),
+        ClientId::decl(&cfg),
+        ErrorCode::decl(&cfg),
+        SessionStatus::decl(&cfg),
+        ExitInfo::decl(&cfg),
+        ApprovalState::decl(&cfg),
+        Decider::decl(&cfg),
+        Approval::decl(&cfg),
+        Hello::decl(&cfg),
+        ServerMessage::decl(&cfg),
+        ClientMessage::decl(&cfg),
+        CreateSession::decl(&cfg),
+        SessionInfo::decl(&cfg),
+        ProfileInfo::decl(&cfg),
+        SubmitRequest::decl(&cfg),
+        SubmitResponse::decl(&cfg),
+        ApprovalDecision::decl(&cfg),
+        ApiError::decl(&cfg),
+        ApiErrorBody::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from the duet-protocol crate by `DUET_BLESS=1 cargo test -p duet-protocol`.\n\
+         // Do not edit: a test fails when this file drifts from the Rust types.\n\n",
+    );
+    out.push_str(&format!(
+        "export const PROTOCOL_VERSION = {};\n\n",
+        crate::PROTOCOL_VERSION
+    ));
+    for decl in decls {
+        out.push_str("export ");
+        out.push_str(&decl);
+        out.push_str("\n\n");
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
+/// JSON Schema of every message a client sends or receives, and the REST bodies.
+pub fn json_schema() -> String {
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    /// duet's client protocol: WebSocket messages in both directions and REST bodies.
+    struct DuetProtocol {
+        server_message: ServerMessage,
+        client_message: ClientMessage,
+        create_session: CreateSession,
+        session_info: SessionInfo,
+        profile_info: ProfileInfo,
+        submit_request: SubmitRequest,
+        submit_response: SubmitResponse,
+        approval_decision: ApprovalDecision,
+        api_error: ApiError,
+    }
+    let schema = schemars::schema_for!(DuetProtocol);
+    let mut out = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    out.push('\n');
+    out
+}

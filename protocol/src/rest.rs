@@ -1,0 +1,170 @@
+//! duet's REST bodies, also used inside WebSocket messages.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+use crate::ids::SessionId;
+use crate::ws::ErrorCode;
+
+/// `POST /api/sessions`. Only a profile name and a size: nothing a client
+/// sends ever becomes part of a command line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSession {
+    /// Profile name; the server's default profile when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub profile: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cols: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rows: Option<u16>,
+}
+
+/// A session as `GET /api/sessions[/{id}]` and `POST /api/sessions` show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct SessionInfo {
+    pub id: SessionId,
+    pub profile: String,
+    pub status: SessionStatus,
+    /// Unix time in milliseconds.
+    #[ts(type = "number")]
+    pub created_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub ended_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub exit: Option<ExitInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pid: Option<u32>,
+    pub cols: u16,
+    pub rows: u16,
+    /// Highest event seq so far (0 before the first event).
+    #[ts(type = "number")]
+    pub last_seq: u64,
+    pub pending_approvals: u32,
+    pub clients: u32,
+    /// The window title the program set, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+}
+
+/// Whether the program still runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Running,
+    Exited,
+}
+
+/// How the program ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ExitInfo {
+    /// Exit code (128+N style codes are left as the OS reported them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub code: Option<u32>,
+    /// Signal name when killed by one, e.g. `Hangup`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub signal: Option<String>,
+    pub success: bool,
+}
+
+/// A profile a client may start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ProfileInfo {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    /// Whether sessions of this profile have the structured sidecar (chat view).
+    pub sidecar: bool,
+    /// Whether this is the profile used when none is named.
+    pub default: bool,
+}
+
+/// `POST /api/sessions/{id}/submit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitRequest {
+    pub text: String,
+}
+
+/// `POST /api/sessions/{id}/submit` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct SubmitResponse {
+    /// True when held until the program is ready to read input.
+    pub queued: bool,
+}
+
+/// `POST /api/sessions/{id}/approvals/{request_id}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalDecision {
+    pub allowed: bool,
+}
+
+/// A tool approval requested by the program (`control_request` /
+/// `can_use_tool`) and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct Approval {
+    pub request_id: String,
+    pub tool_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tool_use_id: Option<String>,
+    /// The tool's arguments as the program reported them.
+    pub input: Value,
+    pub state: ApprovalState,
+    /// Who decided, once decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub decided_by: Option<Decider>,
+    /// Seq of the `control_request` event.
+    #[ts(type = "number")]
+    pub seq: u64,
+}
+
+/// Lifecycle of an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalState {
+    /// Waiting for an answer from a client or the terminal.
+    Pending,
+    Allowed,
+    Denied,
+    /// The program stopped waiting without a decision we saw (turn
+    /// cancelled, a new prompt started, the program exited).
+    Abandoned,
+}
+
+/// Who decided an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Decider {
+    /// A duet client (WebSocket or REST).
+    Client,
+    /// The program itself: a key press in its own UI, or its own policy.
+    Terminal,
+}
+
+/// The body of every REST error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ApiError {
+    pub error: ApiErrorBody,
+}
+
+/// `code` + human-readable `message`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ApiErrorBody {
+    pub code: ErrorCode,
+    pub message: String,
+}

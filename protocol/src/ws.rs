@@ -1,0 +1,292 @@
+//! duet's WebSocket protocol: JSON text frames with a `type` field.
+//!
+//! Terminal bytes never travel here: they are binary frames in both directions
+//! (server→client output, client→server keystrokes). A binary frame that
+//! follows a [`ServerMessage::Resync`] is a screen snapshot, not live output.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+use crate::ids::{ClientId, SessionId};
+use crate::rest::{Approval, ExitInfo, SessionStatus};
+
+/// Capabilities this server offers; listed in [`Hello::capabilities`].
+pub const CAPABILITIES: &[&str] = &[
+    "terminal",
+    "events",
+    "resume",
+    "approvals",
+    "submit",
+    "resize",
+    "cancel",
+    "snapshot",
+];
+
+/// Messages the server sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// First message on every connection.
+    Hello(Hello),
+    /// One sidecar event, exactly as the program wrote it.
+    Event {
+        /// The event's 1-based line number in the events file.
+        #[ts(type = "number")]
+        seq: u64,
+        /// The event object, verbatim (see the sidecar types).
+        event: Value,
+    },
+    /// A sidecar line that was skipped (not JSON, too long, ...). The stream goes on.
+    Warning {
+        code: String,
+        message: String,
+        /// The line's number in the events file, when it had one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "number")]
+        seq: Option<u64>,
+    },
+    /// A tool approval was requested or changed state.
+    Approval(Approval),
+    /// The next binary frame is a full screen snapshot; reset the terminal
+    /// and draw it. Sent on attach and whenever this client fell too far
+    /// behind the live output.
+    Resync {
+        cols: u16,
+        rows: u16,
+        /// Why: `attach` or `lagged`.
+        reason: String,
+    },
+    /// The terminal size changed (a driving client resized it).
+    Resize { cols: u16, rows: u16 },
+    /// The program exited; no more output or events will follow.
+    Exit(ExitInfo),
+    /// Something the client sent could not be done. The connection stays up.
+    Error {
+        code: ErrorCode,
+        message: String,
+        /// The `id` of the client message this answers, if it had one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+    /// A client message with an `id` was carried out.
+    Ack {
+        id: String,
+        /// For `submit`: true when the text is held until the program is
+        /// ready to read input, false when it has been written already.
+        #[serde(default)]
+        queued: bool,
+    },
+    /// Answer to `ping`.
+    Pong {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+}
+
+/// The greeting: who this session is and where the client stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct Hello {
+    pub session_id: SessionId,
+    pub client_id: ClientId,
+    /// duet's client protocol version ([`crate::PROTOCOL_VERSION`]).
+    pub protocol_version: u32,
+    /// duet's version.
+    pub server_version: String,
+    pub capabilities: Vec<String>,
+    pub profile: String,
+    pub status: SessionStatus,
+    pub cols: u16,
+    pub rows: u16,
+    /// The highest event seq the server has; events after the client's
+    /// `from` up to this one follow the hello.
+    #[ts(type = "number")]
+    pub last_seq: u64,
+    /// Approvals still pending, and those decided recently.
+    pub approvals: Vec<Approval>,
+    /// Set when the program has already exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub exit: Option<ExitInfo>,
+    /// The program's handshake (`session_start.data`) once seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<Value>,
+}
+
+/// Messages a client sends. `id` is optional and echoed in `ack` / `error`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMessage {
+    /// Send a prompt through the program's input file.
+    Submit {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+    /// Answer a pending tool approval.
+    Approve {
+        request_id: String,
+        allowed: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+    /// Resize the terminal.
+    Resize {
+        cols: u16,
+        rows: u16,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+    /// Interrupt the program (an Escape key into the terminal).
+    Cancel {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+    /// Liveness check; answered with `pong`.
+    Ping {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+}
+
+/// Machine-readable error codes, shared by WebSocket `error` frames and REST errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Not JSON, not an object, or missing/ill-typed fields.
+    BadMessage,
+    /// A `type` this server does not know.
+    UnknownType,
+    /// Over a size limit (message, submit text, ...).
+    TooLarge,
+    /// No such session.
+    SessionNotFound,
+    /// No such profile.
+    UnknownProfile,
+    /// No pending approval with that request id was ever seen.
+    UnknownRequest,
+    /// The approval was already decided (first answer wins).
+    AlreadyResolved,
+    /// The program has exited.
+    SessionEnded,
+    /// The profile has no sidecar input file, so `submit` cannot work.
+    NoSidecar,
+    /// Too many queued submits, sessions, or clients.
+    LimitReached,
+    /// Missing or wrong credentials.
+    Unauthorized,
+    /// Credentials fine, but not allowed from here (e.g. foreign Origin).
+    Forbidden,
+    /// Something failed on the server side.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The code's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadMessage => "bad_message",
+            ErrorCode::UnknownType => "unknown_type",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::SessionNotFound => "session_not_found",
+            ErrorCode::UnknownProfile => "unknown_profile",
+            ErrorCode::UnknownRequest => "unknown_request",
+            ErrorCode::AlreadyResolved => "already_resolved",
+            ErrorCode::SessionEnded => "session_ended",
+            ErrorCode::NoSidecar => "no_sidecar",
+            ErrorCode::LimitReached => "limit_reached",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+impl ServerMessage {
+    /// The message as a JSON text frame.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Builds an `error`.
+    pub fn error(code: ErrorCode, message: impl Into<String>, id: Option<String>) -> Self {
+        ServerMessage::Error {
+            code,
+            message: message.into(),
+            id,
+        }
+    }
+}
+
+/// Builds the `event` frame for a raw events-file line without re-encoding
+/// the event: the hot path of the relay. `line` must be one JSON value (the
+/// server validated it); the result equals serializing [`ServerMessage::Event`].
+pub fn event_frame(seq: u64, line: &str) -> String {
+    let mut out = String::with_capacity(line.len() + 40);
+    out.push_str("{\"type\":\"event\",\"seq\":");
+    out.push_str(&seq.to_string());
+    out.push_str(",\"event\":");
+    out.push_str(line.trim());
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_frame_matches_the_typed_message() {
+        let line = r#"{"type":"user","message":{"role":"user","content":"héllo \"x\""}}"#;
+        let fast: Value = serde_json::from_str(&event_frame(7, line)).unwrap();
+        let typed = serde_json::to_value(ServerMessage::Event {
+            seq: 7,
+            event: serde_json::from_str(line).unwrap(),
+        })
+        .unwrap();
+        assert_eq!(fast, typed);
+    }
+
+    #[test]
+    fn client_messages_parse() {
+        let m: ClientMessage =
+            serde_json::from_str(r#"{"type":"approve","request_id":"r","allowed":false}"#).unwrap();
+        assert_eq!(
+            m,
+            ClientMessage::Approve {
+                request_id: "r".into(),
+                allowed: false,
+                id: None
+            }
+        );
+        assert!(serde_json::from_str::<ClientMessage>(r#"{"type":"cancel"}"#).is_ok());
+        // A command line can never ride along on a client message.
+        assert!(serde_json::from_str::<ClientMessage>(
+            r#"{"type":"resize","cols":80,"rows":24,"command":"sh"}"#
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn error_codes_serialize_as_their_names() {
+        for code in [
+            ErrorCode::BadMessage,
+            ErrorCode::AlreadyResolved,
+            ErrorCode::NoSidecar,
+        ] {
+            assert_eq!(
+                serde_json::to_value(code).unwrap(),
+                Value::String(code.as_str().into())
+            );
+        }
+    }
+}

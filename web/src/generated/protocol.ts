@@ -1,0 +1,142 @@
+// Generated from the duet-protocol crate by `DUET_BLESS=1 cargo test -p duet-protocol`.
+// Do not edit: a test fails when this file drifts from the Rust types.
+
+export const PROTOCOL_VERSION = 1;
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
+export type SessionId = string;
+
+export type ClientId = number;
+
+export type ErrorCode = "bad_message" | "unknown_type" | "too_large" | "session_not_found" | "unknown_profile" | "unknown_request" | "already_resolved" | "session_ended" | "no_sidecar" | "limit_reached" | "unauthorized" | "forbidden" | "internal";
+
+export type SessionStatus = "running" | "exited";
+
+export type ExitInfo = { 
+/**
+ * Exit code (128+N style codes are left as the OS reported them).
+ */
+code?: number, 
+/**
+ * Signal name when killed by one, e.g. `Hangup`.
+ */
+signal?: string, success: boolean, };
+
+export type ApprovalState = "pending" | "allowed" | "denied" | "abandoned";
+
+export type Decider = "client" | "terminal";
+
+export type Approval = { request_id: string, tool_name: string, tool_use_id?: string, 
+/**
+ * The tool's arguments as the program reported them.
+ */
+input: JsonValue, state: ApprovalState, 
+/**
+ * Who decided, once decided.
+ */
+decided_by?: Decider, 
+/**
+ * Seq of the `control_request` event.
+ */
+seq: number, };
+
+export type Hello = { session_id: SessionId, client_id: ClientId, 
+/**
+ * duet's client protocol version ([`crate::PROTOCOL_VERSION`]).
+ */
+protocol_version: number, 
+/**
+ * duet's version.
+ */
+server_version: string, capabilities: Array<string>, profile: string, status: SessionStatus, cols: number, rows: number, 
+/**
+ * The highest event seq the server has; events after the client's
+ * `from` up to this one follow the hello.
+ */
+last_seq: number, 
+/**
+ * Approvals still pending, and those decided recently.
+ */
+approvals: Array<Approval>, 
+/**
+ * Set when the program has already exited.
+ */
+exit?: ExitInfo, 
+/**
+ * The program's handshake (`session_start.data`) once seen.
+ */
+agent?: JsonValue, };
+
+export type ServerMessage = { "type": "hello" } & Hello | { "type": "event", 
+/**
+ * The event's 1-based line number in the events file.
+ */
+seq: number, 
+/**
+ * The event object, verbatim (see the sidecar types).
+ */
+event: JsonValue, } | { "type": "warning", code: string, message: string, 
+/**
+ * The line's number in the events file, when it had one.
+ */
+seq?: number, } | { "type": "approval" } & Approval | { "type": "resync", cols: number, rows: number, 
+/**
+ * Why: `attach` or `lagged`.
+ */
+reason: string, } | { "type": "resize", cols: number, rows: number, } | { "type": "exit" } & ExitInfo | { "type": "error", code: ErrorCode, message: string, 
+/**
+ * The `id` of the client message this answers, if it had one.
+ */
+id?: string, } | { "type": "ack", id: string, 
+/**
+ * For `submit`: true when the text is held until the program is
+ * ready to read input, false when it has been written already.
+ */
+queued: boolean, } | { "type": "pong", id?: string, };
+
+export type ClientMessage = { "type": "submit", text: string, id?: string, } | { "type": "approve", request_id: string, allowed: boolean, id?: string, } | { "type": "resize", cols: number, rows: number, id?: string, } | { "type": "cancel", id?: string, } | { "type": "ping", id?: string, };
+
+export type CreateSession = { 
+/**
+ * Profile name; the server's default profile when absent.
+ */
+profile?: string, cols?: number, rows?: number, };
+
+export type SessionInfo = { id: SessionId, profile: string, status: SessionStatus, 
+/**
+ * Unix time in milliseconds.
+ */
+created_at: number, ended_at?: number, exit?: ExitInfo, pid?: number, cols: number, rows: number, 
+/**
+ * Highest event seq so far (0 before the first event).
+ */
+last_seq: number, pending_approvals: number, clients: number, 
+/**
+ * The window title the program set, if any.
+ */
+title?: string, };
+
+export type ProfileInfo = { name: string, description?: string, 
+/**
+ * Whether sessions of this profile have the structured sidecar (chat view).
+ */
+sidecar: boolean, 
+/**
+ * Whether this is the profile used when none is named.
+ */
+default: boolean, };
+
+export type SubmitRequest = { text: string, };
+
+export type SubmitResponse = { 
+/**
+ * True when held until the program is ready to read input.
+ */
+queued: boolean, };
+
+export type ApprovalDecision = { allowed: boolean, };
+
+export type ApiError = { error: ApiErrorBody, };
+
+export type ApiErrorBody = { code: ErrorCode, message: string, };
