@@ -22,6 +22,7 @@ pub const CAPABILITIES: &[&str] = &[
     "resize",
     "cancel",
     "snapshot",
+    "flow_control",
 ];
 
 /// Messages the server sends.
@@ -146,6 +147,20 @@ pub enum ClientMessage {
     },
     /// Interrupt the program (an Escape key into the terminal).
     Cancel {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+    /// Stop sending terminal output to this client (its terminal is busy
+    /// rendering). Events still flow. Output missed while paused is replaced
+    /// by a `resync` snapshot if it no longer fits the server's buffer.
+    Pause {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+    /// Resume terminal output after `pause`.
+    Resume {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,

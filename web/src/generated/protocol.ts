@@ -95,7 +95,7 @@ id?: string, } | { "type": "ack", id: string,
  */
 queued: boolean, } | { "type": "pong", id?: string, };
 
-export type ClientMessage = { "type": "submit", text: string, id?: string, } | { "type": "approve", request_id: string, allowed: boolean, id?: string, } | { "type": "resize", cols: number, rows: number, id?: string, } | { "type": "cancel", id?: string, } | { "type": "ping", id?: string, };
+export type ClientMessage = { "type": "submit", text: string, id?: string, } | { "type": "approve", request_id: string, allowed: boolean, id?: string, } | { "type": "resize", cols: number, rows: number, id?: string, } | { "type": "cancel", id?: string, } | { "type": "pause", id?: string, } | { "type": "resume", id?: string, } | { "type": "ping", id?: string, };
 
 export type CreateSession = { 
 /**
