@@ -1,1 +1,89 @@
-fn main() {}
+//! The `duet` binary: parses flags, sets up logging and signals, and hands
+//! over to the library.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use duet_server::cli::{Cli, Command, ServeArgs};
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::DemoAgent(opts) => match duet_demo_agent::run(opts) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("duet demo-agent: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("duet_server=info,tower_http=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("duet: starting the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve_async(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("duet: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let public_url = args.public_url.clone();
+    let (addr, opts) = args.into_options(exe)?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("listening on {addr}: {e}"))?;
+    let local = listener.local_addr()?;
+    let base = public_url.unwrap_or_else(|| {
+        let host = if local.ip().is_unspecified() {
+            "127.0.0.1".to_string()
+        } else {
+            local.ip().to_string()
+        };
+        format!("http://{host}:{}", local.port())
+    });
+    let base = base.trim_end_matches('/');
+    let url = match &opts.token {
+        Some(t) => format!("{base}/?token={t}"),
+        None => format!("{base}/"),
+    };
+    #[allow(clippy::print_stdout)]
+    {
+        println!("duet is ready: {url}");
+    }
+    duet_server::run(listener, opts, shutdown_signal()).await
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

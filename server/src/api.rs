@@ -1,0 +1,229 @@
+//! REST handlers under `/api`.
+
+use axum::body::Body;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::http::header::{CONTENT_TYPE, SET_COOKIE};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use duet_protocol::ids::SessionId;
+use duet_protocol::rest::{
+    Approval, ApprovalDecision, CreateSession, ProfileInfo, SessionInfo, SubmitRequest,
+    SubmitResponse,
+};
+use duet_protocol::ws::ErrorCode;
+use serde::Deserialize;
+
+use crate::error::AppError;
+use crate::server::AppState;
+use crate::session::input::Delivery;
+use crate::session::Session;
+
+/// `Json<T>` whose rejections are duet's JSON errors, not plain text.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(ApiJson(v)),
+            Err(JsonRejection::JsonDataError(e)) => Err(AppError::bad_request(e.body_text())),
+            Err(e) => Err(AppError::new(
+                e.status(),
+                ErrorCode::BadMessage,
+                e.body_text(),
+            )),
+        }
+    }
+}
+
+fn session(state: &AppState, id: &str) -> Result<std::sync::Arc<Session>, AppError> {
+    let id: SessionId = id.parse().map_err(|_| AppError::no_session())?;
+    state.registry.get(id).ok_or_else(AppError::no_session)
+}
+
+/// `GET /healthz`.
+pub async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// `POST /api/login` body.
+#[derive(Deserialize)]
+pub struct Login {
+    token: String,
+}
+
+/// `POST /api/login`: trades the token for the HttpOnly cookie.
+pub async fn login(State(state): State<AppState>, ApiJson(body): ApiJson<Login>) -> Response {
+    if !state.auth.token_matches(&body.token) {
+        return AppError::new(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthorized,
+            "wrong token",
+        )
+        .into_response();
+    }
+    let mut resp = StatusCode::NO_CONTENT.into_response();
+    resp.headers_mut()
+        .insert(SET_COOKIE, state.auth.login_cookie());
+    resp
+}
+
+/// `POST /api/logout`.
+pub async fn logout(State(state): State<AppState>) -> Response {
+    let mut resp = StatusCode::NO_CONTENT.into_response();
+    resp.headers_mut()
+        .insert(SET_COOKIE, state.auth.logout_cookie());
+    resp
+}
+
+/// `GET /api/profiles`.
+pub async fn profiles(State(state): State<AppState>) -> Json<Vec<ProfileInfo>> {
+    Json(state.registry.profiles().infos())
+}
+
+/// `POST /api/sessions` → 201.
+pub async fn create(
+    State(state): State<AppState>,
+    body: axum::body::Bytes,
+) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
+    // An empty body means "the default profile at the default size".
+    let req: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
+        CreateSession::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| AppError::bad_request(e.to_string()))?
+    };
+    let session = state.registry.create(req)?;
+    Ok((StatusCode::CREATED, Json(session.info())))
+}
+
+/// `GET /api/sessions`.
+pub async fn list(State(state): State<AppState>) -> Json<Vec<SessionInfo>> {
+    Json(state.registry.list())
+}
+
+/// `GET /api/sessions/{id}`.
+pub async fn get(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<SessionInfo>, AppError> {
+    Ok(Json(session(&state, &id)?.info()))
+}
+
+/// `DELETE /api/sessions/{id}` options.
+#[derive(Deserialize)]
+pub struct DeleteQuery {
+    /// Also delete the transcript now instead of after the retention time.
+    #[serde(default)]
+    purge: bool,
+}
+
+/// `DELETE /api/sessions/{id}`: ends the program (its whole process group)
+/// and answers once it has exited, with the final state.
+pub async fn delete(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<DeleteQuery>,
+) -> Result<Response, AppError> {
+    let s = session(&state, &id)?;
+    s.terminate();
+    let wait = s.limits.kill_grace + std::time::Duration::from_secs(2);
+    let _ = tokio::time::timeout(wait, s.wait_exited()).await;
+    if q.purge {
+        state.registry.remove(s.id);
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    Ok(Json(s.info()).into_response())
+}
+
+/// `?from=SEQ`: only events after SEQ.
+#[derive(Deserialize)]
+pub struct FromQuery {
+    #[serde(default)]
+    pub from: u64,
+}
+
+/// `GET /api/sessions/{id}/events?from=SEQ`: the events as written, NDJSON.
+pub async fn events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<FromQuery>,
+) -> Result<Response, AppError> {
+    let s = session(&state, &id)?;
+    let log = s.events.clone();
+    let last = log.last_seq();
+    let stream = futures_util::stream::unfold(q.from, move |after| {
+        let log = log.clone();
+        async move {
+            if after >= last {
+                return None;
+            }
+            let (events, upto) = log.read_after_async(after, 512).await;
+            if upto <= after {
+                return None;
+            }
+            let mut chunk = String::new();
+            for e in events.iter().filter(|e| e.seq <= last) {
+                chunk.push_str(e.line.as_str());
+                chunk.push('\n');
+            }
+            Some((Ok::<_, std::convert::Infallible>(chunk), upto))
+        }
+    });
+    Ok((
+        [
+            (CONTENT_TYPE, "application/x-ndjson"),
+            (
+                axum::http::header::HeaderName::from_static("x-duet-last-seq"),
+                &*last.to_string(),
+            ),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+/// `GET /api/sessions/{id}/screen`: the visible screen as plain text.
+pub async fn screen(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let s = session(&state, &id)?;
+    let mut text = s.output.screen_text();
+    text.push('\n');
+    Ok(([(CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
+}
+
+/// `POST /api/sessions/{id}/submit`.
+pub async fn submit(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<SubmitRequest>,
+) -> Result<Json<SubmitResponse>, AppError> {
+    let s = session(&state, &id)?;
+    let delivery = s.submit(body.text)?;
+    Ok(Json(SubmitResponse {
+        queued: delivery == Delivery::Queued,
+    }))
+}
+
+/// `POST /api/sessions/{id}/approvals/{request_id}`: 200, 404 unknown, 409
+/// already decided.
+pub async fn approve(
+    State(state): State<AppState>,
+    Path((id, request_id)): Path<(String, String)>,
+    ApiJson(body): ApiJson<ApprovalDecision>,
+) -> Result<Json<Approval>, AppError> {
+    let s = session(&state, &id)?;
+    Ok(Json(s.approve(&request_id, body.allowed)?))
+}
+
+/// `GET /api/sessions/{id}/approvals`.
+pub async fn approvals(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<Approval>>, AppError> {
+    Ok(Json(session(&state, &id)?.approvals()))
+}

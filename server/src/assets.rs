@@ -1,0 +1,109 @@
+//! The web UI, embedded at build time (see build.rs), served with cache
+//! headers and a strict Content-Security-Policy.
+
+use axum::extract::{Query, State};
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, REFERRER_POLICY, SET_COOKIE,
+    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
+use axum::http::{HeaderValue, StatusCode, Uri};
+use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
+
+use crate::server::AppState;
+
+include!(concat!(env!("OUT_DIR"), "/assets.rs"));
+
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; \
+object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+const NOT_BUILT: &str = "<!doctype html><meta charset=utf-8><title>duet</title>\
+<body style=\"font-family:sans-serif;max-width:40em;margin:4em auto\">\
+<h1>duet is running</h1><p>This binary was built without its web UI. Build it with \
+<code>npm --prefix web ci &amp;&amp; npm --prefix web run build</code> and rebuild duet \
+(or use <code>scripts/run.sh</code>, which does both). The API is available under \
+<code>/api</code>.</p></body>";
+
+fn find(path: &str) -> Option<(&'static [u8], &'static str)> {
+    ASSETS
+        .iter()
+        .find(|(p, _, _)| *p == path)
+        .map(|(_, bytes, ty)| (*bytes, *ty))
+}
+
+fn with_security_headers(mut resp: Response) -> Response {
+    let h = resp.headers_mut();
+    h.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // The login URL carries the token; never leak it in a Referer.
+    h.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    resp
+}
+
+fn index() -> Response {
+    let resp = match find("/index.html") {
+        Some((bytes, ty)) => {
+            ([(CONTENT_TYPE, ty), (CACHE_CONTROL, "no-cache")], bytes).into_response()
+        }
+        None => Html(NOT_BUILT).into_response(),
+    };
+    with_security_headers(resp)
+}
+
+/// `?token=` on the page URL.
+#[derive(Deserialize)]
+pub struct LoginQuery {
+    token: Option<String>,
+}
+
+/// `GET /`: the app. With `?token=`, trades the token for the cookie and
+/// redirects to a clean URL, so the token leaves the address bar and history.
+pub async fn root(State(state): State<AppState>, Query(q): Query<LoginQuery>) -> Response {
+    let Some(token) = q.token else {
+        return index();
+    };
+    if !state.auth.token_matches(&token) {
+        return with_security_headers(
+            (
+                StatusCode::UNAUTHORIZED,
+                Html("<!doctype html><meta charset=utf-8><title>duet</title><p>That token is not valid for this duet server. Use the URL it printed at start.</p>"),
+            )
+                .into_response(),
+        );
+    }
+    let mut resp = StatusCode::SEE_OTHER.into_response();
+    resp.headers_mut()
+        .insert(LOCATION, HeaderValue::from_static("/"));
+    resp.headers_mut()
+        .insert(SET_COOKIE, state.auth.login_cookie());
+    with_security_headers(resp)
+}
+
+/// Any other non-API path: a file of the build, or the app (client routing).
+pub async fn static_file(uri: Uri) -> Response {
+    let path = uri.path();
+    match find(path) {
+        Some((bytes, ty)) => {
+            // Vite puts content hashes in asset names, so those never change.
+            let cache = if path.starts_with("/assets/") {
+                "public, max-age=31536000, immutable"
+            } else {
+                "no-cache"
+            };
+            with_security_headers(
+                ([(CONTENT_TYPE, ty), (CACHE_CONTROL, cache)], bytes).into_response(),
+            )
+        }
+        None if path.starts_with("/api/") => StatusCode::NOT_FOUND.into_response(),
+        None if path
+            .rsplit('/')
+            .next()
+            .is_some_and(|last| last.contains('.')) =>
+        {
+            StatusCode::NOT_FOUND.into_response()
+        }
+        None => index(),
+    }
+}

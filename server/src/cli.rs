@@ -1,0 +1,220 @@
+//! Command-line interface: `duet serve` and `duet demo-agent`. Every `serve`
+//! flag also reads an environment variable, for containers and systemd.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Profiles;
+use crate::server::{default_state_dir, ServerOptions};
+
+/// Put a terminal program, and its structured chat stream, in front of a browser.
+#[derive(Debug, Parser)]
+#[command(name = "duet", version, about, long_about = LONG_ABOUT)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const LONG_ABOUT: &str = "\
+duet hosts terminal programs (AI coding agents such as Qwen Code, or the demo \
+agent that ships with duet) in PTYs and gives browsers two synchronized views: \
+the real terminal, and a chat view built from the program's JSONL sidecar \
+stream (dual output).
+
+Start it with `duet serve` and open the URL it prints.";
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the gateway (HTTP, WebSocket and the web UI).
+    Serve(ServeArgs),
+    /// Run duet's demo agent, an offline dual-output TUI (what the default
+    /// profile hosts).
+    DemoAgent(duet_demo_agent::Options),
+}
+
+/// `duet serve` flags.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Anything but loopback also needs
+    /// --behind-tls-proxy, and auth stays on.
+    #[arg(long, env = "DUET_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// TOML file with the agent profiles clients may start (see
+    /// deploy/duet.example.toml). Without it: the demo agent, a login shell,
+    /// and Qwen Code if `qwen` is on the PATH.
+    #[arg(long, env = "DUET_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// The access token. Default: a random one, printed in the start URL.
+    #[arg(
+        long,
+        env = "DUET_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "token_file"
+    )]
+    pub token: Option<String>,
+
+    /// Read the access token from this file (e.g. a container secret).
+    #[arg(long, env = "DUET_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
+
+    /// Also accept browser requests from this origin (e.g.
+    /// https://app.example.com). Repeatable; the server's own origin is
+    /// always allowed.
+    #[arg(
+        long = "allow-origin",
+        env = "DUET_ALLOW_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub allow_origins: Vec<String>,
+
+    /// Turn authentication off. Only allowed on a loopback address.
+    #[arg(long, env = "DUET_NO_AUTH", conflicts_with_all = ["token", "token_file"])]
+    pub no_auth: bool,
+
+    /// TLS is terminated by a reverse proxy in front of duet: allows a
+    /// non-loopback --listen and marks cookies Secure.
+    #[arg(long, env = "DUET_BEHIND_TLS_PROXY")]
+    pub behind_tls_proxy: bool,
+
+    /// The URL users reach duet at (behind a proxy); used in the printed
+    /// start URL.
+    #[arg(long, env = "DUET_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
+    /// Where session directories (events file, input file, work dir) live.
+    /// Default: $XDG_RUNTIME_DIR/duet or /tmp/duet-<uid>.
+    #[arg(long, env = "DUET_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// Running sessions at once.
+    #[arg(long, env = "DUET_MAX_SESSIONS", default_value_t = 64)]
+    pub max_sessions: usize,
+
+    /// Clients attached to one session at once.
+    #[arg(long, env = "DUET_MAX_CLIENTS", default_value_t = 128)]
+    pub max_clients: u32,
+
+    /// How long an ended session stays readable (e.g. 30m, 1h, 2d).
+    #[arg(long, env = "DUET_RETAIN", default_value = "1h", value_parser = parse_duration)]
+    pub retain: Duration,
+}
+
+/// Parses `90`, `90s`, `15m`, `2h`, `1d`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration like 90s, 15m, 2h or 1d"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86400,
+        _ => return Err(format!("unknown unit {unit:?} in {s:?}; use s, m, h or d")),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+impl ServeArgs {
+    /// Validates the flags into server options. `duet_exe` fills `{duet}` in
+    /// profiles.
+    pub fn into_options(self, duet_exe: PathBuf) -> Result<(SocketAddr, ServerOptions)> {
+        let loopback = self.listen.ip().is_loopback();
+        if !loopback && self.no_auth {
+            bail!(
+                "--no-auth is only allowed on a loopback address, not {}",
+                self.listen
+            );
+        }
+        if !loopback && !self.behind_tls_proxy {
+            bail!(
+                "refusing to listen on {} without TLS: put a TLS-terminating proxy in front \
+                 and pass --behind-tls-proxy (DUET_BEHIND_TLS_PROXY=true), or listen on 127.0.0.1",
+                self.listen
+            );
+        }
+        let token = if self.no_auth {
+            None
+        } else if let Some(t) = self.token {
+            Some(t)
+        } else if let Some(path) = &self.token_file {
+            let t = std::fs::read_to_string(path)
+                .with_context(|| format!("reading token file {}", path.display()))?
+                .trim()
+                .to_string();
+            Some(t)
+        } else {
+            Some(crate::auth::random_token()?)
+        };
+        if let Some(t) = &token {
+            if t.len() < 16
+                || !t
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() && b != b';' && b != b',')
+            {
+                bail!("the token must be at least 16 printable characters without ';' or ','");
+            }
+        }
+        let profiles = match &self.config {
+            Some(path) => Profiles::load(path, duet_exe)?,
+            None => Profiles::builtin(duet_exe),
+        };
+        let mut opts = ServerOptions::new(profiles, token);
+        opts.allowed_origins = self.allow_origins;
+        opts.behind_tls_proxy = self.behind_tls_proxy;
+        opts.state_dir = self.state_dir.unwrap_or_else(default_state_dir);
+        opts.max_sessions = self.max_sessions;
+        opts.retain = self.retain;
+        opts.limits.max_clients = self.max_clients;
+        Ok((self.listen, opts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve(args: &[&str]) -> Result<(SocketAddr, ServerOptions)> {
+        let cli = Cli::try_parse_from(std::iter::once("duet").chain(args.iter().copied()))?;
+        let Command::Serve(a) = cli.command else {
+            bail!("not serve")
+        };
+        a.into_options("duet".into())
+    }
+
+    #[test]
+    fn secure_defaults() {
+        let (addr, opts) = serve(&["serve"]).unwrap();
+        assert!(addr.ip().is_loopback());
+        assert!(opts.token.as_ref().is_some_and(|t| t.len() == 64));
+        assert!(serve(&["serve", "--listen", "0.0.0.0:80"]).is_err());
+        assert!(serve(&["serve", "--listen", "0.0.0.0:80", "--behind-tls-proxy"]).is_ok());
+        assert!(serve(&[
+            "serve",
+            "--listen",
+            "0.0.0.0:80",
+            "--behind-tls-proxy",
+            "--no-auth"
+        ])
+        .is_err());
+        assert!(serve(&["serve", "--token", "short"]).is_err());
+        assert!(serve(&["serve", "--no-auth"]).unwrap().1.token.is_none());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("15m").unwrap(), Duration::from_secs(900));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert!(parse_duration("1w").is_err());
+    }
+}

@@ -1,0 +1,378 @@
+//! Agent profiles: what duet may run. Profiles come from a TOML file chosen by
+//! the operator; a client only ever picks one by name (and a size), so no
+//! command line is ever taken from a client.
+//!
+//! ```toml
+//! default_profile = "demo"
+//!
+//! [[profile]]
+//! name = "qwen"
+//! description = "Qwen Code with dual output"
+//! command = "qwen"
+//! args = ["--json-file", "{events_file}", "--input-file", "{input_file}"]
+//! env = { HOME = "/var/lib/duet/qwen-home" }
+//! cwd = "/srv/project"          # default: a fresh private directory per session
+//! ```
+//!
+//! Placeholders in `command`, `args`, `env` values and `cwd`: `{events_file}`,
+//! `{input_file}`, `{session_dir}`, `{work_dir}`, `{session_id}`, `{cols}`,
+//! `{rows}`, and `{duet}` (this duet executable). A profile has the sidecar
+//! (chat view) when it mentions `{events_file}`, and takes submits and
+//! approvals when it mentions `{input_file}`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use duet_protocol::ids::SessionId;
+use duet_protocol::rest::ProfileInfo;
+use serde::Deserialize;
+
+use crate::session::pty::SpawnOptions;
+
+/// The config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Profile used when a client names none; the first profile otherwise.
+    pub default_profile: Option<String>,
+    #[serde(default, rename = "profile")]
+    pub profiles: Vec<Profile>,
+}
+
+/// One `[[profile]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+/// The profiles a server offers.
+#[derive(Debug, Clone)]
+pub struct Profiles {
+    list: Vec<ResolvedProfile>,
+    default: usize,
+}
+
+/// A profile ready to spawn.
+#[derive(Debug, Clone)]
+pub struct ResolvedProfile {
+    pub name: String,
+    pub description: Option<String>,
+    pub has_events: bool,
+    pub has_input: bool,
+    profile: Profile,
+    duet_exe: PathBuf,
+}
+
+/// Values for the placeholders of one session.
+pub struct Placeholders<'a> {
+    pub events_file: &'a Path,
+    pub input_file: &'a Path,
+    pub session_dir: &'a Path,
+    pub work_dir: &'a Path,
+    pub session_id: SessionId,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+const PLACEHOLDERS: &[&str] = &[
+    "events_file",
+    "input_file",
+    "session_dir",
+    "work_dir",
+    "session_id",
+    "cols",
+    "rows",
+    "duet",
+];
+
+impl ResolvedProfile {
+    /// The command line and environment for one session.
+    pub fn spawn_options(&self, p: &Placeholders<'_>) -> SpawnOptions {
+        let expand = |s: &str| -> String {
+            s.replace("{events_file}", &p.events_file.to_string_lossy())
+                .replace("{input_file}", &p.input_file.to_string_lossy())
+                .replace("{session_dir}", &p.session_dir.to_string_lossy())
+                .replace("{work_dir}", &p.work_dir.to_string_lossy())
+                .replace("{session_id}", &p.session_id.to_string())
+                .replace("{cols}", &p.cols.to_string())
+                .replace("{rows}", &p.rows.to_string())
+                .replace("{duet}", &self.duet_exe.to_string_lossy())
+        };
+        SpawnOptions {
+            program: expand(&self.profile.command),
+            args: self.profile.args.iter().map(|a| expand(a)).collect(),
+            env: self
+                .profile
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), expand(v)))
+                .collect(),
+            cwd: self
+                .profile
+                .cwd
+                .as_deref()
+                .map(|c| PathBuf::from(expand(c)))
+                .unwrap_or_else(|| p.work_dir.to_path_buf()),
+            cols: p.cols,
+            rows: p.rows,
+        }
+    }
+
+    fn mentions(&self, placeholder: &str) -> bool {
+        let p = &self.profile;
+        std::iter::once(&p.command)
+            .chain(&p.args)
+            .chain(p.env.values())
+            .any(|s| s.contains(placeholder))
+    }
+}
+
+impl Profiles {
+    /// Validates `file`'s profiles. `duet_exe` fills `{duet}`.
+    pub fn from_config(file: ConfigFile, duet_exe: PathBuf) -> Result<Self> {
+        if file.profiles.is_empty() {
+            bail!("the config file defines no [[profile]]");
+        }
+        let mut list = Vec::new();
+        for profile in file.profiles {
+            if profile.name.is_empty()
+                || !profile
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                bail!(
+                    "profile name {:?} must be non-empty and use only letters, digits, '-', '_' and '.'",
+                    profile.name
+                );
+            }
+            if list
+                .iter()
+                .any(|p: &ResolvedProfile| p.name == profile.name)
+            {
+                bail!("profile {:?} is defined twice", profile.name);
+            }
+            if profile.command.trim().is_empty() {
+                bail!("profile {:?} has an empty command", profile.name);
+            }
+            for s in std::iter::once(&profile.command)
+                .chain(&profile.args)
+                .chain(profile.env.values())
+                .chain(profile.cwd.iter())
+            {
+                check_placeholders(&profile.name, s)?;
+            }
+            let mut resolved = ResolvedProfile {
+                name: profile.name.clone(),
+                description: profile.description.clone(),
+                has_events: false,
+                has_input: false,
+                profile,
+                duet_exe: duet_exe.clone(),
+            };
+            resolved.has_events = resolved.mentions("{events_file}");
+            resolved.has_input = resolved.mentions("{input_file}");
+            list.push(resolved);
+        }
+        let default = match &file.default_profile {
+            Some(name) => list
+                .iter()
+                .position(|p| &p.name == name)
+                .with_context(|| format!("default_profile {name:?} is not defined"))?,
+            None => 0,
+        };
+        Ok(Self { list, default })
+    }
+
+    /// Reads and validates a TOML config file.
+    pub fn load(path: &Path, duet_exe: PathBuf) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading config {}", path.display()))?;
+        let file: ConfigFile =
+            toml::from_str(&text).with_context(|| format!("parsing config {}", path.display()))?;
+        Self::from_config(file, duet_exe)
+    }
+
+    /// The profiles used with no config file: the demo agent (default), a
+    /// login shell, and Qwen Code when `qwen` is on the PATH.
+    pub fn builtin(duet_exe: PathBuf) -> Self {
+        let sidecar_args = [
+            "--json-file",
+            "{events_file}",
+            "--input-file",
+            "{input_file}",
+        ];
+        let mut profiles = vec![
+            Profile {
+                name: "demo".into(),
+                description: Some(
+                    "duet's demo agent: an offline scripted assistant with tools and approvals"
+                        .into(),
+                ),
+                command: "{duet}".into(),
+                args: std::iter::once("demo-agent")
+                    .chain(sidecar_args)
+                    .map(String::from)
+                    .collect(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+            Profile {
+                name: "shell".into(),
+                description: Some("A login shell (terminal only, no chat view)".into()),
+                command: std::env::var("SHELL")
+                    .ok()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| "/bin/sh".into()),
+                args: vec!["-l".into()],
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        ];
+        if which("qwen").is_some() {
+            profiles.push(Profile {
+                name: "qwen".into(),
+                description: Some("Qwen Code with dual output".into()),
+                command: "qwen".into(),
+                args: sidecar_args.map(String::from).to_vec(),
+                env: BTreeMap::new(),
+                cwd: None,
+            });
+        }
+        Self::from_config(
+            ConfigFile {
+                default_profile: None,
+                profiles,
+            },
+            duet_exe,
+        )
+        .unwrap_or_else(|e| unreachable!("built-in profiles are valid: {e}"))
+    }
+
+    /// The profile called `name`, or the default one.
+    pub fn get(&self, name: Option<&str>) -> Option<&ResolvedProfile> {
+        match name {
+            Some(n) => self.list.iter().find(|p| p.name == n),
+            None => self.list.get(self.default),
+        }
+    }
+
+    /// The list as clients see it.
+    pub fn infos(&self) -> Vec<ProfileInfo> {
+        self.list
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ProfileInfo {
+                name: p.name.clone(),
+                description: p.description.clone(),
+                sidecar: p.has_events,
+                default: i == self.default,
+            })
+            .collect()
+    }
+}
+
+fn check_placeholders(profile: &str, s: &str) -> Result<()> {
+    let mut rest = s;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        let name = &rest[start + 1..start + len];
+        if !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            && !PLACEHOLDERS.contains(&name)
+        {
+            bail!(
+                "profile {profile:?}: unknown placeholder {{{name}}} (known: {})",
+                PLACEHOLDERS
+                    .iter()
+                    .map(|p| format!("{{{p}}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        rest = &rest[start + len..];
+    }
+    Ok(())
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_expands_and_detects_the_sidecar() {
+        let file: ConfigFile = toml::from_str(
+            r#"
+            default_profile = "b"
+            [[profile]]
+            name = "a"
+            command = "sh"
+            [[profile]]
+            name = "b"
+            command = "{duet}"
+            args = ["demo-agent", "--json-file", "{events_file}", "--input-file", "{input_file}", "{cols}x{rows}"]
+            env = { X = "{session_id}" }
+            "#,
+        )
+        .unwrap();
+        let profiles = Profiles::from_config(file, "/usr/bin/duet".into()).unwrap();
+        let b = profiles.get(None).unwrap();
+        assert_eq!(b.name, "b");
+        assert!(b.has_events && b.has_input);
+        assert!(!profiles.get(Some("a")).unwrap().has_events);
+        let id = SessionId::new();
+        let spawn = b.spawn_options(&Placeholders {
+            events_file: Path::new("/s/events.jsonl"),
+            input_file: Path::new("/s/input.jsonl"),
+            session_dir: Path::new("/s"),
+            work_dir: Path::new("/s/work"),
+            session_id: id,
+            cols: 80,
+            rows: 24,
+        });
+        assert_eq!(spawn.program, "/usr/bin/duet");
+        assert_eq!(spawn.args[2], "/s/events.jsonl");
+        assert_eq!(spawn.args[5], "80x24");
+        assert_eq!(spawn.env, vec![("X".to_string(), id.to_string())]);
+        assert_eq!(spawn.cwd, PathBuf::from("/s/work"));
+    }
+
+    #[test]
+    fn rejects_bad_configs() {
+        let bad = [
+            "[[profile]]\nname = \"a\"\ncommand = \"x\"\nshell = true",
+            "[[profile]]\nname = \"a b\"\ncommand = \"x\"",
+            "[[profile]]\nname = \"a\"\ncommand = \"x {evnts_file}\"",
+            "default_profile = \"z\"\n[[profile]]\nname = \"a\"\ncommand = \"x\"",
+            "",
+        ];
+        for text in bad {
+            let parsed = toml::from_str::<ConfigFile>(text);
+            let result = parsed
+                .map_err(anyhow::Error::from)
+                .and_then(|f| Profiles::from_config(f, "duet".into()));
+            assert!(result.is_err(), "accepted: {text}");
+        }
+    }
+}

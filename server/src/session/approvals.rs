@@ -1,0 +1,289 @@
+//! Tool approvals of one session, derived from the sidecar control plane and
+//! from client decisions.
+//!
+//! The program's own `control_response` is the truth: it mirrors the outcome
+//! however it was decided. A client's decision is recorded at once (first
+//! answer wins inside duet, so two tabs cannot both answer) and later
+//! confirmed — or corrected, when the terminal answered first — by that
+//! response. Requests the program stops waiting for without saying so (a new
+//! prompt starts, the turn ends, the program exits) become `abandoned`, so
+//! nothing stays pending forever.
+
+use std::collections::{HashMap, VecDeque};
+
+use duet_protocol::rest::{Approval, ApprovalState, Decider};
+use duet_protocol::sidecar::{CanUseTool, ControlResponseBody};
+
+/// Resolved approvals kept for clients that attach later.
+const KEEP_RESOLVED: usize = 100;
+
+/// Why a client's decision was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecideError {
+    #[error("no approval request {0:?} was seen in this session")]
+    Unknown(String),
+    #[error("approval request {0:?} was already decided ({1})")]
+    AlreadyResolved(String, &'static str),
+}
+
+struct Entry {
+    approval: Approval,
+    /// The program's `control_response` has been seen.
+    confirmed: bool,
+}
+
+/// See the module docs.
+#[derive(Default)]
+pub struct Approvals {
+    entries: HashMap<String, Entry>,
+    /// Request ids in arrival order, for pruning and listing.
+    order: VecDeque<String>,
+}
+
+fn state_name(state: ApprovalState) -> &'static str {
+    match state {
+        ApprovalState::Pending => "pending",
+        ApprovalState::Allowed => "allowed",
+        ApprovalState::Denied => "denied",
+        ApprovalState::Abandoned => "abandoned",
+    }
+}
+
+impl Approvals {
+    /// A `control_request`/`can_use_tool` arrived as event `seq`.
+    pub fn requested(&mut self, request_id: &str, tool: &CanUseTool, seq: u64) -> Approval {
+        let approval = Approval {
+            request_id: request_id.to_string(),
+            tool_name: tool.tool_name.clone(),
+            tool_use_id: tool.tool_use_id.clone(),
+            input: tool.input.clone(),
+            state: ApprovalState::Pending,
+            decided_by: None,
+            seq,
+        };
+        if self
+            .entries
+            .insert(
+                request_id.to_string(),
+                Entry {
+                    approval: approval.clone(),
+                    confirmed: false,
+                },
+            )
+            .is_none()
+        {
+            self.order.push_back(request_id.to_string());
+        }
+        self.prune();
+        approval
+    }
+
+    /// A client decided. Returns the updated approval.
+    pub fn decide(&mut self, request_id: &str, allowed: bool) -> Result<Approval, DecideError> {
+        let entry = self
+            .entries
+            .get_mut(request_id)
+            .ok_or_else(|| DecideError::Unknown(request_id.to_string()))?;
+        if entry.approval.state != ApprovalState::Pending {
+            return Err(DecideError::AlreadyResolved(
+                request_id.to_string(),
+                state_name(entry.approval.state),
+            ));
+        }
+        entry.approval.state = if allowed {
+            ApprovalState::Allowed
+        } else {
+            ApprovalState::Denied
+        };
+        entry.approval.decided_by = Some(Decider::Client);
+        Ok(entry.approval.clone())
+    }
+
+    /// Undo a client decision that could not be delivered to the program.
+    pub fn undo_decision(&mut self, request_id: &str) {
+        if let Some(e) = self.entries.get_mut(request_id) {
+            if !e.confirmed {
+                e.approval.state = ApprovalState::Pending;
+                e.approval.decided_by = None;
+            }
+        }
+    }
+
+    /// The program reported an outcome. Returns the approval if its visible
+    /// state changed.
+    pub fn responded(&mut self, response: &ControlResponseBody) -> Option<Approval> {
+        let entry = self.entries.get_mut(response.request_id())?;
+        if entry.confirmed {
+            // E.g. the error the program answers to a late duplicate.
+            return None;
+        }
+        match response {
+            ControlResponseBody::Success { .. } => {
+                entry.confirmed = true;
+                let allowed = response.allowed().unwrap_or(false);
+                let state = if allowed {
+                    ApprovalState::Allowed
+                } else {
+                    ApprovalState::Denied
+                };
+                let before = (entry.approval.state, entry.approval.decided_by);
+                let client_agrees = entry.approval.decided_by == Some(Decider::Client)
+                    && entry.approval.state == state;
+                if !client_agrees {
+                    entry.approval.state = state;
+                    entry.approval.decided_by = Some(Decider::Terminal);
+                }
+                (before != (entry.approval.state, entry.approval.decided_by))
+                    .then(|| entry.approval.clone())
+            }
+            ControlResponseBody::Error { .. } => {
+                // The program did not take an answer for this request: if we
+                // thought a client decided it, that decision did not happen.
+                entry.confirmed = true;
+                entry.approval.state = ApprovalState::Abandoned;
+                entry.approval.decided_by = None;
+                Some(entry.approval.clone())
+            }
+        }
+    }
+
+    /// A tool result for `tool_use_id` arrived. If its approval is still
+    /// pending the program went ahead without telling us how it was decided.
+    pub fn tool_finished(&mut self, tool_use_id: &str, is_error: bool) -> Option<Approval> {
+        let entry = self.entries.values_mut().find(|e| {
+            e.approval.tool_use_id.as_deref() == Some(tool_use_id)
+                && e.approval.state == ApprovalState::Pending
+        })?;
+        entry.confirmed = true;
+        entry.approval.state = if is_error {
+            ApprovalState::Abandoned
+        } else {
+            ApprovalState::Allowed
+        };
+        entry.approval.decided_by = (!is_error).then_some(Decider::Terminal);
+        Some(entry.approval.clone())
+    }
+
+    /// The turn is over (new prompt, result, session end, exit): whatever is
+    /// still pending will never be answered. Returns the changed approvals.
+    pub fn abandon_pending(&mut self) -> Vec<Approval> {
+        let mut changed = Vec::new();
+        for id in &self.order {
+            if let Some(e) = self.entries.get_mut(id) {
+                if e.approval.state == ApprovalState::Pending {
+                    e.approval.state = ApprovalState::Abandoned;
+                    changed.push(e.approval.clone());
+                }
+            }
+        }
+        changed
+    }
+
+    /// All kept approvals, oldest first.
+    pub fn list(&self) -> Vec<Approval> {
+        self.order
+            .iter()
+            .filter_map(|id| self.entries.get(id).map(|e| e.approval.clone()))
+            .collect()
+    }
+
+    /// How many are pending.
+    pub fn pending(&self) -> usize {
+        self.entries
+            .values()
+            .filter(|e| e.approval.state == ApprovalState::Pending)
+            .count()
+    }
+
+    fn prune(&mut self) {
+        let resolved = self.order.len() - self.pending();
+        let mut excess = resolved.saturating_sub(KEEP_RESOLVED);
+        self.order.retain(|id| {
+            if excess == 0 {
+                return true;
+            }
+            let pending = self
+                .entries
+                .get(id)
+                .is_some_and(|e| e.approval.state == ApprovalState::Pending);
+            if !pending {
+                self.entries.remove(id);
+                excess -= 1;
+                return false;
+            }
+            true
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool() -> CanUseTool {
+        serde_json::from_value(json!({"subtype":"can_use_tool","tool_name":"run_shell_command","tool_use_id":"t1","input":{"command":"ls"}})).unwrap()
+    }
+
+    fn success(id: &str, allowed: bool) -> ControlResponseBody {
+        serde_json::from_value(
+            json!({"subtype":"success","request_id":id,"response":{"allowed":allowed}}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn first_answer_wins_and_the_program_confirms() {
+        let mut a = Approvals::default();
+        a.requested("r1", &tool(), 5);
+        assert_eq!(a.pending(), 1);
+        let d = a.decide("r1", true).unwrap();
+        assert_eq!(d.decided_by, Some(Decider::Client));
+        assert!(matches!(
+            a.decide("r1", false),
+            Err(DecideError::AlreadyResolved(_, "allowed"))
+        ));
+        assert!(matches!(
+            a.decide("nope", true),
+            Err(DecideError::Unknown(_))
+        ));
+        // Confirmation that agrees changes nothing visible.
+        assert_eq!(a.responded(&success("r1", true)), None);
+    }
+
+    #[test]
+    fn the_terminal_answering_first_overrides_a_client() {
+        let mut a = Approvals::default();
+        a.requested("r1", &tool(), 5);
+        a.decide("r1", true).unwrap();
+        let changed = a.responded(&success("r1", false)).unwrap();
+        assert_eq!(changed.state, ApprovalState::Denied);
+        assert_eq!(changed.decided_by, Some(Decider::Terminal));
+    }
+
+    #[test]
+    fn pending_requests_are_abandoned_at_turn_end() {
+        let mut a = Approvals::default();
+        a.requested("r1", &tool(), 5);
+        let changed = a.abandon_pending();
+        assert_eq!(changed.len(), 1);
+        assert_eq!(a.pending(), 0);
+        assert!(matches!(
+            a.decide("r1", true),
+            Err(DecideError::AlreadyResolved(_, "abandoned"))
+        ));
+    }
+
+    #[test]
+    fn resolved_history_is_bounded() {
+        let mut a = Approvals::default();
+        for i in 0..(KEEP_RESOLVED + 50) {
+            let id = format!("r{i}");
+            a.requested(&id, &tool(), i as u64);
+            a.decide(&id, true).unwrap();
+        }
+        a.requested("last", &tool(), 999);
+        assert!(a.list().len() <= KEEP_RESOLVED + 1);
+        assert_eq!(a.pending(), 1);
+    }
+}

@@ -1,0 +1,235 @@
+//! The sidecar event log of one session: every line of the events file gets a
+//! sequence number (its 1-based line number), valid events are kept in a
+//! bounded in-memory tail for live fan-out, and older ones are read back from
+//! the file itself, which is the durable transcript. Clients hold a cursor
+//! (the last seq they have), so a slow client costs no memory here.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+use axum::extract::ws::Utf8Bytes;
+use tokio::sync::watch;
+
+/// One relayed event: its seq, the line as written, and the ready-made
+/// `event` frame (built once, shared by every client).
+#[derive(Clone)]
+pub struct Event {
+    pub seq: u64,
+    pub line: Utf8Bytes,
+    pub frame: Utf8Bytes,
+}
+
+struct Inner {
+    /// Byte offset in the events file of each line, indexed by seq-1; `None`
+    /// for lines that were skipped (invalid, too long, blank).
+    offsets: Vec<Option<u64>>,
+    /// The newest valid events, oldest first.
+    cache: VecDeque<Event>,
+    cache_bytes: usize,
+    /// Lines before this seq may have been rewritten (the file was truncated)
+    /// and can no longer be read back from disk.
+    disk_valid_from: u64,
+}
+
+/// See the module docs.
+pub struct EventLog {
+    path: PathBuf,
+    inner: Mutex<Inner>,
+    last_seq: watch::Sender<u64>,
+    max_cache_bytes: usize,
+}
+
+fn lock(m: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl EventLog {
+    /// An empty log for the events file at `path`.
+    pub fn new(path: PathBuf, max_cache_bytes: usize) -> Self {
+        Self {
+            path,
+            inner: Mutex::new(Inner {
+                offsets: Vec::new(),
+                cache: VecDeque::new(),
+                cache_bytes: 0,
+                disk_valid_from: 1,
+            }),
+            last_seq: watch::channel(0).0,
+            max_cache_bytes,
+        }
+    }
+
+    /// Records a line that was skipped; returns its seq.
+    pub fn skip_line(&self) -> u64 {
+        let mut inner = lock(&self.inner);
+        inner.offsets.push(None);
+        inner.offsets.len() as u64
+    }
+
+    /// Records a valid event line found at `offset` in the file; returns its seq.
+    pub fn push(&self, offset: u64, line: &str) -> u64 {
+        let mut inner = lock(&self.inner);
+        inner.offsets.push(Some(offset));
+        let seq = inner.offsets.len() as u64;
+        let frame = duet_protocol::ws::event_frame(seq, line);
+        inner.cache_bytes += line.len() + frame.len();
+        inner.cache.push_back(Event {
+            seq,
+            line: Utf8Bytes::from(line.to_string()),
+            frame: Utf8Bytes::from(frame),
+        });
+        while inner.cache_bytes > self.max_cache_bytes && inner.cache.len() > 1 {
+            if let Some(old) = inner.cache.pop_front() {
+                inner.cache_bytes -= old.line.len() + old.frame.len();
+            }
+        }
+        drop(inner);
+        self.last_seq.send_replace(seq);
+        seq
+    }
+
+    /// The file was truncated: lines from now on are new, earlier ones can
+    /// only be served from memory.
+    pub fn file_truncated(&self) {
+        let mut inner = lock(&self.inner);
+        inner.disk_valid_from = inner.offsets.len() as u64 + 1;
+    }
+
+    /// Highest seq so far (valid or not).
+    pub fn last_seq(&self) -> u64 {
+        lock(&self.inner).offsets.len() as u64
+    }
+
+    /// A receiver that changes when a line is recorded.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.last_seq.subscribe()
+    }
+
+    /// Up to `max` valid events with seq > `after`, in order, and the seq the
+    /// caller has now seen up to (skipped lines count as seen). Reads the
+    /// file when `after` is older than the in-memory tail; that blocks, so
+    /// async callers use [`EventLog::read_after_async`].
+    pub fn read_after(&self, after: u64, max: usize) -> (Vec<Event>, u64) {
+        let (disk, disk_from) = {
+            let inner = lock(&self.inner);
+            let last = inner.offsets.len() as u64;
+            if after >= last {
+                return (Vec::new(), last);
+            }
+            let cache_first = inner.cache.front().map_or(last + 1, |e| e.seq);
+            // Valid lines between the cursor and the cache must come from disk.
+            let disk: Vec<(u64, u64)> = ((after + 1)..cache_first.min(last + 1))
+                .filter_map(|seq| inner.offsets[seq as usize - 1].map(|off| (seq, off)))
+                .take(max)
+                .collect();
+            if disk.is_empty() {
+                let start = inner.cache.partition_point(|e| e.seq <= after);
+                let events: Vec<Event> = inner.cache.range(start..).take(max).cloned().collect();
+                let upto = if events.len() == max {
+                    events.last().map_or(last, |e| e.seq)
+                } else {
+                    last
+                };
+                return (events, upto);
+            }
+            (disk, inner.disk_valid_from)
+        };
+        let mut events = Vec::with_capacity(disk.len());
+        let upto = disk.last().map_or(after, |(seq, _)| *seq);
+        let Ok(file) = std::fs::File::open(&self.path) else {
+            return (events, upto);
+        };
+        let mut reader = BufReader::new(file);
+        let mut line = String::new();
+        for (seq, offset) in disk {
+            if seq < disk_from {
+                continue;
+            }
+            // Valid lines are usually contiguous; seek only across skipped ones.
+            if reader.stream_position().ok() != Some(offset)
+                && reader.seek(SeekFrom::Start(offset)).is_err()
+            {
+                continue;
+            }
+            line.clear();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let text = line.trim_end_matches(['\n', '\r']);
+            events.push(Event {
+                seq,
+                frame: Utf8Bytes::from(duet_protocol::ws::event_frame(seq, text)),
+                line: Utf8Bytes::from(text.to_string()),
+            });
+        }
+        (events, upto)
+    }
+
+    /// [`EventLog::read_after`] off the async runtime when it may touch disk.
+    pub async fn read_after_async(
+        self: &std::sync::Arc<Self>,
+        after: u64,
+        max: usize,
+    ) -> (Vec<Event>, u64) {
+        if self.in_memory(after) {
+            return self.read_after(after, max);
+        }
+        let log = self.clone();
+        tokio::task::spawn_blocking(move || log.read_after(after, max))
+            .await
+            .unwrap_or_else(|_| (Vec::new(), after))
+    }
+
+    fn in_memory(&self, after: u64) -> bool {
+        let inner = lock(&self.inner);
+        let last = inner.offsets.len() as u64;
+        after >= last || inner.cache.front().is_some_and(|e| e.seq <= after + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn reads_from_memory_and_falls_back_to_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let log = EventLog::new(path, 200);
+        let mut offset = 0u64;
+        for i in 0..20 {
+            let line = format!(r#"{{"type":"x","i":{i}}}"#);
+            writeln!(f, "{line}").unwrap();
+            if i == 3 {
+                log.skip_line();
+            } else {
+                log.push(offset, &line);
+            }
+            offset += line.len() as u64 + 1;
+        }
+        assert_eq!(log.last_seq(), 20);
+        // Everything from the start: the old part comes from disk in batches.
+        let mut after = 0;
+        let mut seen = Vec::new();
+        loop {
+            let (events, upto) = log.read_after(after, 5);
+            if events.is_empty() && upto == after {
+                break;
+            }
+            seen.extend(events.iter().map(|e| e.seq));
+            for e in &events {
+                let v: serde_json::Value = serde_json::from_str(e.line.as_str()).unwrap();
+                assert_eq!(v["i"], e.seq - 1);
+                let frame: serde_json::Value = serde_json::from_str(e.frame.as_str()).unwrap();
+                assert_eq!(frame["seq"], e.seq);
+            }
+            after = upto;
+        }
+        let expected: Vec<u64> = (1..=20).filter(|s| *s != 4).collect();
+        assert_eq!(seen, expected);
+    }
+}

@@ -1,0 +1,457 @@
+//! Terminal output of one session: a bounded ring of recent bytes that every
+//! client reads with its own cursor, and a server-side screen (vt100) that a
+//! separate thread feeds from the same ring.
+//!
+//! The screen is off the forwarding path: clients are woken as soon as bytes
+//! land in the ring, whatever the parser is doing. The ring keeps everything
+//! the parser has not consumed yet (plus some slack), so a snapshot taken at
+//! the parser's offset can always be continued from the ring. The only
+//! coupling is a cap on how far the parser may lag; past it the PTY reader
+//! waits, which slows the program down but never loses a byte.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::watch;
+
+/// Sizes that bound the memory of one session's output.
+#[derive(Debug, Clone, Copy)]
+pub struct OutputLimits {
+    /// Bytes kept behind the newest output for clients that are a little
+    /// behind; a client further behind gets a snapshot instead.
+    pub window: usize,
+    /// How far (bytes) the screen parser may fall behind before the PTY
+    /// reader waits for it.
+    pub max_parser_lag: usize,
+    /// Lines of scrollback kept in the server-side screen.
+    pub scrollback: usize,
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        Self {
+            window: 1 << 20,
+            max_parser_lag: 8 << 20,
+            scrollback: 2000,
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Item {
+    Data(Bytes),
+    /// The PTY was resized here; the screen must change size at this point
+    /// of the stream, not when the resize request arrived.
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
+}
+
+struct Ring {
+    /// `(byte offset of the item, item)`, oldest first.
+    items: VecDeque<(u64, Item)>,
+    /// Item number of `items[0]`; the parser tracks items by number.
+    first_item: u64,
+    /// Offset of the first byte still held.
+    start: u64,
+    /// Offset one past the newest byte.
+    end: u64,
+    /// Offset up to which the screen has consumed the stream.
+    parsed: u64,
+    closed: bool,
+}
+
+impl Ring {
+    fn trim(&mut self, limits: &OutputLimits) {
+        let keep_from = self
+            .parsed
+            .saturating_sub(limits.window as u64)
+            .min(self.end.saturating_sub(limits.window as u64));
+        while let Some((offset, item)) = self.items.front() {
+            let item_end = offset + item_len(item);
+            if item_end >= keep_from || item_end > self.parsed {
+                break;
+            }
+            self.items.pop_front();
+            self.first_item += 1;
+            self.start = item_end;
+        }
+    }
+}
+
+fn item_len(item: &Item) -> u64 {
+    match item {
+        Item::Data(b) => b.len() as u64,
+        Item::Resize { .. } => 0,
+    }
+}
+
+/// What a client's cursor gets from [`Output::read`].
+pub enum ReadResult {
+    /// Bytes from the cursor on, and the cursor after them.
+    Data(Bytes, u64),
+    /// Nothing new yet.
+    UpToDate,
+    /// The cursor fell out of the ring: resynchronise from a snapshot.
+    Lagged,
+}
+
+/// A full screen image and the stream offset it corresponds to.
+pub struct Snapshot {
+    pub bytes: Vec<u8>,
+    pub offset: u64,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+struct Screen {
+    parser: vt100::Parser<TitleCallbacks>,
+    offset: u64,
+}
+
+#[derive(Default)]
+struct TitleCallbacks {
+    title: Option<String>,
+}
+
+impl vt100::Callbacks for TitleCallbacks {
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.title = Some(String::from_utf8_lossy(title).into_owned());
+    }
+}
+
+/// One session's terminal output.
+pub struct Output {
+    ring: Mutex<Ring>,
+    /// Wakes the parser when items arrive.
+    data_cv: Condvar,
+    /// Wakes the PTY reader when the parser caught up.
+    space_cv: Condvar,
+    /// The ring's end offset; clients wait for it to change.
+    head: watch::Sender<u64>,
+    screen: Mutex<Screen>,
+    limits: OutputLimits,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding these locks leaves plain data behind, still
+    // consistent enough to serve; don't take the whole session down with it.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Output {
+    /// An empty output for a `cols`×`rows` terminal.
+    pub fn new(cols: u16, rows: u16, limits: OutputLimits) -> Self {
+        Self {
+            ring: Mutex::new(Ring {
+                items: VecDeque::new(),
+                first_item: 0,
+                start: 0,
+                end: 0,
+                parsed: 0,
+                closed: false,
+            }),
+            data_cv: Condvar::new(),
+            space_cv: Condvar::new(),
+            head: watch::channel(0).0,
+            screen: Mutex::new(Screen {
+                parser: vt100::Parser::new_with_callbacks(
+                    rows,
+                    cols,
+                    limits.scrollback,
+                    TitleCallbacks::default(),
+                ),
+                offset: 0,
+            }),
+            limits,
+        }
+    }
+
+    /// Appends program output. Blocks (the PTY reader thread) while the
+    /// screen parser is too far behind.
+    pub fn push(&self, data: Bytes) {
+        let mut ring = lock(&self.ring);
+        while ring.end - ring.parsed > self.limits.max_parser_lag as u64 && !ring.closed {
+            ring = self.space_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
+        }
+        let offset = ring.end;
+        ring.end += data.len() as u64;
+        ring.items.push_back((offset, Item::Data(data)));
+        ring.trim(&self.limits);
+        let end = ring.end;
+        drop(ring);
+        self.data_cv.notify_one();
+        self.head.send_replace(end);
+    }
+
+    /// Records a PTY resize at the current point of the stream.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        let mut ring = lock(&self.ring);
+        let offset = ring.end;
+        ring.items.push_back((offset, Item::Resize { cols, rows }));
+        drop(ring);
+        self.data_cv.notify_one();
+    }
+
+    /// No more output will come (the PTY reached EOF).
+    pub fn close(&self) {
+        lock(&self.ring).closed = true;
+        self.data_cv.notify_all();
+        self.space_cv.notify_all();
+        self.head.send_modify(|_| {});
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.ring).closed
+    }
+
+    /// Offset one past the newest byte.
+    pub fn end(&self) -> u64 {
+        lock(&self.ring).end
+    }
+
+    /// A receiver that changes whenever output arrives or the output closes.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.head.subscribe()
+    }
+
+    /// Up to `max` bytes from `cursor` on, copied into one buffer only when
+    /// they span several chunks.
+    pub fn read(&self, cursor: u64, max: usize) -> ReadResult {
+        let ring = lock(&self.ring);
+        if cursor < ring.start {
+            return ReadResult::Lagged;
+        }
+        if cursor >= ring.end {
+            return ReadResult::UpToDate;
+        }
+        let mut parts: Vec<Bytes> = Vec::new();
+        let mut taken = 0usize;
+        // Items are ordered by offset; skip those wholly before the cursor.
+        let first = ring
+            .items
+            .partition_point(|(offset, item)| offset + item_len(item) <= cursor);
+        for (offset, item) in ring.items.range(first..) {
+            let Item::Data(bytes) = item else { continue };
+            let skip = cursor.saturating_sub(*offset) as usize;
+            let avail = bytes.len() - skip.min(bytes.len());
+            if avail == 0 {
+                continue;
+            }
+            let take = avail.min(max - taken);
+            parts.push(bytes.slice(skip..skip + take));
+            taken += take;
+            if taken >= max {
+                break;
+            }
+        }
+        drop(ring);
+        let data = if parts.len() == 1 {
+            parts.pop().unwrap_or_default()
+        } else {
+            let mut buf = BytesMut::with_capacity(taken);
+            for p in parts {
+                buf.extend_from_slice(&p);
+            }
+            buf.freeze()
+        };
+        ReadResult::Data(data, cursor + taken as u64)
+    }
+
+    /// Feeds the screen until the output closes. Runs on its own thread.
+    pub fn run_parser(&self) {
+        let mut next_item = 0u64;
+        let mut parsed = 0u64;
+        loop {
+            let batch: Vec<Item> = {
+                let mut ring = lock(&self.ring);
+                if ring.parsed != parsed {
+                    ring.parsed = parsed;
+                    self.space_cv.notify_all();
+                }
+                loop {
+                    let available = ring.first_item + ring.items.len() as u64;
+                    if next_item < available {
+                        break;
+                    }
+                    if ring.closed {
+                        return;
+                    }
+                    ring = self.data_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
+                }
+                // The ring never trims past `parsed`, so our next item is held.
+                let idx = (next_item - ring.first_item) as usize;
+                ring.items
+                    .range(idx..)
+                    .take(64)
+                    .map(|(_, item)| item.clone())
+                    .collect()
+            };
+            for item in batch {
+                next_item += 1;
+                // Lock per item so snapshots interleave with a long batch.
+                let mut screen = lock(&self.screen);
+                match item {
+                    Item::Data(bytes) => {
+                        screen.parser.process(&bytes);
+                        screen.offset += bytes.len() as u64;
+                        parsed = screen.offset;
+                    }
+                    Item::Resize { cols, rows } => {
+                        screen.parser.screen_mut().set_size(rows, cols);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The screen (with scrollback) as bytes that redraw it on a reset
+    /// terminal, and the stream offset to continue from.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut screen = lock(&self.screen);
+        let offset = screen.offset;
+        let (rows, cols) = screen.parser.screen().size();
+        let bytes = render(screen.parser.screen_mut());
+        Snapshot {
+            bytes,
+            offset,
+            cols,
+            rows,
+        }
+    }
+
+    /// The visible screen as plain text.
+    pub fn screen_text(&self) -> String {
+        lock(&self.screen).parser.screen().contents()
+    }
+
+    /// The window title the program set, if any.
+    pub fn title(&self) -> Option<String> {
+        lock(&self.screen).parser.callbacks().title.clone()
+    }
+}
+
+/// Draws `screen` from a full reset: scrollback lines first (so they land in
+/// the client's scrollback), then the visible screen, cursor and modes.
+fn render(screen: &mut vt100::Screen) -> Vec<u8> {
+    let (rows, cols) = screen.size();
+    let mut out = b"\x1bc".to_vec();
+    if screen.alternate_screen() {
+        out.extend_from_slice(b"\x1b[?1049h");
+    } else {
+        screen.set_scrollback(usize::MAX);
+        let total = screen.scrollback();
+        let mut line = 0usize;
+        while line < total {
+            // With scrollback offset k the top visible row is line total-k.
+            screen.set_scrollback(total - line);
+            let n = (rows as usize).min(total - line);
+            for row in screen.rows_formatted(0, cols).take(n) {
+                out.extend_from_slice(&row);
+                out.extend_from_slice(b"\x1b[m\r\n");
+            }
+            line += n;
+        }
+        screen.set_scrollback(0);
+        if total > 0 {
+            // Scroll what is still visible up into the scrollback.
+            out.extend_from_slice(format!("\x1b[{rows};1H").as_bytes());
+            let pushes = total.min(rows as usize - 1);
+            out.extend(std::iter::repeat_n(b'\n', pushes));
+        }
+    }
+    out.extend_from_slice(&screen.state_formatted());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn small() -> OutputLimits {
+        OutputLimits {
+            window: 16,
+            max_parser_lag: 64,
+            scrollback: 100,
+        }
+    }
+
+    #[test]
+    fn cursor_reads_what_was_pushed_and_lags_out_of_the_window() {
+        let out = Arc::new(Output::new(80, 24, small()));
+        let parser = {
+            let out = out.clone();
+            std::thread::spawn(move || out.run_parser())
+        };
+        out.push(Bytes::from_static(b"hello "));
+        out.push(Bytes::from_static(b"world"));
+        match out.read(0, 1024) {
+            ReadResult::Data(b, c) => {
+                assert_eq!(&b[..], b"hello world");
+                assert_eq!(c, 11);
+            }
+            _ => panic!("expected data"),
+        }
+        match out.read(3, 4) {
+            ReadResult::Data(b, c) => {
+                assert_eq!(&b[..], b"lo w");
+                assert_eq!(c, 7);
+            }
+            _ => panic!("expected data"),
+        }
+        assert!(matches!(out.read(11, 10), ReadResult::UpToDate));
+        for _ in 0..20 {
+            out.push(Bytes::from_static(b"0123456789"));
+        }
+        // Wait for the parser to consume everything, then the ring trims.
+        out.close();
+        parser.join().unwrap();
+        out.push(Bytes::from_static(b"x"));
+        assert!(matches!(out.read(0, 10), ReadResult::Lagged));
+        let snap = out.snapshot();
+        assert_eq!(snap.offset, 210);
+        assert!(matches!(out.read(snap.offset, 10), ReadResult::Data(..)));
+    }
+
+    #[test]
+    fn snapshot_redraws_screen_and_scrollback() {
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = {
+            let out = out.clone();
+            std::thread::spawn(move || out.run_parser())
+        };
+        for i in 0..12 {
+            out.push(Bytes::from(format!("line {i}\r\n")));
+        }
+        out.push(Bytes::from_static(b"\x1b[1mbold\x1b[m tail"));
+        out.close();
+        parser.join().unwrap();
+        let snap = out.snapshot();
+        let mut replay = vt100::Parser::new(5, 20, 100);
+        replay.process(&snap.bytes);
+        assert_eq!(replay.screen().contents(), out.screen_text());
+        assert!(replay.screen().contents().ends_with("bold tail"));
+        replay.screen_mut().set_scrollback(usize::MAX);
+        assert_eq!(replay.screen().scrollback(), 8);
+        assert!(replay.screen().contents().starts_with("line 0"));
+    }
+
+    #[test]
+    fn resize_applies_at_its_place_in_the_stream() {
+        let out = Arc::new(Output::new(10, 3, small()));
+        let parser = {
+            let out = out.clone();
+            std::thread::spawn(move || out.run_parser())
+        };
+        out.push(Bytes::from_static(b"abc"));
+        out.resize(30, 4);
+        out.close();
+        parser.join().unwrap();
+        let snap = out.snapshot();
+        assert_eq!((snap.cols, snap.rows), (30, 4));
+    }
+}

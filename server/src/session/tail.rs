@@ -1,0 +1,188 @@
+//! Incremental, bounded reading of the events file: complete lines only,
+//! partial lines held until their newline, and a line longer than the limit
+//! dropped as it streams in (never buffered whole).
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// One line of the events file, as found.
+#[derive(Debug, PartialEq)]
+pub enum Line {
+    /// A complete line (newline and trailing `\r` removed) starting at `offset`.
+    Text { offset: u64, text: String },
+    /// A complete line that was not UTF-8.
+    NotUtf8 { offset: u64 },
+    /// A line longer than the limit; its bytes were discarded.
+    TooLong { offset: u64, len: u64 },
+}
+
+/// Reader state for one events file.
+pub struct Tail {
+    pos: u64,
+    partial: Vec<u8>,
+    partial_start: u64,
+    /// Set while discarding the rest of an over-long line.
+    oversized: bool,
+    max_line: usize,
+}
+
+/// What one [`Tail::read`] found.
+pub struct Batch {
+    pub lines: Vec<Line>,
+    /// The file got shorter than what was already read: it was truncated or
+    /// replaced, and reading restarted at its beginning.
+    pub truncated: bool,
+}
+
+impl Tail {
+    /// A reader at the start of the file.
+    pub fn new(max_line: usize) -> Self {
+        Self {
+            pos: 0,
+            partial: Vec::new(),
+            partial_start: 0,
+            oversized: false,
+            max_line,
+        }
+    }
+
+    /// Reads everything appended since the last call. A file that does not
+    /// exist (yet) reads as empty.
+    pub fn read(&mut self, path: &Path) -> std::io::Result<Batch> {
+        let mut batch = Batch {
+            lines: Vec::new(),
+            truncated: false,
+        };
+        let mut file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(batch),
+            Err(e) => return Err(e),
+        };
+        let len = file.metadata()?.len();
+        if len < self.pos {
+            batch.truncated = true;
+            self.pos = 0;
+            self.partial.clear();
+            self.partial_start = 0;
+            self.oversized = false;
+        }
+        if len == self.pos {
+            return Ok(batch);
+        }
+        file.seek(SeekFrom::Start(self.pos))?;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            self.feed(&buf[..n], &mut batch.lines);
+        }
+        Ok(batch)
+    }
+
+    fn feed(&mut self, mut data: &[u8], out: &mut Vec<Line>) {
+        while !data.is_empty() {
+            let newline = data.iter().position(|&b| b == b'\n');
+            let chunk_len = newline.map_or(data.len(), |i| i);
+            if self.partial.is_empty() && !self.oversized {
+                self.partial_start = self.pos;
+            }
+            if !self.oversized {
+                if self.partial.len() + chunk_len > self.max_line {
+                    self.oversized = true;
+                    self.partial.clear();
+                    self.partial.shrink_to(64 * 1024);
+                } else {
+                    self.partial.extend_from_slice(&data[..chunk_len]);
+                }
+            }
+            self.pos += chunk_len as u64;
+            data = &data[chunk_len..];
+            if newline.is_some() {
+                self.pos += 1;
+                data = &data[1..];
+                let offset = self.partial_start;
+                if self.oversized {
+                    out.push(Line::TooLong {
+                        offset,
+                        len: self.pos - 1 - offset,
+                    });
+                    self.oversized = false;
+                } else {
+                    let mut bytes = std::mem::take(&mut self.partial);
+                    if bytes.last() == Some(&b'\r') {
+                        bytes.pop();
+                    }
+                    match String::from_utf8(bytes) {
+                        Ok(text) => out.push(Line::Text { offset, text }),
+                        Err(_) => out.push(Line::NotUtf8 { offset }),
+                    }
+                }
+                self.partial_start = self.pos;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn holds_partial_lines_and_drops_long_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e");
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap();
+        let mut tail = Tail::new(10);
+        assert!(tail.read(&path).unwrap().lines.is_empty());
+        f.write_all(b"{\"a\":1}\n{\"b\"").unwrap();
+        let lines = tail.read(&path).unwrap().lines;
+        assert_eq!(
+            lines,
+            vec![Line::Text {
+                offset: 0,
+                text: "{\"a\":1}".into()
+            }]
+        );
+        f.write_all(b":2}\r\n0123456789abcdef\nok\n\xff\n").unwrap();
+        let lines = tail.read(&path).unwrap().lines;
+        assert_eq!(
+            lines,
+            vec![
+                Line::Text {
+                    offset: 8,
+                    text: "{\"b\":2}".into()
+                },
+                Line::TooLong {
+                    offset: 17,
+                    len: 16
+                },
+                Line::Text {
+                    offset: 34,
+                    text: "ok".into()
+                },
+                Line::NotUtf8 { offset: 37 },
+            ]
+        );
+    }
+
+    #[test]
+    fn truncation_restarts_from_the_beginning() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e");
+        std::fs::write(&path, "{\"a\":1}\n{\"a\":2}\n").unwrap();
+        let mut tail = Tail::new(100);
+        assert_eq!(tail.read(&path).unwrap().lines.len(), 2);
+        std::fs::write(&path, "{}\n").unwrap();
+        let batch = tail.read(&path).unwrap();
+        assert!(batch.truncated);
+        assert_eq!(batch.lines.len(), 1);
+    }
+}

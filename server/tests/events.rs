@@ -1,0 +1,152 @@
+//! Sidecar relay: events in order with seqs, resume without loss or
+//! duplicates, garbage lines skipped with warnings, NDJSON over REST.
+
+mod support;
+
+use duet_protocol::ws::ServerMessage;
+use support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_arrive_in_order_with_their_line_numbers() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    let (seq, start) = c.until_event(|e| kind(e) == "system").await;
+    assert_eq!(seq, 1);
+    assert_eq!(start["subtype"], "session_start");
+    c.submit("events 500").await;
+    c.until_event(|e| kind(e) == "x-test-done").await;
+    let seqs = c.seqs();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    // The test events kept their order and payload.
+    let is: Vec<u64> = c
+        .texts
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event { event, .. } if kind(event) == "x-test" => event["i"].as_u64(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(is, (0..500).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_from_a_seq_loses_and_repeats_nothing() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("events 50").await;
+    let (done, _) = c.until_event(|e| kind(e) == "x-test-done").await;
+    let first: Vec<u64> = c.seqs();
+    drop(c);
+
+    // Events produced while nobody is connected.
+    let resp = server
+        .post(&format!("/api/sessions/{}/submit", s.id))
+        .json(&serde_json::json!({"text": "events 30"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+
+    let mut c = server.connect(s.id, Some(done)).await;
+    c.until_event(|e| kind(e) == "x-test-done").await;
+    let second = c.seqs();
+    assert_eq!(second[0], done + 1, "resumes right after the last seen seq");
+    let mut all = first.clone();
+    all.extend(&second);
+    assert_eq!(
+        all,
+        (1..=all.len() as u64).collect::<Vec<_>>(),
+        "no gaps, no duplicates"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_from_old_events_reads_back_from_the_file() {
+    // A tiny in-memory tail forces the replay to come from disk.
+    let server = TestServer::start_with(|o| o.limits.event_cache_bytes = 2048).await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("events 300").await;
+    let (last, _) = c.until_event(|e| kind(e) == "x-test-done").await;
+    let mut again = server.connect(s.id, Some(3)).await;
+    again.until_event(|e| kind(e) == "x-test-done").await;
+    assert_eq!(again.seqs(), (4..=last).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_lines_are_skipped_with_warnings_and_the_stream_goes_on() {
+    let server = TestServer::start_with(|o| o.limits.max_sidecar_line = 64 << 10).await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("garbage 200000").await;
+    c.until_event(|e| kind(e) == "x-after-garbage").await;
+    let warnings: Vec<(String, Option<u64>)> = c
+        .texts
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Warning { code, seq, .. } => Some((code.clone(), *seq)),
+            _ => None,
+        })
+        .collect();
+    let codes: Vec<&str> = warnings.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(
+        codes,
+        ["invalid_line", "line_too_long", "invalid_line"],
+        "{warnings:?}"
+    );
+    // Skipped lines keep their line numbers: the next event's seq counts them.
+    let seqs = c.seqs();
+    let (after, _) = c
+        .texts
+        .iter()
+        .find_map(|m| match m {
+            ServerMessage::Event { seq, event } if kind(event) == "x-after-garbage" => {
+                Some((*seq, event.clone()))
+            }
+            _ => None,
+        })
+        .unwrap();
+    let warn_seqs: Vec<u64> = warnings.iter().filter_map(|(_, s)| *s).collect();
+    assert_eq!(warn_seqs, [after - 3, after - 2, after - 1]);
+    assert!(!seqs.iter().any(|s| warn_seqs.contains(s)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_events_are_ndjson_as_written() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("events 10").await;
+    c.until_event(|e| kind(e) == "x-test-done").await;
+    let path = format!("/api/sessions/{}/events", s.id);
+    let all = server.get(&path).send().await.unwrap();
+    assert_eq!(
+        all.headers()["content-type"].to_str().unwrap(),
+        "application/x-ndjson"
+    );
+    let body = all.text().await.unwrap();
+    let file = std::fs::read_to_string(
+        server
+            .state_dir
+            .path()
+            .join("state")
+            .join(s.id.to_string())
+            .join("events.jsonl"),
+    )
+    .unwrap();
+    assert_eq!(body, file, "the events exactly as the program wrote them");
+    let tail = server
+        .get(&format!("{path}?from=3"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        tail.lines().collect::<Vec<_>>(),
+        file.lines().skip(3).collect::<Vec<_>>()
+    );
+}

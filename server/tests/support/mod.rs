@@ -1,0 +1,328 @@
+//! Test harness: a duet server in-process on port 0 (shut down on drop), the
+//! fake dual-output TUI as its profiles, and a typed WebSocket client.
+//! Waits are bounded by a deadline and woken by what they wait for; no test
+//! sleeps to wait for readiness.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use duet_protocol::rest::SessionInfo;
+use duet_protocol::ws::{ClientMessage, ServerMessage};
+use duet_server::config::{ConfigFile, Profile, Profiles};
+use duet_server::ServerOptions;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// How long any single wait may take before the test fails.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+pub const TOKEN: &str = "test-token-0123456789abcdef";
+
+pub fn fake_tui() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fake_tui.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn profile(name: &str, args: &[&str]) -> Profile {
+    let mut all = vec![fake_tui()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    Profile {
+        name: name.into(),
+        description: None,
+        command: "python3".into(),
+        args: all,
+        env: Default::default(),
+        cwd: None,
+    }
+}
+
+/// The profiles every test server offers.
+pub fn profiles() -> Profiles {
+    let sidecar = [
+        "--json-file",
+        "{events_file}",
+        "--input-file",
+        "{input_file}",
+    ];
+    let mut late = sidecar.to_vec();
+    late.push("--no-start");
+    let demo = Profile {
+        name: "demo".into(),
+        description: None,
+        command: env!("CARGO_BIN_EXE_duet").into(),
+        args: [
+            "demo-agent",
+            "--json-file",
+            "{events_file}",
+            "--input-file",
+            "{input_file}",
+            "--token-delay-ms",
+            "1",
+        ]
+        .map(String::from)
+        .to_vec(),
+        env: Default::default(),
+        cwd: None,
+    };
+    Profiles::from_config(
+        ConfigFile {
+            default_profile: Some("fake".into()),
+            profiles: vec![
+                profile("fake", &sidecar),
+                profile("late-start", &late),
+                profile("plain", &[]),
+                demo,
+            ],
+        },
+        env!("CARGO_BIN_EXE_duet").into(),
+    )
+    .expect("test profiles")
+}
+
+/// A server on 127.0.0.1:0, stopped when dropped.
+pub struct TestServer {
+    pub addr: std::net::SocketAddr,
+    pub state_dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    pub http: reqwest::Client,
+}
+
+impl TestServer {
+    pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    pub async fn start_with(adjust: impl FnOnce(&mut ServerOptions)) -> Self {
+        let state_dir = tempfile::tempdir().unwrap();
+        let mut opts = ServerOptions::new(profiles(), Some(TOKEN.into()));
+        opts.state_dir = state_dir.path().join("state");
+        opts.limits.kill_grace = Duration::from_secs(2);
+        adjust(&mut opts);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(duet_server::run(listener, opts, async {
+            let _ = rx.await;
+        }));
+        Self {
+            addr,
+            state_dir,
+            stop: Some(tx),
+            task: Some(task),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.http.get(self.url(path)).bearer_auth(TOKEN)
+    }
+
+    pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.http.post(self.url(path)).bearer_auth(TOKEN)
+    }
+
+    /// Starts a session of `profile` and returns its info.
+    pub async fn create(&self, profile: &str) -> SessionInfo {
+        let resp = self
+            .post("/api/sessions")
+            .json(&serde_json::json!({"profile": profile, "cols": 100, "rows": 30}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201, "{}", resp.text().await.unwrap());
+        resp.json().await.unwrap()
+    }
+
+    pub async fn connect(&self, id: impl std::fmt::Display, from: Option<u64>) -> Client {
+        let query = from.map(|f| format!("?from={f}")).unwrap_or_default();
+        let mut req = format!("ws://{}/api/sessions/{id}/ws{query}", self.addr)
+            .into_client_request()
+            .unwrap();
+        req.headers_mut().insert(
+            "authorization",
+            HeaderValue::from_str(&format!("Bearer {TOKEN}")).unwrap(),
+        );
+        let (ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+        let mut client = Client {
+            ws,
+            screen: vt100::Parser::new(30, 100, 1000),
+            texts: Vec::new(),
+            term_bytes: 0,
+        };
+        match client.next().await {
+            ServerMessage::Hello(_) => {}
+            other => panic!("expected hello, got {other:?}"),
+        }
+        client
+    }
+
+    /// Stops the server and waits for it to finish.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(DEADLINE, task)
+                .await
+                .expect("server stops in time")
+                .unwrap()
+                .unwrap();
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// A WebSocket client that renders terminal output into a screen and keeps
+/// every JSON message it saw.
+pub struct Client {
+    pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    pub screen: vt100::Parser,
+    /// Every JSON message received, in order.
+    pub texts: Vec<ServerMessage>,
+    pub term_bytes: u64,
+}
+
+impl Client {
+    /// The next JSON message (terminal bytes go to the screen meanwhile).
+    pub async fn next(&mut self) -> ServerMessage {
+        tokio::time::timeout(DEADLINE, async {
+            loop {
+                match self.ws.next().await {
+                    Some(Ok(Message::Text(t))) => {
+                        let msg: ServerMessage = serde_json::from_str(&t)
+                            .unwrap_or_else(|e| panic!("bad server message {t}: {e}"));
+                        if let ServerMessage::Resync { cols, rows, .. } = &msg {
+                            self.screen = vt100::Parser::new(*rows, *cols, 1000);
+                        }
+                        self.texts.push(msg.clone());
+                        return msg;
+                    }
+                    Some(Ok(Message::Binary(b))) => {
+                        self.term_bytes += b.len() as u64;
+                        self.screen.process(&b);
+                    }
+                    Some(Ok(_)) => {}
+                    other => panic!("socket ended: {other:?}"),
+                }
+            }
+        })
+        .await
+        .expect("a server message within the deadline")
+    }
+
+    /// Reads until `pred` matches a JSON message; returns it.
+    pub async fn until(&mut self, mut pred: impl FnMut(&ServerMessage) -> bool) -> ServerMessage {
+        loop {
+            let m = self.next().await;
+            if pred(&m) {
+                return m;
+            }
+        }
+    }
+
+    /// Reads until an event matching `pred` arrives; returns (seq, event).
+    pub async fn until_event(&mut self, mut pred: impl FnMut(&Value) -> bool) -> (u64, Value) {
+        loop {
+            if let ServerMessage::Event { seq, event } = self.next().await {
+                if pred(&event) {
+                    return (seq, event);
+                }
+            }
+        }
+    }
+
+    /// Reads (processing terminal bytes) until the screen contains `text`.
+    pub async fn until_screen(&mut self, text: &str) {
+        tokio::time::timeout(DEADLINE, async {
+            while !self.screen.screen().contents().contains(text) {
+                match self.ws.next().await {
+                    Some(Ok(Message::Binary(b))) => {
+                        self.term_bytes += b.len() as u64;
+                        self.screen.process(&b);
+                    }
+                    Some(Ok(Message::Text(t))) => {
+                        let msg: ServerMessage = serde_json::from_str(&t).unwrap();
+                        if let ServerMessage::Resync { cols, rows, .. } = &msg {
+                            self.screen = vt100::Parser::new(*rows, *cols, 1000);
+                        }
+                        self.texts.push(msg);
+                    }
+                    Some(Ok(_)) => {}
+                    other => panic!("socket ended: {other:?}"),
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "screen never showed {text:?}; it shows:\n{}",
+                self.screen.screen().contents()
+            )
+        })
+    }
+
+    pub async fn send(&mut self, msg: &ClientMessage) {
+        self.ws
+            .send(Message::Text(serde_json::to_string(msg).unwrap().into()))
+            .await
+            .unwrap();
+    }
+
+    pub async fn send_raw(&mut self, text: &str) {
+        self.ws.send(Message::Text(text.into())).await.unwrap();
+    }
+
+    pub async fn keys(&mut self, bytes: &[u8]) {
+        self.ws
+            .send(Message::Binary(bytes.to_vec().into()))
+            .await
+            .unwrap();
+    }
+
+    pub async fn submit(&mut self, text: &str) -> ServerMessage {
+        let id = format!("s-{}", uuid::Uuid::new_v4());
+        self.send(&ClientMessage::Submit {
+            text: text.into(),
+            id: Some(id.clone()),
+        })
+        .await;
+        self.until(|m| matches!(m, ServerMessage::Ack { id: i, .. } | ServerMessage::Error { id: Some(i), .. } if *i == id))
+            .await
+    }
+
+    /// The seqs of all `event` messages seen so far.
+    pub fn seqs(&self) -> Vec<u64> {
+        self.texts
+            .iter()
+            .filter_map(|m| match m {
+                ServerMessage::Event { seq, .. } => Some(*seq),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The event's `type`.
+pub fn kind(ev: &Value) -> &str {
+    ev["type"].as_str().unwrap_or("")
+}
