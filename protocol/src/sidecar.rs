@@ -14,6 +14,9 @@ use serde_json::{Map, Value};
 pub type Extra = Map<String, Value>;
 
 /// One line of the events file.
+// Events are handled one at a time, never stored in bulk as this type, so
+// the size difference between the variants costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SidecarEvent {

@@ -103,7 +103,7 @@ impl Auth {
             return true;
         };
         let origin = origin.trim_end_matches('/').to_ascii_lowercase();
-        if self.allowed_origins.iter().any(|o| *o == origin) {
+        if self.allowed_origins.contains(&origin) {
             return true;
         }
         let Some(host) = headers.get(HOST).and_then(|v| v.to_str().ok()) else {

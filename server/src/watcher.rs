@@ -19,6 +19,17 @@ pub struct Watcher {
     targets: Targets,
 }
 
+fn changes_data(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, ModifyKind};
+    use notify::EventKind;
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        _ => true,
+    }
+}
+
 impl Watcher {
     /// Starts the inotify thread.
     pub fn new() -> Result<Self> {
@@ -27,6 +38,9 @@ impl Watcher {
         let inner = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             let targets = dispatch.lock().unwrap_or_else(|e| e.into_inner());
             match res {
+                // Opens and reads (our own tailer's among them) are not
+                // changes; reacting to them would make the tailer wake itself.
+                Ok(ev) if !changes_data(&ev.kind) => {}
                 Ok(ev) if !ev.need_rescan() && !ev.paths.is_empty() => {
                     for path in &ev.paths {
                         if let Some(n) = targets.get(path) {

@@ -153,26 +153,27 @@ const CLIENT_TYPES: &[&str] = &[
 ];
 
 /// Parses a client message with errors that say what was wrong.
-fn parse(text: &str) -> Result<ClientMessage, ServerMessage> {
+fn parse(text: &str) -> Result<ClientMessage, Box<ServerMessage>> {
+    let err = |code, message: String, id| Box::new(ServerMessage::error(code, message, id));
     let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| ServerMessage::error(ErrorCode::BadMessage, format!("not JSON: {e}"), None))?;
+        .map_err(|e| err(ErrorCode::BadMessage, format!("not JSON: {e}"), None))?;
     let Some(obj) = value.as_object() else {
-        return Err(ServerMessage::error(
+        return Err(err(
             ErrorCode::BadMessage,
-            "expected a JSON object with a \"type\" field",
+            "expected a JSON object with a \"type\" field".into(),
             None,
         ));
     };
     let id = obj.get("id").and_then(|v| v.as_str()).map(str::to_string);
     let Some(kind) = obj.get("type").and_then(|v| v.as_str()).map(str::to_string) else {
-        return Err(ServerMessage::error(
+        return Err(err(
             ErrorCode::BadMessage,
-            "missing string field \"type\"",
+            "missing string field \"type\"".into(),
             id,
         ));
     };
     if !CLIENT_TYPES.contains(&kind.as_str()) {
-        return Err(ServerMessage::error(
+        return Err(err(
             ErrorCode::UnknownType,
             format!(
                 "unknown message type {kind:?}; expected one of {}",
@@ -182,7 +183,7 @@ fn parse(text: &str) -> Result<ClientMessage, ServerMessage> {
         ));
     }
     serde_json::from_value(value).map_err(|e| {
-        ServerMessage::error(
+        err(
             ErrorCode::BadMessage,
             format!("bad {kind:?} message: {e}"),
             id,
@@ -197,7 +198,7 @@ async fn handle_text(
 ) -> Option<ServerMessage> {
     let msg = match parse(text) {
         Ok(m) => m,
-        Err(reply) => return Some(reply),
+        Err(reply) => return Some(*reply),
     };
     let ack = |id: Option<String>, queued: bool| id.map(|id| ServerMessage::Ack { id, queued });
     match msg {
@@ -339,7 +340,6 @@ impl Sender {
         let mut output_rx = s.output.subscribe();
         let mut events_rx = s.events.subscribe();
         let mut exited_rx = s.exited();
-        let mut paused = *self.paused.borrow();
         // An exit is announced only after the output and events before it.
         let mut exit_pending = info.status == SessionStatus::Exited;
         let mut ping = tokio::time::interval(PING_EVERY);
@@ -347,6 +347,8 @@ impl Sender {
 
         loop {
             let mut progressed = false;
+            // Before the replies: a `pause` is acked only once it holds.
+            let paused = *self.paused.borrow_and_update();
 
             while let Ok(reply) = self.replies.try_recv() {
                 self.text(&reply).await?;
@@ -450,7 +452,6 @@ impl Sender {
                     if changed.is_err() {
                         return Err(Closed);
                     }
-                    paused = *self.paused.borrow_and_update();
                 }
                 _ = ping.tick() => {
                     self.sink.feed(Message::Ping(Bytes::new())).await.map_err(|_| Closed)?;

@@ -1,8 +1,13 @@
 //! The one writer of a session's input file. Each command is appended as one
 //! line with a single `write` on an `O_APPEND` descriptor, so a reader never
-//! sees half a command. Submits that arrive before the program can read its
-//! input (before its `session_start`) are held, in order, and written the
-//! moment it is ready: a prompt typed into a freshly opened tab is not lost.
+//! sees half a command.
+//!
+//! Submits go through a gate: they are written only while the program is
+//! idle (see `turn.rs`), one at a time, and held in order otherwise. Before
+//! its `session_start` a program does not read its input yet; during a turn
+//! Qwen Code drops what it reads. A prompt sent at either moment is held and
+//! delivered, not lost. Slash commands produce no events in Qwen Code, so
+//! they do not close the gate behind them.
 //!
 //! Appending a short line to a local regular file does not block in any
 //! meaningful way, so this is done inline under a std mutex (never held
@@ -37,7 +42,8 @@ pub enum Delivery {
 
 struct State {
     file: File,
-    ready: bool,
+    /// The program can take a submit now.
+    open: bool,
     closed: bool,
     held: VecDeque<String>,
 }
@@ -49,14 +55,14 @@ pub struct InputWriter {
 }
 
 impl InputWriter {
-    /// Opens (creating) `path` for appending. With `ready` false, submits are
-    /// held until [`InputWriter::mark_ready`].
-    pub fn open(path: &Path, ready: bool, max_held: usize) -> std::io::Result<Self> {
+    /// Opens (creating) `path` for appending. With `open` false, submits are
+    /// held until [`InputWriter::set_idle`] opens the gate.
+    pub fn open(path: &Path, open: bool, max_held: usize) -> std::io::Result<Self> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         Ok(Self {
             state: Mutex::new(State {
                 file,
-                ready,
+                open,
                 closed: false,
                 held: VecDeque::new(),
             }),
@@ -73,8 +79,11 @@ impl InputWriter {
         if st.closed {
             return Err(InputError::Closed);
         }
-        let holdable = matches!(cmd, InputCommand::Submit { .. });
-        if holdable && (!st.ready || !st.held.is_empty()) {
+        let InputCommand::Submit { text } = cmd else {
+            st.file.write_all(line.as_bytes())?;
+            return Ok(Delivery::Written);
+        };
+        if !st.open || !st.held.is_empty() {
             if st.held.len() >= self.max_held {
                 return Err(InputError::QueueFull(self.max_held));
             }
@@ -82,21 +91,40 @@ impl InputWriter {
             return Ok(Delivery::Queued);
         }
         st.file.write_all(line.as_bytes())?;
+        st.open = !closes_gate(text);
         Ok(Delivery::Written)
     }
 
-    /// The program is reading its input now: write everything held.
-    pub fn mark_ready(&self) -> std::io::Result<usize> {
+    /// The program became idle (`true`) or busy (`false`). When idle, writes
+    /// held submits up to and including the next one that starts a turn.
+    /// Returns how many were written.
+    pub fn set_idle(&self, idle: bool) -> std::io::Result<usize> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.ready = true;
+        st.open = idle;
         let mut written = 0;
-        while let Some(line) = st.held.front() {
-            let line = line.clone();
+        while st.open {
+            let Some(line) = st.held.front().cloned() else {
+                break;
+            };
             st.file.write_all(line.as_bytes())?;
             st.held.pop_front();
             written += 1;
+            let text = match serde_json::from_str::<InputCommand>(line.trim_end()) {
+                Ok(InputCommand::Submit { text }) => text,
+                _ => String::new(),
+            };
+            st.open = !closes_gate(&text);
         }
         Ok(written)
+    }
+
+    /// Submits waiting for the gate.
+    pub fn held(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .held
+            .len()
     }
 
     /// The program is gone: refuse new commands, drop held ones (returned).
@@ -107,6 +135,12 @@ impl InputWriter {
         st.held.clear();
         dropped
     }
+}
+
+/// Whether writing this submit starts a turn (so the next one must wait).
+fn closes_gate(text: &str) -> bool {
+    // `/quit` ends the program; other slash commands produce no events.
+    !text.trim_start().starts_with('/')
 }
 
 #[cfg(test)]
@@ -126,8 +160,15 @@ mod tests {
             Err(InputError::QueueFull(2))
         ));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
-        assert_eq!(w.mark_ready().unwrap(), 2);
+        // One turn at a time: "one" goes out, "two" waits for the next idle.
+        assert_eq!(w.set_idle(true).unwrap(), 1);
+        assert_eq!(w.held(), 1);
+        assert_eq!(w.set_idle(true).unwrap(), 1);
+        assert_eq!(w.send(&submit("/help")).unwrap(), Delivery::Queued);
+        assert_eq!(w.set_idle(true).unwrap(), 1);
+        // A slash command leaves the gate open.
         assert_eq!(w.send(&submit("four")).unwrap(), Delivery::Written);
+        assert_eq!(w.send(&submit("five")).unwrap(), Delivery::Queued);
         let text = std::fs::read_to_string(&path).unwrap();
         let texts: Vec<String> = text
             .lines()
@@ -136,7 +177,7 @@ mod tests {
                 other => panic!("{other:?}"),
             })
             .collect();
-        assert_eq!(texts, ["one", "two", "four"]);
+        assert_eq!(texts, ["one", "two", "/help", "four"]);
         w.close();
         assert!(matches!(w.send(&submit("x")), Err(InputError::Closed)));
     }

@@ -9,6 +9,7 @@ pub mod input;
 pub mod output;
 pub mod pty;
 pub mod tail;
+pub mod turn;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ use events::EventLog;
 use input::{Delivery, InputError, InputWriter};
 use output::{Output, OutputLimits};
 use tail::{Line, Tail};
+use turn::{Signal, Turn};
 
 /// Bounds on what one session holds.
 #[derive(Debug, Clone, Copy)]
@@ -166,6 +168,7 @@ pub struct Session {
     pub events: Arc<EventLog>,
     input: Option<InputWriter>,
     approvals: Mutex<Approvals>,
+    turn: Mutex<Turn>,
     control: broadcast::Sender<Control>,
     state: Mutex<State>,
     exited: watch::Sender<bool>,
@@ -229,6 +232,7 @@ impl Session {
         info!(pid = ?spawned.pid, program = %spawn.program, "started");
 
         let input = if opts.profile.has_input {
+            // Without an events file there is no turn state to wait for.
             Some(InputWriter::open(
                 &input_path,
                 !opts.profile.has_events,
@@ -255,6 +259,7 @@ impl Session {
             events,
             input,
             approvals: Mutex::new(Approvals::default()),
+            turn: Mutex::new(Turn::default()),
             control: broadcast::channel(256).0,
             state: Mutex::new(State {
                 cols: opts.cols,
@@ -465,12 +470,31 @@ impl Session {
             }
         };
         let seq = self.events.push(offset, &text);
-        if matches!(
-            peek.kind.as_deref(),
-            Some("system" | "user" | "control_request" | "control_response" | "result")
-        ) {
-            if let Ok(SidecarEvent::Known(ev)) = SidecarEvent::from_line(&text) {
-                self.on_event(seq, ev);
+        match peek.kind.as_deref() {
+            Some(
+                "system" | "user" | "assistant" | "control_request" | "control_response" | "result",
+            ) => {
+                if let Ok(SidecarEvent::Known(ev)) = SidecarEvent::from_line(&text) {
+                    self.on_event(seq, ev);
+                }
+            }
+            Some("stream_event") => match peek.event.and_then(|e| e.kind).as_deref() {
+                Some("message_start") => self.turn_signal(Signal::MessageStart),
+                Some("message_stop") => self.turn_signal(Signal::MessageStop),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    /// Updates the turn state and opens the submit gate when idle.
+    fn turn_signal(&self, signal: Signal) {
+        let idle = lock(&self.turn).on(signal);
+        if let Some(input) = &self.input {
+            match input.set_idle(idle) {
+                Ok(0) => {}
+                Ok(n) => info!(n, "delivered held submits"),
+                Err(e) => warn!(?e, "writing held submits"),
             }
         }
     }
@@ -480,18 +504,22 @@ impl Session {
         match ev {
             KnownEvent::System(sys) if sys.subtype == "session_start" => {
                 lock(&self.state).agent = sys.data.clone();
-                if let Some(input) = &self.input {
-                    match input.mark_ready() {
-                        Ok(0) => {}
-                        Ok(n) => info!(n, "delivered held submits"),
-                        Err(e) => warn!(?e, "writing held submits"),
-                    }
-                }
+                self.turn_signal(Signal::SessionStart);
+            }
+            KnownEvent::Assistant(msg) => {
+                let tool_use = msg
+                    .message
+                    .content
+                    .blocks()
+                    .iter()
+                    .any(|b| matches!(b, ContentBlock::Known(KnownBlock::ToolUse { .. })));
+                self.turn_signal(Signal::Assistant { tool_use });
             }
             KnownEvent::System(sys) if sys.subtype == "session_end" => {
                 changed = lock(&self.approvals).abandon_pending();
             }
             KnownEvent::ControlRequest(req) => {
+                self.turn_signal(Signal::ControlRequest);
                 if let ControlRequestBody::CanUseTool(tool) = &req.request {
                     let a = lock(&self.approvals).requested(&req.request_id, tool, seq);
                     changed.push(a);
@@ -515,19 +543,23 @@ impl Session {
                         .collect(),
                     Content::Text(_) => Vec::new(),
                 };
-                let mut approvals = lock(&self.approvals);
-                if results.is_empty() {
-                    // A new prompt: the previous turn, and anything it was
-                    // waiting for, is over.
-                    changed = approvals.abandon_pending();
-                } else {
-                    for (id, is_error) in results {
-                        changed.extend(approvals.tool_finished(&id, is_error));
+                {
+                    let mut approvals = lock(&self.approvals);
+                    if results.is_empty() {
+                        // A new prompt: the previous turn, and anything it
+                        // was waiting for, is over.
+                        changed = approvals.abandon_pending();
+                    } else {
+                        for (id, is_error) in results {
+                            changed.extend(approvals.tool_finished(&id, is_error));
+                        }
                     }
                 }
+                self.turn_signal(Signal::UserTurn);
             }
             KnownEvent::Result(_) => {
                 changed = lock(&self.approvals).abandon_pending();
+                self.turn_signal(Signal::Result);
             }
             _ => {}
         }
@@ -544,7 +576,7 @@ impl Session {
         self.keys.send(bytes).await.map_err(|_| SessionError::Ended)
     }
 
-    /// Sends a prompt through the input file.
+    /// Sends a prompt through the input file (held while the program is busy).
     pub fn submit(&self, text: String) -> Result<Delivery, SessionError> {
         if text.len() > self.limits.max_submit_bytes {
             return Err(SessionError::TooLarge(
@@ -572,6 +604,11 @@ impl Session {
             return Err(e.into());
         }
         let _ = self.control.send(Control::Approval(approval.clone()));
+        if !allowed {
+            // Qwen Code does not call the model again after a denial; the
+            // turn is over until the next prompt.
+            self.turn_signal(Signal::Denied);
+        }
         Ok(approval)
     }
 
@@ -739,6 +776,15 @@ impl Drop for ClientGuard {
 /// skipping the rest) also validates that the line is one JSON value.
 #[derive(Deserialize)]
 struct Peek<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    /// The inner event of a `stream_event`.
+    #[serde(borrow, default)]
+    event: Option<PeekInner<'a>>,
+}
+
+#[derive(Deserialize)]
+struct PeekInner<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<std::borrow::Cow<'a, str>>,
 }

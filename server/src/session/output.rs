@@ -413,7 +413,7 @@ mod tests {
         out.push(Bytes::from_static(b"x"));
         assert!(matches!(out.read(0, 10), ReadResult::Lagged));
         let snap = out.snapshot();
-        assert_eq!(snap.offset, 210);
+        assert_eq!(snap.offset, 211);
         assert!(matches!(out.read(snap.offset, 10), ReadResult::Data(..)));
     }
 

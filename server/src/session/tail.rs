@@ -19,6 +19,8 @@ pub enum Line {
 
 /// Reader state for one events file.
 pub struct Tail {
+    /// Kept open between reads: re-opening would be an inotify event of its own.
+    file: Option<File>,
     pos: u64,
     partial: Vec<u8>,
     partial_start: u64,
@@ -39,6 +41,7 @@ impl Tail {
     /// A reader at the start of the file.
     pub fn new(max_line: usize) -> Self {
         Self {
+            file: None,
             pos: 0,
             partial: Vec::new(),
             partial_start: 0,
@@ -54,10 +57,15 @@ impl Tail {
             lines: Vec::new(),
             truncated: false,
         };
-        let mut file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(batch),
-            Err(e) => return Err(e),
+        if self.file.is_none() {
+            match File::open(path) {
+                Ok(f) => self.file = Some(f),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(batch),
+                Err(e) => return Err(e),
+            }
+        }
+        let Some(mut file) = self.file.take() else {
+            return Ok(batch);
         };
         let len = file.metadata()?.len();
         if len < self.pos {
@@ -67,18 +75,18 @@ impl Tail {
             self.partial_start = 0;
             self.oversized = false;
         }
-        if len == self.pos {
-            return Ok(batch);
-        }
-        file.seek(SeekFrom::Start(self.pos))?;
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = file.read(&mut buf)?;
-            if n == 0 {
-                break;
+        if len != self.pos {
+            file.seek(SeekFrom::Start(self.pos))?;
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = file.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                self.feed(&buf[..n], &mut batch.lines);
             }
-            self.feed(&buf[..n], &mut batch.lines);
         }
+        self.file = Some(file);
         Ok(batch)
     }
 

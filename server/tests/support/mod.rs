@@ -160,6 +160,7 @@ impl TestServer {
             ws,
             screen: vt100::Parser::new(30, 100, 1000),
             texts: Vec::new(),
+            pending: Default::default(),
             term_bytes: 0,
         };
         match client.next().await {
@@ -199,12 +200,23 @@ pub struct Client {
     pub screen: vt100::Parser,
     /// Every JSON message received, in order.
     pub texts: Vec<ServerMessage>,
+    /// Received but not yet taken by `next`/`until` (a mailbox: each
+    /// message is matched at most once, and none is lost by a wait for
+    /// another).
+    pub pending: std::collections::VecDeque<ServerMessage>,
     pub term_bytes: u64,
 }
 
 impl Client {
     /// The next JSON message (terminal bytes go to the screen meanwhile).
     pub async fn next(&mut self) -> ServerMessage {
+        if let Some(m) = self.pending.pop_front() {
+            return m;
+        }
+        self.receive().await
+    }
+
+    async fn receive(&mut self) -> ServerMessage {
         tokio::time::timeout(DEADLINE, async {
             loop {
                 match self.ws.next().await {
@@ -227,27 +239,51 @@ impl Client {
             }
         })
         .await
-        .expect("a server message within the deadline")
+        .unwrap_or_else(|_| {
+            let recent: Vec<String> = self
+                .texts
+                .iter()
+                .rev()
+                .take(12)
+                .rev()
+                .map(|m| {
+                    serde_json::to_string(m)
+                        .unwrap()
+                        .chars()
+                        .take(300)
+                        .collect()
+                })
+                .collect();
+            panic!(
+                "no server message within {DEADLINE:?}; the last ones were:\n{}\nscreen:\n{}",
+                recent.join("\n"),
+                self.screen.screen().contents()
+            )
+        })
     }
 
-    /// Reads until `pred` matches a JSON message; returns it.
+    /// The first message matching `pred`, from the mailbox or the socket.
     pub async fn until(&mut self, mut pred: impl FnMut(&ServerMessage) -> bool) -> ServerMessage {
+        if let Some(i) = self.pending.iter().position(&mut pred) {
+            return self.pending.remove(i).unwrap();
+        }
         loop {
-            let m = self.next().await;
+            let m = self.receive().await;
             if pred(&m) {
                 return m;
             }
+            self.pending.push_back(m);
         }
     }
 
-    /// Reads until an event matching `pred` arrives; returns (seq, event).
+    /// The first event matching `pred`; returns (seq, event).
     pub async fn until_event(&mut self, mut pred: impl FnMut(&Value) -> bool) -> (u64, Value) {
-        loop {
-            if let ServerMessage::Event { seq, event } = self.next().await {
-                if pred(&event) {
-                    return (seq, event);
-                }
-            }
+        match self
+            .until(|m| matches!(m, ServerMessage::Event { event, .. } if pred(event)))
+            .await
+        {
+            ServerMessage::Event { seq, event } => (seq, event),
+            _ => unreachable!(),
         }
     }
 
@@ -265,7 +301,8 @@ impl Client {
                         if let ServerMessage::Resync { cols, rows, .. } = &msg {
                             self.screen = vt100::Parser::new(*rows, *cols, 1000);
                         }
-                        self.texts.push(msg);
+                        self.texts.push(msg.clone());
+                        self.pending.push_back(msg);
                     }
                     Some(Ok(_)) => {}
                     other => panic!("socket ended: {other:?}"),

@@ -1,0 +1,117 @@
+//! Whether the program is between turns, derived from its events.
+//!
+//! Real Qwen Code silently drops a `submit` that arrives while a turn is
+//! running (an open approval, the model call after a tool, a prompt typed in
+//! the terminal; see docs/qwen-code.md), although its docs promise a retry.
+//! So duet holds submits and writes the next one only when the program is
+//! idle: after `session_start`, and whenever a reply has ended — a final
+//! `assistant` message without tool calls plus its `message_stop`, in either
+//! order (Qwen writes the message first, the docs the stop first) — or a
+//! `result` arrives, or a client denied a tool (Qwen then waits for the next
+//! prompt without calling the model).
+
+/// What an event means for the turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    SessionStart,
+    /// A prompt or tool results went to the model.
+    UserTurn,
+    MessageStart,
+    MessageStop,
+    /// A complete assistant message; `tool_use` says whether it asks for tools.
+    Assistant {
+        tool_use: bool,
+    },
+    /// Waiting for a tool approval.
+    ControlRequest,
+    /// A client denied a tool.
+    Denied,
+    Result,
+}
+
+/// See the module docs.
+#[derive(Debug, Default)]
+pub struct Turn {
+    started: bool,
+    busy: bool,
+    final_message: bool,
+    stopped: bool,
+}
+
+impl Turn {
+    /// Feeds one signal; returns whether the program is idle afterwards.
+    pub fn on(&mut self, signal: Signal) -> bool {
+        match signal {
+            Signal::SessionStart => {
+                self.started = true;
+                self.busy = false;
+            }
+            Signal::UserTurn | Signal::MessageStart => {
+                self.busy = true;
+                self.final_message = false;
+                self.stopped = false;
+            }
+            Signal::MessageStop => self.stopped = true,
+            Signal::Assistant { tool_use } => {
+                self.busy = true;
+                self.final_message = !tool_use;
+            }
+            Signal::ControlRequest => {
+                self.busy = true;
+                self.final_message = false;
+            }
+            Signal::Denied | Signal::Result => self.busy = false,
+        }
+        if self.busy && self.final_message && self.stopped {
+            self.busy = false;
+        }
+        self.idle()
+    }
+
+    /// Started and not in a turn.
+    pub fn idle(&self) -> bool {
+        self.started && !self.busy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Signal::*;
+
+    #[test]
+    fn qwen_order_and_doc_order_both_end_a_turn() {
+        let mut t = Turn::default();
+        assert!(!t.idle());
+        assert!(t.on(SessionStart));
+        // Qwen Code 0.15: assistant before message_stop.
+        assert!(!t.on(UserTurn));
+        assert!(!t.on(MessageStart));
+        assert!(!t.on(Assistant { tool_use: false }));
+        assert!(t.on(MessageStop));
+        // The documented order: message_stop, then assistant.
+        t.on(UserTurn);
+        t.on(MessageStart);
+        assert!(!t.on(MessageStop));
+        assert!(t.on(Assistant { tool_use: false }));
+    }
+
+    #[test]
+    fn tools_keep_the_turn_going_until_the_final_reply() {
+        let mut t = Turn::default();
+        t.on(SessionStart);
+        t.on(UserTurn);
+        t.on(MessageStart);
+        t.on(Assistant { tool_use: true });
+        assert!(!t.on(MessageStop));
+        assert!(!t.on(ControlRequest));
+        assert!(!t.on(UserTurn)); // tool_result
+        t.on(MessageStart);
+        t.on(Assistant { tool_use: false });
+        assert!(t.on(MessageStop));
+        // A denial ends the turn at once.
+        t.on(UserTurn);
+        t.on(ControlRequest);
+        assert!(t.on(Denied));
+    }
+}

@@ -1,0 +1,85 @@
+//! A slow or stalled client never blocks the program or other clients and
+//! costs bounded memory: its terminal catches up with a snapshot, its events
+//! are replayed.
+
+mod support;
+
+use duet_protocol::ws::{ClientMessage, ServerMessage};
+use support::*;
+
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_client_blocks_nobody_and_memory_stays_bounded() {
+    const FLOOD: u64 = 48 << 20;
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    // This client reads its hello and then stops reading entirely.
+    let mut stalled = server.connect(s.id, None).await;
+    let mut reader = server.connect(s.id, None).await;
+    reader.until_event(|e| kind(e) == "system").await;
+    let before = rss_bytes();
+
+    reader.submit(&format!("flood {FLOOD}")).await;
+    // The program finishes writing everything while one client is stalled...
+    let (_, done) = reader.until_event(|e| kind(e) == "x-flood-done").await;
+    assert!(done["bytes"].as_u64().unwrap() >= FLOOD);
+    // ...and the reading client keeps up with the terminal.
+    reader.keys(b"after-the-flood").await;
+    reader.until_screen("after-the-flood").await;
+    let grown = rss_bytes().saturating_sub(before);
+    assert!(
+        grown < 64 << 20,
+        "memory grew by {} MiB while a client was stalled",
+        grown >> 20
+    );
+
+    // The stalled client wakes up: it is resynchronised from a snapshot
+    // instead of being fed the whole backlog, and sees the current screen.
+    stalled
+        .until(|m| matches!(m, ServerMessage::Resync { reason, .. } if reason == "lagged"))
+        .await;
+    stalled.until_screen("after-the-flood").await;
+    assert!(
+        stalled.term_bytes < FLOOD / 2,
+        "stalled client was sent {} MiB of backlog",
+        stalled.term_bytes >> 20
+    );
+    // Its events were all replayed, in order.
+    stalled.until_event(|e| kind(e) == "x-flood-done").await;
+    let seqs = stalled.seqs();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_holds_terminal_output_and_resume_catches_up() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_screen("fake-tui ready").await;
+    c.send(&ClientMessage::Pause {
+        id: Some("p".into()),
+    })
+    .await;
+    c.until(|m| matches!(m, ServerMessage::Ack { id, .. } if id == "p"))
+        .await;
+    let bytes_at_pause = c.term_bytes;
+    // Events keep flowing while the terminal is paused.
+    c.submit("hello there").await;
+    c.until_event(|e| kind(e) == "assistant").await;
+    assert_eq!(
+        c.term_bytes, bytes_at_pause,
+        "no terminal output while paused"
+    );
+    c.send(&ClientMessage::Resume { id: None }).await;
+    c.until_screen("assistant: you said hello there").await;
+}

@@ -1,0 +1,87 @@
+//! The input file: one line per command, and submits held until the program
+//! can read them.
+
+mod support;
+
+use duet_protocol::command::InputCommand;
+use duet_protocol::ws::ServerMessage;
+use support::*;
+
+fn input_lines(server: &TestServer, id: impl std::fmt::Display) -> Vec<InputCommand> {
+    let path = server
+        .state_dir
+        .path()
+        .join("state")
+        .join(id.to_string())
+        .join("input.jsonl");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submit_becomes_one_input_line_and_a_user_event() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_event(|e| kind(e) == "system").await;
+    let text = "multi\nline \"quoted\" ✓";
+    match c.submit(text).await {
+        ServerMessage::Ack { queued, .. } => assert!(!queued),
+        other => panic!("{other:?}"),
+    }
+    // Written by the time it is acknowledged.
+    assert_eq!(
+        input_lines(&server, s.id),
+        [InputCommand::Submit { text: text.into() }]
+    );
+    let (_, ev) = c.until_event(|e| kind(e) == "user").await;
+    assert_eq!(ev["message"]["content"][0]["text"], text);
+    c.until_event(|e| kind(e) == "assistant").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submit_before_the_program_is_ready_is_held_not_lost() {
+    let server = TestServer::start().await;
+    let s = server.create("late-start").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_screen("fake-tui ready").await;
+    for text in ["early one", "early two"] {
+        match c.submit(text).await {
+            ServerMessage::Ack { queued, .. } => assert!(queued, "held until session_start"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(input_lines(&server, s.id).is_empty());
+    // The program announces itself; the held submits go out in order.
+    c.keys(b"S").await;
+    let (start, _) = c.until_event(|e| kind(e) == "system").await;
+    let (first, ev) = c.until_event(|e| kind(e) == "user").await;
+    assert_eq!(ev["message"]["content"][0]["text"], "early one");
+    let (second, ev) = c.until_event(|e| kind(e) == "user").await;
+    assert_eq!(ev["message"]["content"][0]["text"], "early two");
+    assert!(start < first && first < second);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_submits_are_refused() {
+    let server = TestServer::start_with(|o| o.limits.max_submit_bytes = 1000).await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    match c.submit(&"x".repeat(1001)).await {
+        ServerMessage::Error { code, .. } => {
+            assert_eq!(code, duet_protocol::ws::ErrorCode::TooLarge)
+        }
+        other => panic!("{other:?}"),
+    }
+    let resp = server
+        .post(&format!("/api/sessions/{}/submit", s.id))
+        .json(&serde_json::json!({"text": "y".repeat(1001)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 413);
+    assert!(input_lines(&server, s.id).is_empty());
+}

@@ -1,0 +1,192 @@
+//! Program lifetime: exit status recorded and broadcast, ending a session
+//! ends its whole process group, transcripts outlive the program for the
+//! retention time, shutdown ends everything.
+
+mod support;
+
+use std::time::Duration;
+
+use duet_protocol::rest::{SessionInfo, SessionStatus};
+use duet_protocol::ws::ServerMessage;
+use support::*;
+
+fn alive(pid: i32) -> bool {
+    // Signal 0 checks existence; a zombie still "exists", so also look at
+    // /proc state.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+async fn wait_dead(pid: i32) {
+    tokio::time::timeout(DEADLINE, async {
+        // Process death has no event a test can await; poll /proc briefly.
+        while alive(pid) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("pid {pid} still alive"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quitting_program_reports_its_exit_and_stays_readable() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("hello").await;
+    c.submit("/quit").await;
+    let (end_seq, end) = c.until_event(|e| e["subtype"] == "session_end").await;
+    assert_eq!(kind(&end), "system");
+    match c.until(|m| matches!(m, ServerMessage::Exit(_))).await {
+        ServerMessage::Exit(e) => {
+            assert!(e.success);
+            assert_eq!(e.code, Some(0));
+        }
+        _ => unreachable!(),
+    }
+    // Exit comes after every event.
+    assert_eq!(*c.seqs().last().unwrap(), end_seq);
+    let info: SessionInfo = server
+        .get(&format!("/api/sessions/{}", s.id))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(info.status, SessionStatus::Exited);
+    assert!(info.ended_at.is_some());
+    // A client attaching later gets the whole transcript and the exit.
+    let mut late = server.connect(s.id, None).await;
+    match &late.texts[0] {
+        ServerMessage::Hello(h) => assert_eq!(h.status, SessionStatus::Exited),
+        other => panic!("{other:?}"),
+    }
+    late.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    assert_eq!(late.seqs(), c.seqs());
+    // Typing into an ended session is an error, not a hang.
+    match late.submit("anyone?").await {
+        ServerMessage::Error { code, .. } => {
+            assert_eq!(code, duet_protocol::ws::ErrorCode::SessionEnded)
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_ends_the_whole_process_group() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("spawn").await;
+    let (_, ev) = c.until_event(|e| kind(e) == "x-child").await;
+    let child = ev["pid"].as_i64().unwrap() as i32;
+    let leader = s.pid.unwrap() as i32;
+    assert!(alive(child) && alive(leader));
+    let resp = server
+        .http
+        .delete(server.url(&format!("/api/sessions/{}", s.id)))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let info: SessionInfo = resp.json().await.unwrap();
+    assert_eq!(info.status, SessionStatus::Exited);
+    wait_dead(leader).await;
+    wait_dead(child).await;
+    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    // Still readable until purged.
+    let events = server
+        .get(&format!("/api/sessions/{}/events", s.id))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), 200);
+    let purge = server
+        .http
+        .delete(server.url(&format!("/api/sessions/{}?purge=true", s.id)))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(purge.status(), 204);
+    let gone = server
+        .get(&format!("/api/sessions/{}", s.id))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ended_sessions_are_reaped_after_the_retention_time() {
+    let server = TestServer::start_with(|o| o.retain = Duration::from_millis(300)).await;
+    let s = server.create("fake").await;
+    let dir = server.state_dir.path().join("state").join(s.id.to_string());
+    let mut c = server.connect(s.id, None).await;
+    c.submit("/quit").await;
+    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            let status = server
+                .get(&format!("/api/sessions/{}", s.id))
+                .send()
+                .await
+                .unwrap()
+                .status();
+            if status == 404 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("reaped");
+    assert!(!dir.exists(), "transcript directory removed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_every_program_and_closes_clients() {
+    let server = TestServer::start().await;
+    let a = server.create("fake").await;
+    let b = server.create("plain").await;
+    let mut c = server.connect(a.id, None).await;
+    c.until_event(|e| kind(e) == "system").await;
+    server.shutdown().await;
+    for pid in [a.pid.unwrap(), b.pid.unwrap()] {
+        wait_dead(pid as i32).await;
+    }
+    // The client saw the exit, then the socket closed.
+    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_limit_is_enforced() {
+    let server = TestServer::start_with(|o| o.max_sessions = 2).await;
+    server.create("plain").await;
+    server.create("plain").await;
+    let resp = server
+        .post("/api/sessions")
+        .json(&serde_json::json!({"profile": "plain"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 429);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "limit_reached");
+    let list: Vec<SessionInfo> = server
+        .get("/api/sessions")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list.len(), 2);
+}
