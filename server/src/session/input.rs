@@ -19,6 +19,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use duet_protocol::command::InputCommand;
 
@@ -46,6 +47,9 @@ struct State {
     open: bool,
     closed: bool,
     held: VecDeque<String>,
+    /// When the last submit that closed the gate was written, until the
+    /// program shows it took it (any turn signal).
+    in_flight_since: Option<Instant>,
 }
 
 /// See the module docs.
@@ -65,6 +69,7 @@ impl InputWriter {
                 open,
                 closed: false,
                 held: VecDeque::new(),
+                in_flight_since: None,
             }),
             max_held,
         })
@@ -92,6 +97,9 @@ impl InputWriter {
         }
         st.file.write_all(line.as_bytes())?;
         st.open = !closes_gate(text);
+        if !st.open {
+            st.in_flight_since = Some(Instant::now());
+        }
         Ok(Delivery::Written)
     }
 
@@ -101,6 +109,7 @@ impl InputWriter {
     pub fn set_idle(&self, idle: bool) -> std::io::Result<usize> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.open = idle;
+        st.in_flight_since = None;
         let mut written = 0;
         while st.open {
             let Some(line) = st.held.front().cloned() else {
@@ -114,8 +123,26 @@ impl InputWriter {
                 _ => String::new(),
             };
             st.open = !closes_gate(&text);
+            if !st.open {
+                st.in_flight_since = Some(Instant::now());
+            }
         }
         Ok(written)
+    }
+
+    /// If a submit was written more than `after` ago and the program has
+    /// shown no sign of taking it, stop waiting for it: open the gate (and
+    /// write the next held submit). A program that silently ignores one
+    /// prompt must not block every later one. Returns whether it did.
+    pub fn release_if_stuck(&self, after: Duration) -> std::io::Result<bool> {
+        let stuck = {
+            let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.in_flight_since.is_some_and(|t| t.elapsed() >= after)
+        };
+        if stuck {
+            self.set_idle(true)?;
+        }
+        Ok(stuck)
     }
 
     /// Submits waiting for the gate.
@@ -178,6 +205,10 @@ mod tests {
             })
             .collect();
         assert_eq!(texts, ["one", "two", "/help", "four"]);
+        // "four" got no reaction: after the timeout "five" goes out anyway.
+        assert!(!w.release_if_stuck(Duration::from_secs(3600)).unwrap());
+        assert!(w.release_if_stuck(Duration::ZERO).unwrap());
+        assert_eq!(w.held(), 0);
         w.close();
         assert!(matches!(w.send(&submit("x")), Err(InputError::Closed)));
     }

@@ -40,6 +40,10 @@ use output::{Output, OutputLimits};
 use tail::{Line, Tail};
 use turn::{Signal, Turn};
 
+/// How long a written submit may go without any reaction from the program
+/// before duet stops holding later submits for it.
+const SUBMIT_STUCK_AFTER: Duration = Duration::from_secs(15);
+
 /// Bounds on what one session holds.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionLimits {
@@ -324,11 +328,23 @@ impl Session {
         exit_rx: tokio::sync::oneshot::Receiver<std::io::Result<portable_pty::ExitStatus>>,
     ) {
         tokio::pin!(exit_rx);
+        let mut watchdog = tokio::time::interval(SUBMIT_STUCK_AFTER / 3);
         let status = loop {
             tokio::select! {
                 status = &mut exit_rx => break status,
                 _ = self.tail_wake.notified() => {
                     tail = self.clone().read_events(tail).await;
+                }
+                _ = watchdog.tick() => {
+                    if let Some(input) = &self.input {
+                        if let Ok(true) = input.release_if_stuck(SUBMIT_STUCK_AFTER) {
+                            self.warn(
+                                "submit_ignored",
+                                format!("the program showed no sign of taking the last submit within {SUBMIT_STUCK_AFTER:?}; sending the next one"),
+                                None,
+                            );
+                        }
+                    }
                 }
             }
         };

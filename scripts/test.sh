@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The one command that runs every test duet has, on a fresh Debian machine
+# with Rust and Node: it installs what it needs (Chromium and Python from
+# apt, the web's npm packages, Qwen Code 0.15.10 into .cache/), then runs
+# formatting and lint checks, the Rust tests (including real Qwen Code
+# through duet, against a mock LLM), the web's lint/typecheck/unit tests,
+# and the browser end-to-end tests against a real duet.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+step "system packages"
+missing=()
+command -v python3 >/dev/null || missing+=(python3)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "test.sh: please install: ${missing[*]} (apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
+
+step "web: install, lint, typecheck, unit tests, build"
+(
+  cd web
+  npm ci --no-audit --no-fund --loglevel=error
+  npm run lint
+  npm run typecheck
+  npm test
+  npm run build
+)
+
+step "Qwen Code for the end-to-end tests"
+bash scripts/install-qwen.sh
+
+step "rustfmt and clippy"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "Rust tests (unit, integration, real Qwen Code end to end)"
+cargo nextest run --workspace --locked --no-fail-fast
+
+step "browser end-to-end tests (Playwright + Debian chromium)"
+cargo build --locked -p duet-server --bin duet
+(cd web && DUET_BIN="$TARGET/debug/duet" npm run e2e)
+
+step "all tests passed"
