@@ -180,6 +180,19 @@ impl Follower {
     }
 }
 
+/// Whether an inotify event can mean new content (writes, creation,
+/// truncation, replacement), as opposed to someone merely reading.
+fn changes_data(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, ModifyKind};
+    use notify::EventKind;
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        _ => true,
+    }
+}
+
 fn watch_file(path: &Path, mut deliver: impl FnMut(Input) -> bool) {
     let (wake_tx, wake_rx) = mpsc::sync_channel::<()>(1);
     let name = path.file_name().map(|n| n.to_os_string());
@@ -190,6 +203,9 @@ fn watch_file(path: &Path, mut deliver: impl FnMut(Input) -> bool) {
     // Keep the watcher alive for as long as we follow the file.
     let _watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let ours = match &event {
+            // Our own open/read/close of the file are inotify events too;
+            // waking on them would make the follower wake itself forever.
+            Ok(ev) if !changes_data(&ev.kind) => false,
             Ok(ev) => ev.paths.iter().any(|p| p.file_name() == name.as_deref()),
             Err(_) => true,
         };

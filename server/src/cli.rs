@@ -46,7 +46,7 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
 
     /// TOML file with the agent profiles clients may start (see
-    /// deploy/duet.example.toml). Without it: the demo agent, a login shell,
+    /// the README). Without it: the demo agent, a login shell,
     /// and Qwen Code if `qwen` is on the PATH.
     #[arg(long, env = "DUET_CONFIG")]
     pub config: Option<PathBuf>,

@@ -31,14 +31,7 @@ async fn rest_needs_the_token_but_health_does_not() {
         assert_eq!(body["error"]["code"], "unauthorized");
     }
     // Nothing was started.
-    let list: Vec<serde_json::Value> = server
-        .get("/api/sessions")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Vec<serde_json::Value> = server.json("/api/sessions").await;
     assert!(list.is_empty());
 }
 
@@ -152,14 +145,7 @@ async fn allowed_origins_are_configurable() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_pick_profiles_by_name_and_nothing_else() {
     let server = TestServer::start().await;
-    let profiles: Vec<serde_json::Value> = server
-        .get("/api/profiles")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let profiles: Vec<serde_json::Value> = server.json("/api/profiles").await;
     assert!(profiles
         .iter()
         .any(|p| p["name"] == "fake" && p["default"] == true));
@@ -182,11 +168,11 @@ async fn clients_pick_profiles_by_name_and_nothing_else() {
         assert_eq!(err["error"]["code"], "bad_message");
     }
     let resp = server
-        .post("/api/sessions")
-        .json(&serde_json::json!({"profile": "../../bin/sh"}))
-        .send()
-        .await
-        .unwrap();
+        .post_json(
+            "/api/sessions",
+            serde_json::json!({"profile": "../../bin/sh"}),
+        )
+        .await;
     assert_eq!(resp.status(), 404);
     let err: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(err["error"]["code"], "unknown_profile");

@@ -78,23 +78,20 @@ async fn first_answer_wins_and_everyone_sees_it() {
 
     // REST: late answer 409, unknown 404.
     let late = server
-        .post(&format!(
-            "/api/sessions/{}/approvals/{}",
-            s.id, req.request_id
-        ))
-        .json(&serde_json::json!({"allowed": true}))
-        .send()
-        .await
-        .unwrap();
+        .post_json(
+            &format!("/api/sessions/{}/approvals/{}", s.id, req.request_id),
+            serde_json::json!({"allowed": true}),
+        )
+        .await;
     assert_eq!(late.status(), 409);
     let body: serde_json::Value = late.json().await.unwrap();
     assert_eq!(body["error"]["code"], "already_resolved");
     let unknown = server
-        .post(&format!("/api/sessions/{}/approvals/nope", s.id))
-        .json(&serde_json::json!({"allowed": true}))
-        .send()
-        .await
-        .unwrap();
+        .post_json(
+            &format!("/api/sessions/{}/approvals/nope", s.id),
+            serde_json::json!({"allowed": true}),
+        )
+        .await;
     assert_eq!(unknown.status(), 404);
 }
 
@@ -150,28 +147,18 @@ async fn rest_approval_and_late_attach_see_the_state() {
         other => panic!("{other:?}"),
     }
     let ok = server
-        .post(&format!(
-            "/api/sessions/{}/approvals/{}",
-            s.id, req.request_id
-        ))
-        .json(&serde_json::json!({"allowed": false}))
-        .send()
-        .await
-        .unwrap();
+        .post_json(
+            &format!("/api/sessions/{}/approvals/{}", s.id, req.request_id),
+            serde_json::json!({"allowed": false}),
+        )
+        .await;
     assert_eq!(ok.status(), 200);
     let approval: Approval = ok.json().await.unwrap();
     assert_eq!(approval.state, ApprovalState::Denied);
     let d = decided(&mut a, &req.request_id).await;
     assert_eq!(d.state, ApprovalState::Denied);
     a.until_screen("tool denied (input file)").await;
-    let info: duet_protocol::rest::SessionInfo = server
-        .get(&format!("/api/sessions/{}", s.id))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let info = server.info(s.id).await;
     assert_eq!(info.pending_approvals, 0);
 }
 

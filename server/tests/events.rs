@@ -42,11 +42,11 @@ async fn resume_from_a_seq_loses_and_repeats_nothing() {
 
     // Events produced while nobody is connected.
     let resp = server
-        .post(&format!("/api/sessions/{}/submit", s.id))
-        .json(&serde_json::json!({"text": "events 30"}))
-        .send()
-        .await
-        .unwrap();
+        .post_json(
+            &format!("/api/sessions/{}/submit", s.id),
+            serde_json::json!({"text": "events 30"}),
+        )
+        .await;
     assert_eq!(resp.status(), 200);
 
     let mut c = server.connect(s.id, Some(done)).await;

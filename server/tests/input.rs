@@ -77,11 +77,11 @@ async fn oversized_submits_are_refused() {
         other => panic!("{other:?}"),
     }
     let resp = server
-        .post(&format!("/api/sessions/{}/submit", s.id))
-        .json(&serde_json::json!({"text": "y".repeat(1001)}))
-        .send()
-        .await
-        .unwrap();
+        .post_json(
+            &format!("/api/sessions/{}/submit", s.id),
+            serde_json::json!({"text": "y".repeat(1001)}),
+        )
+        .await;
     assert_eq!(resp.status(), 413);
     assert!(input_lines(&server, s.id).is_empty());
 }

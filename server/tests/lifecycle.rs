@@ -51,14 +51,7 @@ async fn a_quitting_program_reports_its_exit_and_stays_readable() {
     }
     // Exit comes after every event.
     assert_eq!(*c.seqs().last().unwrap(), end_seq);
-    let info: SessionInfo = server
-        .get(&format!("/api/sessions/{}", s.id))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let info = server.info(s.id).await;
     assert_eq!(info.status, SessionStatus::Exited);
     assert!(info.ended_at.is_some());
     // A client attaching later gets the whole transcript and the exit.
@@ -88,13 +81,7 @@ async fn delete_ends_the_whole_process_group() {
     let child = ev["pid"].as_i64().unwrap() as i32;
     let leader = s.pid.unwrap() as i32;
     assert!(alive(child) && alive(leader));
-    let resp = server
-        .http
-        .delete(server.url(&format!("/api/sessions/{}", s.id)))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let resp = server.delete(&format!("/api/sessions/{}", s.id)).await;
     assert_eq!(resp.status(), 200);
     let info: SessionInfo = resp.json().await.unwrap();
     assert_eq!(info.status, SessionStatus::Exited);
@@ -109,12 +96,8 @@ async fn delete_ends_the_whole_process_group() {
         .unwrap();
     assert_eq!(events.status(), 200);
     let purge = server
-        .http
-        .delete(server.url(&format!("/api/sessions/{}?purge=true", s.id)))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+        .delete(&format!("/api/sessions/{}?purge=true", s.id))
+        .await;
     assert_eq!(purge.status(), 204);
     let gone = server
         .get(&format!("/api/sessions/{}", s.id))
@@ -172,21 +155,11 @@ async fn session_limit_is_enforced() {
     server.create("plain").await;
     server.create("plain").await;
     let resp = server
-        .post("/api/sessions")
-        .json(&serde_json::json!({"profile": "plain"}))
-        .send()
-        .await
-        .unwrap();
+        .post_json("/api/sessions", serde_json::json!({"profile": "plain"}))
+        .await;
     assert_eq!(resp.status(), 429);
     let body: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], "limit_reached");
-    let list: Vec<SessionInfo> = server
-        .get("/api/sessions")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Vec<SessionInfo> = server.json("/api/sessions").await;
     assert_eq!(list.len(), 2);
 }

@@ -65,14 +65,7 @@ async fn resize_reaches_the_program_and_all_clients() {
     }
     // The program got SIGWINCH and printed the size it sees.
     b.until_screen("size 77x21").await;
-    let info: duet_protocol::rest::SessionInfo = server
-        .get(&format!("/api/sessions/{}", s.id))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let info = server.info(s.id).await;
     assert_eq!((info.cols, info.rows), (77, 21));
 }
 

@@ -134,6 +134,33 @@ impl TestServer {
         self.http.post(self.url(path)).bearer_auth(TOKEN)
     }
 
+    /// GETs `path` and decodes the JSON body.
+    pub async fn json<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        let resp = self.get(path).send().await.unwrap();
+        assert!(resp.status().is_success(), "GET {path}: {}", resp.status());
+        resp.json().await.unwrap()
+    }
+
+    /// The session's current REST view.
+    pub async fn info(&self, id: impl std::fmt::Display) -> SessionInfo {
+        self.json(&format!("/api/sessions/{id}")).await
+    }
+
+    /// POSTs a JSON body.
+    pub async fn post_json(&self, path: &str, body: serde_json::Value) -> reqwest::Response {
+        self.post(path).json(&body).send().await.unwrap()
+    }
+
+    /// DELETEs `path`.
+    pub async fn delete(&self, path: &str) -> reqwest::Response {
+        self.http
+            .delete(self.url(path))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// Starts a session of `profile` and returns its info.
     pub async fn create(&self, profile: &str) -> SessionInfo {
         let resp = self

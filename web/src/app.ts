@@ -1,0 +1,308 @@
+// The application shell: top bar (layout and theme toggles), the disconnected
+// banner, the sessions sidebar and the workspace holding the open session's
+// chat and terminal panes. The open session lives in the URL hash
+// (#/session/<id>) so a reload or a second tab lands on the same one.
+import type { ProfileInfo } from './generated/protocol';
+import { api, ApiError } from './net/api';
+import type { SocketState } from './net/socket';
+import { SessionController } from './session';
+import { h } from './ui/dom';
+import { applyTheme, currentTheme, onSystemThemeChange, type ThemeName } from './ui/theme';
+import { Sidebar } from './ui/sidebar';
+import { chatStatus } from './chat/state';
+
+/** How the workspace shows the two panes. */
+export type Layout = 'split' | 'terminal' | 'chat';
+
+const LAYOUT_KEY = 'duet.layout';
+/** Sessions poll interval, in ms. */
+const POLL_MS = 2000;
+
+function savedLayout(): Layout {
+  const v = localStorage.getItem(LAYOUT_KEY);
+  return v === 'terminal' || v === 'chat' ? v : 'split';
+}
+
+function hashSession(): string | undefined {
+  const m = /^#\/session\/([^/?#]+)$/.exec(location.hash);
+  return m?.[1] !== undefined ? decodeURIComponent(m[1]) : undefined;
+}
+
+/** The running application. */
+export class App {
+  readonly root: HTMLElement;
+  private readonly sidebar: Sidebar;
+  private readonly workspace: HTMLElement;
+  private readonly chatSlot: HTMLElement;
+  private readonly termSlot: HTMLElement;
+  private readonly emptyState: HTMLElement;
+  private readonly banner: HTMLElement;
+  private readonly bannerText: HTMLElement;
+  private readonly titleEl: HTMLElement;
+  private readonly themeButton: HTMLButtonElement;
+  private readonly menuButton: HTMLButtonElement;
+  private readonly layoutButtons = new Map<Layout, HTMLButtonElement>();
+  private profiles: ProfileInfo[] = [];
+  private session: SessionController | null = null;
+  private theme: ThemeName = currentTheme();
+  private layout: Layout = savedLayout();
+  private pollTimer: ReturnType<typeof setTimeout> | undefined;
+  private bannerTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly onUnauthorized: () => void) {
+    this.sidebar = new Sidebar({
+      open: (id) => { this.navigate(id); },
+      start: (profile) => this.startSession(profile),
+      end: (id) => this.endSession(id),
+    });
+    this.menuButton = h('button', { type: 'button', class: 'btn btn-icon menu', 'aria-label': 'Sessions', 'aria-controls': 'sidebar', 'aria-expanded': 'false', onclick: () => { this.toggleSidebar(); } }, '☰');
+    this.titleEl = h('span', { class: 'session-title' });
+    const layoutGroup = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Layout' });
+    for (const [layout, label] of [['split', 'Split'], ['chat', 'Chat'], ['terminal', 'Terminal']] as const) {
+      const b = h('button', { type: 'button', class: 'seg', 'data-layout': layout, onclick: () => { this.setLayout(layout); } }, label);
+      this.layoutButtons.set(layout, b);
+      layoutGroup.append(b);
+    }
+    this.themeButton = h('button', { type: 'button', class: 'btn btn-icon theme-toggle', onclick: () => { this.setTheme(this.theme === 'dark' ? 'light' : 'dark', true); } });
+    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('span', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.themeButton);
+
+    this.bannerText = h('span', {});
+    this.banner = h('div', { class: 'banner', role: 'alert', hidden: true }, this.bannerText, h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => { this.session?.resume(); } }, 'Retry now'));
+
+    this.chatSlot = h('div', { class: 'slot chat-slot' });
+    this.termSlot = h('div', { class: 'slot term-slot' });
+    this.emptyState = h('div', { class: 'empty-state' });
+    this.workspace = h('main', { class: 'workspace', 'data-layout': this.layout }, this.chatSlot, this.termSlot, this.emptyState);
+    const scrim = h('div', { class: 'scrim', onclick: () => { this.toggleSidebar(false); } });
+    this.root = h('div', { class: 'app' }, topbar, this.banner, h('div', { class: 'body' }, this.sidebar.root, scrim, this.workspace));
+  }
+
+  /** Loads profiles and sessions and opens the session in the hash (or none). */
+  async start(): Promise<void> {
+    applyTheme(this.theme, false);
+    this.setTheme(this.theme, false);
+    this.setLayout(this.layout);
+    onSystemThemeChange((t) => { this.setTheme(t, false); });
+    try {
+      this.profiles = await api.profiles();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        this.onUnauthorized();
+        return;
+      }
+      this.sidebar.showError(`Could not load profiles: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    this.sidebar.setProfiles(this.profiles);
+    window.addEventListener('hashchange', () => { this.openFromHash(); });
+    this.installLifecycle();
+    await this.poll();
+    this.openFromHash();
+  }
+
+  /** The open session (debugging and tests). */
+  get current(): SessionController | null {
+    return this.session;
+  }
+
+  private openFromHash(): void {
+    const id = hashSession();
+    if (id !== undefined && id === this.session?.id) return;
+    this.session?.dispose();
+    this.session = null;
+    if (id === undefined) {
+      this.showEmpty();
+      return;
+    }
+    this.emptyState.hidden = true;
+    const s = new SessionController(id, {
+      hasSidecar: (profile) => this.profiles.find((p) => p.name === profile)?.sidecar ?? true,
+      connection: (sid, state) => { if (sid === this.session?.id) this.showConnection(state); },
+      changed: (sid) => { this.sessionChanged(sid); },
+    }, this.theme);
+    this.session = s;
+    this.chatSlot.append(s.chat.root);
+    this.termSlot.append(s.terminal.root);
+    this.sidebar.setCurrent(id);
+    const info = this.sidebar.known.find((x) => x.id === id);
+    this.titleEl.textContent = info ? `${info.profile} · ${id.slice(0, 8)}` : id.slice(0, 8);
+    s.start();
+    if (this.layout === 'terminal') s.terminal.focus();
+    else s.chat.focusComposer();
+    this.toggleSidebar(false);
+  }
+
+  private showEmpty(): void {
+    this.sidebar.setCurrent(undefined);
+    this.titleEl.textContent = '';
+    this.showConnection(null);
+    const def = this.profiles.find((p) => p.default) ?? this.profiles[0];
+    this.emptyState.replaceChildren(
+      h('div', { class: 'empty-card' },
+        h('h1', {}, 'No session open'),
+        h('p', {}, 'Start an agent in a terminal on the server; follow it here as a terminal and as a chat.'),
+        def && h('button', { type: 'button', class: 'btn btn-primary btn-large', onclick: () => { void this.startSession(def.name); } }, `Start ${def.name}`),
+        this.sidebar.known.length > 0 && h('p', { class: 'muted' }, 'Or pick a running session from the list.'),
+      ),
+    );
+    this.emptyState.hidden = false;
+  }
+
+  private navigate(id: string | undefined): void {
+    const hash = id === undefined ? '' : `#/session/${encodeURIComponent(id)}`;
+    if (location.hash === hash || (hash === '' && location.hash === '')) {
+      this.openFromHash();
+      return;
+    }
+    if (hash === '') history.pushState(null, '', location.pathname + location.search);
+    else location.hash = hash;
+    this.openFromHash();
+  }
+
+  private async startSession(profile: string | undefined): Promise<void> {
+    this.sidebar.showError(undefined);
+    try {
+      const s = await api.createSession(profile === undefined ? {} : { profile });
+      await this.poll();
+      this.navigate(s.id);
+    } catch (err) {
+      this.sidebar.showError(`Could not start a session: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private async endSession(id: string): Promise<void> {
+    try {
+      await api.deleteSession(id);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) {
+        this.sidebar.showError(`Could not end the session: ${err instanceof Error ? err.message : String(err)}`);
+        return;
+      }
+    }
+    if (this.session?.id === id) this.navigate(undefined);
+    await this.poll();
+  }
+
+  /** Polls the session list; reschedules itself while the page is visible. */
+  private async poll(): Promise<void> {
+    clearTimeout(this.pollTimer);
+    try {
+      const sessions = await api.sessions();
+      this.sidebar.setSessions(sessions);
+      const pending = sessions.reduce((n, s) => n + (s.id === this.session?.id ? 0 : s.pending_approvals), 0);
+      this.updateTitle(pending);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        this.onUnauthorized();
+        return;
+      }
+    }
+    if (!document.hidden) this.pollTimer = setTimeout(() => { void this.poll(); }, POLL_MS);
+  }
+
+  private othersPending = 0;
+  private updateTitle(othersPending: number): void {
+    this.othersPending = othersPending;
+    const mine = this.session ? Object.values(this.session.chatState.approvals).filter((a) => a.state === 'pending').length : 0;
+    const n = othersPending + mine;
+    document.title = n > 0 ? `(${n}) duet — approval needed` : 'duet';
+  }
+
+  private sessionChanged(id: string): void {
+    const s = this.session;
+    if (s?.id !== id) return;
+    const mine = Object.values(s.chatState.approvals).filter((a) => a.state === 'pending').length;
+    this.sidebar.setLivePending(id, mine);
+    this.updateTitle(this.othersPending);
+    this.workspace.dataset.status = chatStatus(s.chatState);
+    this.workspace.dataset.chat = s.hasChat ? 'yes' : 'none';
+  }
+
+  private showConnection(state: SocketState | null): void {
+    clearInterval(this.bannerTimer);
+    const show = (text: string | null, retry: boolean): void => {
+      this.banner.hidden = text === null;
+      this.bannerText.textContent = text ?? '';
+      this.banner.dataset.retry = String(retry);
+    };
+    if (!state) {
+      show(null, false);
+      return;
+    }
+    switch (state.kind) {
+      case 'open':
+        show(null, false);
+        return;
+      case 'connecting':
+        show(state.attempt > 0 ? 'Disconnected — reconnecting…' : null, false);
+        return;
+      case 'waiting': {
+        const tick = (): void => {
+          const secs = Math.max(0, Math.ceil((state.retryAt - Date.now()) / 1000));
+          show(`Disconnected from the server — reconnecting in ${secs} s. The chat and terminal resume where they left off.`, true);
+        };
+        tick();
+        this.bannerTimer = setInterval(tick, 1000);
+        return;
+      }
+      case 'closed':
+        switch (state.reason) {
+          case 'gone':
+            show('This session no longer exists.', false);
+            return;
+          case 'unauthorized':
+            this.onUnauthorized();
+            return;
+          case 'suspended':
+            show('Paused while the page was in the background.', true);
+            return;
+          case 'ended':
+          case 'stopped':
+            show(null, false);
+            return;
+        }
+    }
+  }
+
+  private setLayout(layout: Layout): void {
+    this.layout = layout;
+    this.workspace.dataset.layout = layout;
+    localStorage.setItem(LAYOUT_KEY, layout);
+    for (const [l, b] of this.layoutButtons) b.setAttribute('aria-pressed', String(l === layout));
+  }
+
+  private setTheme(theme: ThemeName, remember: boolean): void {
+    this.theme = theme;
+    applyTheme(theme, remember);
+    this.session?.terminal.setTheme(theme);
+    const next = theme === 'dark' ? 'light' : 'dark';
+    this.themeButton.textContent = theme === 'dark' ? '☀' : '☾';
+    this.themeButton.setAttribute('aria-label', `Switch to the ${next} theme`);
+    this.themeButton.title = `Switch to the ${next} theme`;
+  }
+
+  private toggleSidebar(open?: boolean): void {
+    const isOpen = open ?? !this.root.classList.contains('sidebar-open');
+    this.root.classList.toggle('sidebar-open', isOpen);
+    this.menuButton.setAttribute('aria-expanded', String(isOpen));
+  }
+
+  /** Back/forward cache, visibility and network changes. */
+  private installLifecycle(): void {
+    // An open WebSocket keeps a page out of the bfcache, and a cached page's
+    // socket is dead anyway: close on pagehide, reconnect (from the last seq)
+    // on pageshow.
+    window.addEventListener('pagehide', () => {
+      this.session?.suspend();
+    });
+    window.addEventListener('pageshow', (ev) => {
+      if (ev.persisted) {
+        this.session?.resume();
+        void this.poll();
+      }
+    });
+    document.addEventListener('visibilitychange', () => {
+      if (!document.hidden) void this.poll();
+    });
+    window.addEventListener('online', () => { this.session?.resume(); });
+  }
+}

@@ -1,0 +1,57 @@
+// Getting the session cookie. The server normally trades `/?token=T` for the
+// cookie and redirects the token away; if a token still reaches the page (a
+// proxy that dropped the redirect, an old link), trade it here and scrub it
+// from the address bar and history. Without a cookie, ask for the token.
+import { api, ApiError } from './net/api';
+import { h } from './ui/dom';
+
+/** If the URL carries `?token=`, logs in with it and removes it from the URL. */
+export async function consumeUrlToken(): Promise<void> {
+  const url = new URL(location.href);
+  const token = url.searchParams.get('token');
+  if (token === null) return;
+  url.searchParams.delete('token');
+  // Scrub first: the token must not linger in history even if the login fails.
+  history.replaceState(history.state, '', url.pathname + url.search + url.hash);
+  try {
+    await api.login(token);
+  } catch {
+    // A wrong token: the API answers 401 next and the form asks for a good one.
+  }
+}
+
+/** Shows the "paste your token" form in `root`; resolves once logged in. */
+export function askForToken(root: HTMLElement): Promise<void> {
+  return new Promise((resolve) => {
+    const input = h('input', { type: 'password', id: 'token', name: 'token', autocomplete: 'current-password', required: true, spellcheck: 'false' });
+    const error = h('p', { class: 'login-error', role: 'alert' });
+    const button = h('button', { type: 'submit', class: 'btn btn-primary btn-large' }, 'Sign in');
+    const form = h(
+      'form',
+      {
+        class: 'login-card',
+        onsubmit: (ev: Event) => {
+          ev.preventDefault();
+          button.disabled = true;
+          error.textContent = '';
+          api.login(input.value.trim()).then(
+            () => { resolve(); },
+            (err: unknown) => {
+              button.disabled = false;
+              error.textContent = err instanceof ApiError && err.status === 401 ? 'That token was not accepted.' : `Could not sign in: ${err instanceof Error ? err.message : String(err)}`;
+              input.select();
+            },
+          );
+        },
+      },
+      h('h1', {}, 'duet'),
+      h('p', {}, 'Paste the access token that ', h('code', {}, 'duet serve'), ' printed (the part after ', h('code', {}, '?token='), ').'),
+      h('label', { for: 'token' }, 'Access token'),
+      input,
+      error,
+      button,
+    );
+    root.replaceChildren(h('main', { class: 'login' }, form));
+    input.focus();
+  });
+}

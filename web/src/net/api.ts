@@ -1,0 +1,92 @@
+// duet's REST API, typed with the generated protocol types and checked at
+// runtime (net/guards.ts). Requests carry the session cookie (same origin);
+// a 401 surfaces as `ApiError` with code `unauthorized`, which the app turns
+// into the token form.
+import type { CreateSession, ErrorCode, ProfileInfo, SessionInfo, SubmitResponse } from '../generated/protocol';
+import { isObject } from '../chat/json';
+import { isListOf, isProfileInfo, isSessionInfo } from './guards';
+
+/** A failed request: the server's `{error: {code, message}}`, or a transport problem. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode | 'network' | 'bad_response',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** An address under the app's base (works behind a path-prefixing proxy too). */
+export function apiUrl(path: string): URL {
+  return new URL(path, document.baseURI);
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(apiUrl(path), {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      body: body === undefined ? null : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ApiError(0, 'network', err instanceof Error ? err.message : 'network error');
+  }
+  const text = await res.text();
+  let data: unknown = undefined;
+  if (text !== '') {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = undefined;
+    }
+  }
+  if (!res.ok) {
+    const e = isObject(data) && isObject(data.error) ? data.error : undefined;
+    const code = e && typeof e.code === 'string' ? (e.code as ErrorCode) : res.status === 401 ? 'unauthorized' : 'internal';
+    const message = e && typeof e.message === 'string' ? e.message : `${method} ${path}: HTTP ${res.status}`;
+    throw new ApiError(res.status, code, message);
+  }
+  return data;
+}
+
+function expect<T>(data: unknown, is: (v: unknown) => v is T, what: string): T {
+  if (!is(data)) throw new ApiError(200, 'bad_response', `unexpected reply for ${what}`);
+  return data;
+}
+
+const isSubmitResponse = (v: unknown): v is SubmitResponse => isObject(v) && typeof v.queued === 'boolean';
+
+/** The REST endpoints the UI uses. */
+export const api = {
+  /** Trades the access token for the session cookie. */
+  async login(token: string): Promise<void> {
+    await call('POST', 'api/login', { token });
+  },
+  async profiles(): Promise<ProfileInfo[]> {
+    return expect(await call('GET', 'api/profiles'), isListOf(isProfileInfo), 'profiles');
+  },
+  async sessions(): Promise<SessionInfo[]> {
+    return expect(await call('GET', 'api/sessions'), isListOf(isSessionInfo), 'sessions');
+  },
+  async session(id: string): Promise<SessionInfo> {
+    return expect(await call('GET', `api/sessions/${encodeURIComponent(id)}`), isSessionInfo, 'session');
+  },
+  async createSession(req: CreateSession): Promise<SessionInfo> {
+    return expect(await call('POST', 'api/sessions', req), isSessionInfo, 'new session');
+  },
+  async deleteSession(id: string): Promise<void> {
+    await call('DELETE', `api/sessions/${encodeURIComponent(id)}`);
+  },
+  /** The REST fallback for `submit` while the socket is down. */
+  async submit(id: string, text: string): Promise<SubmitResponse> {
+    return expect(await call('POST', `api/sessions/${encodeURIComponent(id)}/submit`, { text }), isSubmitResponse, 'submit');
+  },
+  /** The REST fallback for `approve` while the socket is down. */
+  async approve(id: string, requestId: string, allowed: boolean): Promise<void> {
+    await call('POST', `api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`, { allowed });
+  },
+};

@@ -1,0 +1,34 @@
+// A tiny element builder: enough to write views as plain functions without a
+// framework. Text always goes in as text nodes (never HTML); the only HTML the
+// app inserts is sanitised markdown, in chat/markdown.ts.
+
+/** Attributes and listeners for `h`. `on…` keys become event listeners. */
+export type Props = Record<string, string | number | boolean | undefined | ((ev: Event) => void)>;
+
+/** A child: a node, text, or nothing. */
+export type Child = Node | string | null | undefined | false;
+
+/** Creates an element with attributes, listeners and children. */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === false) continue;
+    if (typeof value === 'function') {
+      el.addEventListener(key.slice(2).toLowerCase(), value);
+    } else if (key === 'class') {
+      el.className = String(value);
+    } else {
+      el.setAttribute(key, value === true ? '' : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+/** Appends children, skipping empty ones. */
+export function append(el: Element, children: Child[]): void {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c);
+  }
+}

@@ -1,0 +1,176 @@
+// The sessions sidebar: start a session from a profile, switch between
+// sessions, see which wait for an approval, end one. It polls
+// GET /api/sessions every 2 s while the page is visible.
+import type { ProfileInfo, SessionInfo } from '../generated/protocol';
+import { h } from './dom';
+
+/** What the sidebar asks of the app. */
+export interface SidebarOwner {
+  open(id: string): void;
+  start(profile: string | undefined): Promise<void>;
+  end(id: string): Promise<void>;
+}
+
+/** Seconds an "End" button stays armed waiting for the confirming click. */
+const CONFIRM_MS = 3000;
+
+/** The sidebar. */
+export class Sidebar {
+  readonly root: HTMLElement;
+  private readonly list: HTMLUListElement;
+  private readonly endedList: HTMLUListElement;
+  private readonly ended: HTMLDetailsElement;
+  private readonly endedSummary: HTMLElement;
+  private readonly profileSelect: HTMLSelectElement;
+  private readonly startButton: HTMLButtonElement;
+  private readonly error: HTMLElement;
+  private sessions: SessionInfo[] = [];
+  private currentId: string | undefined;
+  private armed: string | undefined;
+  private armTimer: ReturnType<typeof setTimeout> | undefined;
+  private signature = '';
+  /** Live pending-approval counts for the open session (fresher than the poll). */
+  private livePending = new Map<string, number>();
+
+  constructor(private readonly owner: SidebarOwner) {
+    this.profileSelect = h('select', { class: 'profile-select', 'aria-label': 'Profile' });
+    this.startButton = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Start');
+    this.error = h('p', { class: 'sidebar-error', role: 'alert', hidden: true });
+    const form = h(
+      'form',
+      {
+        class: 'new-session',
+        onsubmit: (ev: Event) => {
+          ev.preventDefault();
+          void this.startSelected();
+        },
+      },
+      h('label', { class: 'field-label' }, 'New session'),
+      h('div', { class: 'new-session-row' }, this.profileSelect, this.startButton),
+    );
+    this.list = h('ul', { class: 'session-list', 'aria-label': 'Running sessions' });
+    this.endedList = h('ul', { class: 'session-list', 'aria-label': 'Ended sessions' });
+    this.endedSummary = h('summary', { class: 'sidebar-heading' }, 'Ended');
+    this.ended = h('details', { class: 'ended', hidden: true }, this.endedSummary, this.endedList);
+    this.root = h('nav', { id: 'sidebar', class: 'sidebar', 'aria-label': 'Sessions' }, form, this.error, h('h2', { class: 'sidebar-heading' }, 'Sessions'), this.list, this.ended);
+  }
+
+  /** Fills the profile picker. */
+  setProfiles(profiles: ProfileInfo[]): void {
+    this.profileSelect.replaceChildren(
+      ...profiles.map((p) => h('option', { value: p.name, selected: p.default, title: p.description }, p.sidecar ? p.name : `${p.name} (terminal only)`)),
+    );
+    this.profileSelect.hidden = profiles.length <= 1;
+    this.startButton.textContent = profiles.length <= 1 ? `Start ${profiles[0]?.name ?? 'session'}` : 'Start session';
+  }
+
+  /** New poll results. */
+  setSessions(sessions: SessionInfo[]): void {
+    this.sessions = [...sessions].sort((a, b) => b.created_at - a.created_at);
+    this.draw();
+  }
+
+  /** Which session is open. */
+  setCurrent(id: string | undefined): void {
+    this.currentId = id;
+    this.draw();
+  }
+
+  /** The open session's own count of pending approvals. */
+  setLivePending(id: string, n: number): void {
+    if (this.livePending.get(id) === n) return;
+    this.livePending.set(id, n);
+    this.draw();
+  }
+
+  /** Shows (or clears) an error under the form. */
+  showError(message: string | undefined): void {
+    this.error.hidden = message === undefined;
+    this.error.textContent = message ?? '';
+  }
+
+  /** The sessions from the last poll. */
+  get known(): readonly SessionInfo[] {
+    return this.sessions;
+  }
+
+  private async startSelected(): Promise<void> {
+    this.startButton.disabled = true;
+    try {
+      await this.owner.start(this.profileSelect.value || undefined);
+    } finally {
+      this.startButton.disabled = false;
+    }
+  }
+
+  private draw(): void {
+    // Redraw only on a visible change, so a poll does not steal keyboard focus.
+    const sig = JSON.stringify([this.currentId, this.armed, [...this.livePending], this.sessions.map((s) => [s.id, s.status, s.pending_approvals, s.clients, s.title])]);
+    if (sig === this.signature) return;
+    this.signature = sig;
+    // Keep the keyboard focus on the same button across the redraw.
+    const active = document.activeElement;
+    const row = active instanceof HTMLElement && this.root.contains(active) ? active.closest<HTMLElement>('.session-row') : null;
+    const focusId = row?.dataset.sessionId;
+    const focusEnd = active instanceof HTMLElement && active.classList.contains('session-end');
+
+    // Running sessions first; ended ones (kept readable for a while) fold away.
+    const running = this.sessions.filter((s) => s.status === 'running');
+    const ended = this.sessions.filter((s) => s.status !== 'running');
+    this.list.replaceChildren(...(running.length > 0 ? running.map((s) => this.row(s)) : [h('li', { class: 'session-empty' }, 'No running sessions.')]));
+    this.endedList.replaceChildren(...ended.map((s) => this.row(s)));
+    this.ended.hidden = ended.length === 0;
+    this.endedSummary.textContent = `Ended (${ended.length})`;
+    if (ended.some((s) => s.id === this.currentId)) this.ended.open = true;
+
+    if (focusId !== undefined) {
+      this.root.querySelector<HTMLElement>(`.session-row[data-session-id="${CSS.escape(focusId)}"] ${focusEnd ? '.session-end' : '.session-open'}`)?.focus();
+    }
+  }
+
+  private row(s: SessionInfo): HTMLElement {
+    const pending = s.id === this.currentId ? (this.livePending.get(s.id) ?? s.pending_approvals) : s.pending_approvals;
+    const current = s.id === this.currentId;
+    const label = s.title !== undefined && s.title !== '' ? s.title : s.profile;
+    const armed = this.armed === s.id;
+    return h(
+      'li',
+      { class: `session-row${current ? ' current' : ''}`, 'data-session-id': s.id },
+      h(
+        'button',
+        { type: 'button', class: 'session-open', 'aria-current': current ? 'true' : undefined, onclick: () => { this.owner.open(s.id); } },
+        h('span', { class: 'session-name' }, label),
+        h('span', { class: 'session-meta' }, h('span', { class: `dot dot-${s.status}`, 'aria-hidden': 'true' }), `${s.status} · ${s.id.slice(0, 8)}${s.clients > 0 ? ` · ${s.clients} viewer${s.clients === 1 ? '' : 's'}` : ''}`),
+        pending > 0 && h('span', { class: 'badge badge-awaiting_approval session-badge', 'data-pending': pending }, `${pending} approval${pending === 1 ? '' : 's'}`),
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: `btn btn-quiet session-end${armed ? ' armed' : ''}`,
+          'aria-label': armed ? `Confirm: end session ${label}` : `End session ${label}`,
+          title: armed ? 'Click again to end it' : 'End this session',
+          onclick: () => { this.onEnd(s.id); },
+        },
+        armed ? 'End?' : '✕',
+      ),
+    );
+  }
+
+  private onEnd(id: string): void {
+    if (this.armed !== id) {
+      // Two clicks: ending a session kills its program.
+      this.armed = id;
+      clearTimeout(this.armTimer);
+      this.armTimer = setTimeout(() => {
+        this.armed = undefined;
+        this.draw();
+      }, CONFIRM_MS);
+      this.draw();
+      return;
+    }
+    this.armed = undefined;
+    clearTimeout(this.armTimer);
+    void this.owner.end(id);
+  }
+}

@@ -1,0 +1,337 @@
+// The event → chat-state reducer, fed with the real Qwen Code stream.
+import { describe, expect, it } from 'vitest';
+import type { Approval, JsonValue, ServerMessage } from '../src/generated/protocol';
+import {
+  chatStatus,
+  initialChatState,
+  reduce,
+  reduceAll,
+  type ChatInput,
+  type ChatItem,
+  type ChatState,
+  type ToolItem,
+} from '../src/chat/state';
+import { loadQwenEvents, seqOf, type EventMessage } from './fixture';
+import { isObject } from '../src/chat/json';
+
+const events = loadQwenEvents();
+const REQUEST_ID = '158de962-dd6d-4415-ab26-dc02bd3c33b7';
+
+function at(i: number): EventMessage {
+  const m = events[i];
+  if (!m) throw new Error(`no event #${i}`);
+  return m;
+}
+function typeOf(e: JsonValue): string | undefined {
+  return isObject(e) && typeof e.type === 'string' ? e.type : undefined;
+}
+function innerType(e: JsonValue): string | undefined {
+  return isObject(e) && isObject(e.event) && typeof e.event.type === 'string' ? e.event.type : undefined;
+}
+function upTo(seq: number): ChatState {
+  return reduceAll(initialChatState, events.filter((m) => m.seq <= seq));
+}
+/** The transcript without ids: what a person sees. */
+function transcript(s: ChatState): string[] {
+  return s.items.map((i: ChatItem) => {
+    switch (i.kind) {
+      case 'user':
+        return `user: ${i.text}`;
+      case 'assistant':
+        return `assistant: ${i.text}`;
+      case 'thinking':
+        return `thinking: ${i.text}`;
+      case 'tool':
+        return `tool ${i.name} [${i.status}]`;
+      case 'notice':
+        return `notice: ${i.text}`;
+    }
+  });
+}
+function tools(s: ChatState): ToolItem[] {
+  return s.items.filter((i): i is ToolItem => i.kind === 'tool');
+}
+function helloMessage(approvals: Approval[] = []): ServerMessage {
+  return {
+    type: 'hello',
+    session_id: 's1',
+    client_id: 2,
+    protocol_version: 1,
+    server_version: 'test',
+    capabilities: [],
+    profile: 'qwen',
+    status: 'running',
+    cols: 80,
+    rows: 24,
+    last_seq: events.length,
+    approvals,
+  };
+}
+function approvalMessage(state: Approval['state'], extra: Partial<Approval> = {}): ServerMessage {
+  return {
+    type: 'approval',
+    request_id: REQUEST_ID,
+    tool_name: 'run_shell_command',
+    tool_use_id: 'call_mock_7',
+    input: { command: 'touch made_by_tool.txt && ls' },
+    state,
+    seq: seqOf(events, (e) => typeOf(e) === 'control_request'),
+    ...extra,
+  };
+}
+
+describe('the recorded Qwen Code stream', () => {
+  const final = reduceAll(initialChatState, events);
+
+  it('has the three prompts, the final assistant texts and two tool cards, in order', () => {
+    const t = transcript(final);
+    expect(t).toHaveLength(8);
+    expect(t[0]).toBe('user: hi');
+    expect(t[1]).toBe('assistant: Hello from mock');
+    expect(t[2]).toBe('user: please run touch');
+    expect(t[3]).toBe('tool run_shell_command [done]');
+    expect(t[4]).toMatch(/^assistant: Tool finished: Command: touch made_by_tool.txt && ls \| /);
+    expect(t[5]).toBe('user: please run ls');
+    expect(t[6]).toBe('tool run_shell_command [done]');
+    expect(t[7]).toMatch(/^assistant: Tool finished: Command: ls -la \| /);
+    expect(final.lastSeq).toBe(events.length);
+  });
+
+  it('replaces the streamed text with the final message', () => {
+    // In the recording the final text equals the streamed one; the item is final now.
+    const finalText = final.items[4];
+    expect(finalText).toMatchObject({ kind: 'assistant', streaming: false });
+    // A final message that differs from what streamed wins, in place.
+    const firstFinal = seqOf(events, (e) => typeOf(e) === 'assistant');
+    const edited = events.map((m) =>
+      m.seq === firstFinal ? { ...m, event: JSON.parse(JSON.stringify(m.event).replace('Hello from mock', 'Hello, corrected')) as JsonValue } : m,
+    );
+    const t = transcript(reduceAll(initialChatState, edited));
+    expect(t[1]).toBe('assistant: Hello, corrected');
+    expect(t).toHaveLength(8);
+  });
+
+  it('attaches inputs, approvals and results to the tool cards', () => {
+    const [touch, ls] = tools(final);
+    expect(touch?.toolUseId).toBe('call_mock_7');
+    expect(touch?.input).toEqual({ command: 'touch made_by_tool.txt && ls', description: 'Create a file and list' });
+    expect(touch?.requestId).toBe(REQUEST_ID);
+    expect(final.approvals[REQUEST_ID]?.state).toBe('allowed');
+    expect(touch?.result).toEqual({ isError: false, content: 'made_by_tool.txt' });
+
+    // Read-only tools run without asking: no control_request, no approval.
+    expect(ls?.toolUseId).toBe('call_mock_9');
+    expect(ls?.requestId).toBeUndefined();
+    expect(ls?.input).toEqual({ command: 'ls -la', description: 'List files in the current directory' });
+    expect(typeof ls?.result?.content === 'string' && ls.result.content.startsWith('total 8')).toBe(true);
+    expect(Object.keys(final.approvals)).toEqual([REQUEST_ID]);
+  });
+
+  it('ends idle, with the handshake kept', () => {
+    expect(chatStatus(final)).toBe('idle');
+    expect(isObject(final.agent) && final.agent.version).toBe('0.15.10');
+  });
+
+  it('walks the status line through a turn', () => {
+    const firstUser = seqOf(events, (e) => typeOf(e) === 'user');
+    expect(chatStatus(upTo(firstUser))).toBe('thinking');
+    expect(chatStatus(upTo(firstUser + 1))).toBe('thinking'); // message_start, no delta yet
+    expect(chatStatus(upTo(firstUser + 3))).toBe('responding'); // first text_delta
+    const req = seqOf(events, (e) => typeOf(e) === 'control_request');
+    expect(chatStatus(upTo(req))).toBe('awaiting_approval');
+    expect(tools(upTo(req))[0]?.status).toBe('awaiting_approval');
+    expect(chatStatus(upTo(req + 1))).toBe('running_tool'); // allowed, no result yet
+    expect(tools(upTo(req + 1))[0]?.status).toBe('running');
+    expect(chatStatus(upTo(req + 2))).toBe('thinking'); // result went back to the model
+  });
+
+  it('streams token by token before the final message', () => {
+    const beforeFinal = upTo(seqOf(events, (e) => typeOf(e) === 'assistant') - 1);
+    const item = beforeFinal.items.at(-1);
+    expect(item?.kind).toBe('assistant');
+    expect(item?.kind === 'assistant' && item.text).toBe('Hello from mock');
+    expect(item?.kind === 'assistant' && item.streaming).toBe(false); // content_block_stop came
+    const midway = upTo(seqOf(events, (e) => innerType(e) === 'content_block_delta'));
+    expect(midway.items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Hello ', streaming: true });
+  });
+
+  it('assembles tool input from input_json_delta before the final message', () => {
+    const toolStart = seqOf(events, (e) => innerType(e) === 'content_block_start' && JSON.stringify(e).includes('"type":"tool_use"'));
+    const partial = upTo(toolStart + 1);
+    expect(tools(partial)[0]).toMatchObject({ status: 'streaming', inputComplete: false });
+    expect(tools(partial)[0]?.partialJson).toContain('touch made_by_tool.txt');
+    const stopped = upTo(toolStart + 2);
+    expect(tools(stopped)[0]?.input).toEqual({ command: 'touch made_by_tool.txt && ls', description: 'Create a file and list' });
+  });
+});
+
+describe('resilience', () => {
+  const once = reduceAll(initialChatState, events);
+
+  it('ignores duplicated events', () => {
+    const twice = reduceAll(initialChatState, events.flatMap((m) => [m, m]));
+    expect(twice).toEqual(once);
+    // A whole replay after the end is a no-op too.
+    expect(reduceAll(once, events)).toBe(once);
+  });
+
+  it('gives the same state when the stream is split across a reconnect', () => {
+    for (const cut of [1, 5, 17, 18, 19, 50, events.length - 1]) {
+      const before = reduceAll(initialChatState, events.slice(0, cut));
+      // The reconnect: a hello with the approvals the server knows, then the
+      // server resends from `from=lastSeq` (here with an overlap, as a safety net).
+      const reconnect: ChatInput[] = [
+        helloMessage(cut >= 18 ? [approvalMessage(cut >= 19 ? 'allowed' : 'pending', cut >= 19 ? { decided_by: 'client' } : {}) as Approval] : []),
+        ...events.slice(Math.max(0, cut - 3)),
+      ];
+      const after = reduceAll(before, reconnect);
+      expect(transcript(after)).toEqual(transcript(once));
+      expect(after.lastSeq).toBe(once.lastSeq);
+      expect(after.approvals[REQUEST_ID]?.state).toBe('allowed');
+    }
+  });
+
+  it('handles the final assistant message after message_stop as well as before', () => {
+    const swapped: EventMessage[] = [];
+    const list = [...events];
+    for (let i = 0; i < list.length; i++) {
+      const cur = list[i];
+      const next = list[i + 1];
+      if (cur && next && typeOf(cur.event) === 'assistant' && innerType(next.event) === 'message_stop') {
+        swapped.push(next, cur);
+        i++;
+      } else if (cur) {
+        swapped.push(cur);
+      }
+    }
+    const renumbered = swapped.map((m, i) => ({ ...m, seq: i + 1 }));
+    expect(transcript(reduceAll(initialChatState, renumbered))).toEqual(transcript(once));
+  });
+
+  it('shows the final message alone when nothing was streamed', () => {
+    const noStream = events.filter((m) => typeOf(m.event) !== 'stream_event');
+    const s = reduceAll(initialChatState, noStream);
+    expect(transcript(s)).toEqual(transcript(once));
+  });
+
+  it('lets unknown events and odd shapes pass without harm', () => {
+    const odd: JsonValue[] = [
+      { type: 'x-qwen-thought', subject: 's' },
+      [1, 2],
+      'text',
+      null,
+      { type: 'stream_event', event: { type: 'ping' } },
+      { type: 'user' },
+      { type: 'assistant', message: { content: 42 } },
+      { type: 'control_request', request_id: 'r', request: { subtype: 'interrupt' } },
+      { type: 'control_response', response: { subtype: 'success', request_id: 'nobody' } },
+      { type: 'stream_event', event: { type: 'content_block_delta', index: 7, delta: { type: 'signature_delta', signature: 'x' } } },
+    ];
+    const mixed: ChatInput[] = [];
+    let seq = 0;
+    for (const m of events) {
+      mixed.push({ ...m, seq: ++seq });
+      if (m.seq % 10 === 0) for (const e of odd) mixed.push({ type: 'event', seq: ++seq, event: e });
+    }
+    const s = reduceAll(initialChatState, mixed);
+    expect(transcript(s)).toEqual(transcript(once));
+    expect(s.unknownEvents).toBeGreaterThan(0);
+  });
+});
+
+describe('approvals decided elsewhere', () => {
+  const req = seqOf(events, (e) => typeOf(e) === 'control_request');
+  const pending = upTo(req);
+
+  it('flips the card when the terminal answers', () => {
+    const s = reduce(pending, approvalMessage('denied', { decided_by: 'terminal' }));
+    expect(s.approvals[REQUEST_ID]).toMatchObject({ state: 'denied', decidedBy: 'terminal' });
+    expect(tools(s)[0]?.status).toBe('denied');
+    expect(chatStatus(s)).not.toBe('awaiting_approval');
+  });
+
+  it('never goes back to pending', () => {
+    const allowed = reduce(pending, approvalMessage('allowed', { decided_by: 'client' }));
+    const again = reduce(allowed, approvalMessage('pending'));
+    expect(again.approvals[REQUEST_ID]?.state).toBe('allowed');
+  });
+
+  it('lets the server overrule what the events said', () => {
+    const viaEvent = upTo(req + 1);
+    expect(viaEvent.approvals[REQUEST_ID]?.state).toBe('allowed');
+    const s = reduce(viaEvent, approvalMessage('denied', { decided_by: 'terminal' }));
+    expect(s.approvals[REQUEST_ID]?.state).toBe('denied');
+  });
+
+  it('keeps an approval that arrives before its event, and links it when the event comes', () => {
+    const early = reduce(upTo(req - 1), approvalMessage('pending'));
+    // The server's approval is ahead of the events: no card of its own.
+    expect(tools(early)).toHaveLength(1);
+    const s = reduceAll(early, events.filter((m) => m.seq >= req && m.seq <= req));
+    expect(tools(s)[0]).toMatchObject({ requestId: REQUEST_ID, status: 'awaiting_approval' });
+  });
+
+  it('shows a spinner while this tab’s answer is on its way, and stops it on an error', () => {
+    const sending = reduce(pending, { type: 'local_approve', requestId: REQUEST_ID });
+    expect(sending.approvals[REQUEST_ID]?.sending).toBe(true);
+    const failed = reduce(sending, { type: 'error', code: 'already_resolved', message: 'already resolved', id: 'a1' });
+    expect(failed.approvals[REQUEST_ID]?.sending).toBe(false);
+    expect(failed.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error' });
+  });
+
+  it('creates a card for an approval without a streamed tool', () => {
+    const s = reduceAll(initialChatState, [
+      { type: 'event', seq: 1, event: { type: 'control_request', request_id: 'r9', request: { subtype: 'can_use_tool', tool_name: 'edit', input: { file_path: 'a.txt', old_string: 'a', new_string: 'b' } } } },
+    ]);
+    expect(tools(s)[0]).toMatchObject({ name: 'edit', requestId: 'r9', status: 'awaiting_approval' });
+    const done = reduce(s, { type: 'event', seq: 2, event: { type: 'control_response', response: { subtype: 'success', request_id: 'r9', response: { allowed: false } } } });
+    expect(tools(done)[0]?.status).toBe('denied');
+  });
+});
+
+describe('local submits', () => {
+  it('shows a pending prompt until it is written or echoed', () => {
+    const s1 = reduce(initialChatState, { type: 'local_submit', id: 'c1', text: 'hi' });
+    expect(s1.pending).toEqual([{ id: 'c1', text: 'hi', state: 'sending' }]);
+    const queued = reduce(s1, { type: 'ack', id: 'c1', queued: true });
+    expect(queued.pending[0]?.state).toBe('queued');
+    const echoed = reduce(queued, at(1));
+    expect(echoed.pending).toEqual([]);
+    expect(reduce(s1, { type: 'ack', id: 'c1', queued: false }).pending).toEqual([]);
+    const failed = reduce(s1, { type: 'error', code: 'no_sidecar', message: 'no sidecar', id: 'c1' });
+    expect(failed.pending).toEqual([]);
+    expect(transcript(failed)).toEqual(['notice: no sidecar']);
+  });
+
+  it('marks answers in flight as unconfirmed on a new connection', () => {
+    const req = seqOf(events, (e) => typeOf(e) === 'control_request');
+    let s = reduce(upTo(req), { type: 'local_submit', id: 'c1', text: 'hello again' });
+    s = reduce(s, { type: 'local_approve', requestId: REQUEST_ID });
+    s = reduce(s, helloMessage());
+    expect(s.pending[0]?.state).toBe('unconfirmed');
+    expect(s.approvals[REQUEST_ID]).toMatchObject({ state: 'pending', sending: false });
+    // If it did land, its echo settles it.
+    s = reduce(s, { type: 'event', seq: s.lastSeq + 1, event: { type: 'user', message: { role: 'user', content: 'hello again' } } });
+    expect(s.pending).toEqual([]);
+  });
+
+  it('goes to exited on exit', () => {
+    const s = reduce(reduceAll(initialChatState, events), { type: 'exit', code: 0, success: true });
+    expect(chatStatus(s)).toBe('exited');
+    expect(s.exit).toEqual({ code: 0, success: true });
+  });
+
+  it('advances past skipped lines', () => {
+    const s = reduce(initialChatState, { type: 'warning', code: 'bad_line', message: 'not JSON', seq: 3 });
+    expect(s.lastSeq).toBe(3);
+    expect(reduce(s, { type: 'warning', code: 'bad_line', message: 'not JSON', seq: 3 })).toBe(s);
+  });
+});
+
+describe('notices', () => {
+  it('collapses repeats of the same error', () => {
+    const err: ChatInput = { type: 'error', code: 'session_ended', message: 'the program has exited' };
+    const s = reduceAll(initialChatState, [err, err, err]);
+    expect(s.items).toEqual([{ kind: 'notice', id: 'n:1', level: 'error', text: 'the program has exited', count: 3 }]);
+  });
+});

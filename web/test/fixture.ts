@@ -1,0 +1,37 @@
+// Loads the recorded Qwen Code 0.15.10 sidecar stream (shared/fixtures, beside
+// the repo) as the `event` messages duet would relay, seq = line number.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { JsonValue, ServerMessage } from '../src/generated/protocol';
+
+const webRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Where the fixtures live: `DUET_FIXTURES`, else `../../shared/fixtures` from web/. */
+export const fixturesDir = process.env.DUET_FIXTURES ?? resolve(webRoot, '../../shared/fixtures');
+
+/** An `event` message as the server sends it. */
+export type EventMessage = Extract<ServerMessage, { type: 'event' }>;
+
+/** The fixture's lines as `event` messages. Throws a clear error when the file is missing. */
+export function loadQwenEvents(): EventMessage[] {
+  const path = resolve(fixturesDir, 'qwen-code-0.15.10/events.jsonl');
+  if (!existsSync(path)) {
+    throw new Error(
+      `fixture missing: ${path}\n` +
+        'The chat-state tests replay a real Qwen Code stream from shared/fixtures beside the repo; ' +
+        'check out shared/ next to main/ or point DUET_FIXTURES at the fixtures folder.',
+    );
+  }
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((line, i) => ({ type: 'event', seq: i + 1, event: JSON.parse(line) as JsonValue }));
+}
+
+/** The seq of the first event matching `pred`. */
+export function seqOf(events: EventMessage[], pred: (e: JsonValue) => boolean): number {
+  const found = events.find((m) => pred(m.event));
+  if (!found) throw new Error('no such event in the fixture');
+  return found.seq;
+}

@@ -1,0 +1,102 @@
+// The small pure helpers: diff, tool presentation, backoff, flow control, frame guards.
+import { describe, expect, it } from 'vitest';
+import { diffLines, splitLines } from '../src/chat/diff';
+import { presentTool, toolSummary } from '../src/chat/tools';
+import { backoffDelay, defaultBackoff } from '../src/net/backoff';
+import { FlowControl } from '../src/terminal/flow';
+import { parseServerMessage } from '../src/net/guards';
+
+describe('diffLines', () => {
+  it('marks added and removed lines around common context', () => {
+    expect(diffLines('a\nb\nc\n', 'a\nB\nc\nd\n')).toEqual([
+      { op: 'same', text: 'a' },
+      { op: 'del', text: 'b' },
+      { op: 'add', text: 'B' },
+      { op: 'same', text: 'c' },
+      { op: 'add', text: 'd' },
+    ]);
+  });
+  it('treats a new file as all added', () => {
+    expect(diffLines('', 'x\ny')).toEqual([{ op: 'add', text: 'x' }, { op: 'add', text: 'y' }]);
+    expect(splitLines('')).toEqual([]);
+  });
+  it('keeps unchanged text unchanged', () => {
+    expect(diffLines('one\ntwo', 'one\ntwo').every((l) => l.op === 'same')).toBe(true);
+  });
+  it('finds the longest common subsequence in the middle', () => {
+    const d = diffLines('x\n1\n2\n3\ny', 'x\n2\n3\n4\ny');
+    expect(d.filter((l) => l.op === 'same').map((l) => l.text)).toEqual(['x', '2', '3', 'y']);
+  });
+  it('degrades instead of stalling on huge inputs', () => {
+    const big = Array.from({ length: 3000 }, (_, i) => `l${i}`).join('\n');
+    const other = Array.from({ length: 3000 }, (_, i) => `m${i}`).join('\n');
+    const d = diffLines(big, other);
+    expect(d).toHaveLength(6000);
+  });
+});
+
+describe('presentTool', () => {
+  it('shows shell commands, edits and writes by shape', () => {
+    expect(presentTool({ command: 'ls -la', description: 'list' })).toEqual({ kind: 'shell', command: 'ls -la', description: 'list' });
+    const edit = presentTool({ file_path: 'a.txt', old_string: 'x', new_string: 'y' });
+    expect(edit).toEqual({ kind: 'edit', path: 'a.txt', before: 'x', after: 'y' });
+    expect(toolSummary(edit)).toBe('a.txt');
+    expect(toolSummary(presentTool({ file_path: '/tmp/w/notes.txt', content: '' }))).toBe('notes.txt');
+    expect(presentTool({ file_path: 'n.txt', content: 'hi' })).toEqual({ kind: 'write', path: 'n.txt', content: 'hi' });
+    expect(presentTool({ pattern: '*.rs' })).toEqual({ kind: 'json', text: '{\n  "pattern": "*.rs"\n}' });
+    expect(presentTool({})).toEqual({ kind: 'json', text: '' });
+    expect(presentTool(null).kind).toBe('json');
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles up to the cap, with jitter in the upper half', () => {
+    const lo = { ...defaultBackoff, random: () => 0 };
+    const hi = { ...defaultBackoff, random: () => 0.999 };
+    expect(backoffDelay(0, lo)).toBe(250);
+    expect(backoffDelay(0, hi)).toBeLessThanOrEqual(500);
+    expect(backoffDelay(3, lo)).toBe(2000);
+    expect(backoffDelay(50, hi)).toBeLessThanOrEqual(15_000);
+    expect(backoffDelay(50, lo)).toBe(7500);
+  });
+});
+
+describe('FlowControl', () => {
+  it('pauses above the high watermark and resumes below the low one', () => {
+    const signals: boolean[] = [];
+    const f = new FlowControl((p) => signals.push(p), { high: 100, low: 10 });
+    f.written(60);
+    f.written(60);
+    expect(signals).toEqual([true]);
+    f.written(60);
+    expect(signals).toEqual([true]); // once
+    f.rendered(60);
+    f.rendered(60);
+    expect(signals).toEqual([true]);
+    f.rendered(55);
+    expect(signals).toEqual([true, false]);
+    expect(f.isPaused).toBe(false);
+  });
+  it('re-pauses a new connection when still busy', () => {
+    const signals: boolean[] = [];
+    const f = new FlowControl((p) => signals.push(p), { high: 100, low: 10 });
+    f.written(500);
+    f.reconnected();
+    expect(signals).toEqual([true, true]);
+  });
+});
+
+describe('parseServerMessage', () => {
+  it('accepts well-formed frames and fills serde defaults', () => {
+    expect(parseServerMessage('{"type":"event","seq":3,"event":{"type":"user"}}')).toEqual({ type: 'event', seq: 3, event: { type: 'user' } });
+    expect(parseServerMessage('{"type":"ack","id":"s1"}')).toEqual({ type: 'ack', id: 's1', queued: false });
+    expect(parseServerMessage('{"type":"approval","request_id":"r","tool_name":"t","input":{},"state":"allowed","decided_by":"terminal","seq":4}')?.type).toBe('approval');
+  });
+  it('rejects malformed and unknown frames', () => {
+    expect(parseServerMessage('nope')).toBeUndefined();
+    expect(parseServerMessage('[]')).toBeUndefined();
+    expect(parseServerMessage('{"type":"event","seq":"3"}')).toBeUndefined();
+    expect(parseServerMessage('{"type":"approval","request_id":"r","tool_name":"t","input":{},"state":"maybe","seq":4}')).toBeUndefined();
+    expect(parseServerMessage('{"type":"future_thing"}')).toBeUndefined();
+  });
+});
