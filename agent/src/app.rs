@@ -403,7 +403,7 @@ impl App {
     fn show_call(&mut self, call: &ToolCall) {
         self.ui.push(Line::from_spans(
             vec![
-                Span::new("⏺ ", styles::tool()),
+                Span::new("● ", styles::tool()),
                 Span::new(call.name(), styles::tool()),
                 Span::plain("  "),
                 Span::new(call.subject(), styles::tool_text()),
