@@ -69,6 +69,10 @@ pub fn spawn_reader(deliver: impl Fn(TermInput) -> bool + Send + 'static) -> io:
                 Ok(Event::Paste(text)) => TermInput::Paste(text),
                 Ok(Event::Resize(cols, rows)) => TermInput::Resize(cols, rows),
                 Ok(_) => continue,
+                // A signal (SIGTERM from duet ending the session, SIGWINCH)
+                // interrupts the read; that is not a hangup, and the signal
+                // thread reports the signal itself.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => {
                     deliver(TermInput::Gone);
                     return;

@@ -85,6 +85,14 @@ async fn delete_ends_the_whole_process_group() {
     assert_eq!(resp.status(), 200);
     let info: SessionInfo = resp.json().await.unwrap();
     assert_eq!(info.status, SessionStatus::Exited);
+    // SIGTERM came alone first (a program like Qwen Code writes session_end
+    // only on SIGTERM), not racing a SIGHUP.
+    assert_eq!(
+        info.exit.as_ref().and_then(|e| e.code),
+        Some(143),
+        "{info:?}"
+    );
+    c.until_event(|e| e["subtype"] == "session_end").await;
     wait_dead(leader).await;
     wait_dead(child).await;
     c.until(|m| matches!(m, ServerMessage::Exit(_))).await;

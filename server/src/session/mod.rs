@@ -648,21 +648,31 @@ impl Session {
         (cols, rows)
     }
 
-    /// Ends the program: SIGHUP and SIGTERM to its process group, SIGKILL
-    /// after the grace period if it is still there.
+    /// Ends the program: SIGTERM to its process group, SIGHUP a third of the
+    /// grace period later, SIGKILL when the grace period is over.
     pub fn terminate(self: &Arc<Self>) {
         if self.is_exited() {
             return;
         }
         let _enter = self.span.enter();
         info!("terminating");
-        self.signal_group(nix::sys::signal::Signal::SIGHUP);
+        // SIGTERM alone first: Qwen Code writes its session_end on SIGTERM
+        // but not on SIGHUP, and a pending SIGHUP is delivered before a
+        // pending SIGTERM. Interactive shells ignore SIGTERM, hence SIGHUP.
         self.signal_group(nix::sys::signal::Signal::SIGTERM);
         let session = self.clone();
         tokio::spawn(async move {
             let mut exited = session.exited.subscribe();
             let grace = session.limits.kill_grace;
-            if tokio::time::timeout(grace, exited.wait_for(|e| *e))
+            let hup_after = grace / 3;
+            if tokio::time::timeout(hup_after, exited.wait_for(|e| *e))
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            session.signal_group(nix::sys::signal::Signal::SIGHUP);
+            if tokio::time::timeout(grace - hup_after, exited.wait_for(|e| *e))
                 .await
                 .is_err()
             {
