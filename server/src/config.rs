@@ -54,6 +54,12 @@ pub struct Profile {
     pub env: BTreeMap<String, String>,
     #[serde(default)]
     pub cwd: Option<String>,
+    /// Text the program's screen shows once it can take prompts. Submits
+    /// are held until then (after `session_start`). Qwen Code announces
+    /// `session_start` about a second before it can answer a prompt; its
+    /// status line then reads "? for shortcuts".
+    #[serde(default)]
+    pub ready_text: Option<String>,
 }
 
 /// The profiles a server offers.
@@ -70,6 +76,8 @@ pub struct ResolvedProfile {
     pub description: Option<String>,
     pub has_events: bool,
     pub has_input: bool,
+    /// See [`Profile::ready_text`].
+    pub ready_text: Option<String>,
     profile: Profile,
     duet_exe: PathBuf,
 }
@@ -84,6 +92,9 @@ pub struct Placeholders<'a> {
     pub cols: u16,
     pub rows: u16,
 }
+
+/// What Qwen Code's status line shows once it takes prompts.
+pub const QWEN_READY_TEXT: &str = "? for shortcuts";
 
 const PLACEHOLDERS: &[&str] = &[
     "events_file",
@@ -178,6 +189,7 @@ impl Profiles {
                 description: profile.description.clone(),
                 has_events: false,
                 has_input: false,
+                ready_text: profile.ready_text.clone().filter(|t| !t.is_empty()),
                 profile,
                 duet_exe: duet_exe.clone(),
             };
@@ -227,6 +239,7 @@ impl Profiles {
                     .collect(),
                 env: BTreeMap::new(),
                 cwd: None,
+                ready_text: None,
             },
             Profile {
                 name: "shell".into(),
@@ -238,6 +251,7 @@ impl Profiles {
                 args: vec!["-l".into()],
                 env: BTreeMap::new(),
                 cwd: None,
+                ready_text: None,
             },
         ];
         if which("qwen").is_some() {
@@ -246,8 +260,9 @@ impl Profiles {
                 description: Some("Qwen Code with dual output".into()),
                 command: "qwen".into(),
                 args: sidecar_args.map(String::from).to_vec(),
-                env: BTreeMap::new(),
+                env: BTreeMap::from([("QWEN_CODE_NO_RELAUNCH".into(), "1".into())]),
                 cwd: None,
+                ready_text: Some(QWEN_READY_TEXT.into()),
             });
         }
         Self::from_config(

@@ -228,7 +228,7 @@ async fn handle_text(
         ClientMessage::Cancel { id } => {
             // Escape is how the TUIs duet hosts cancel a turn (the RFC's
             // control/cancel "simulates ESC").
-            match session.write_keys(Bytes::from_static(b"\x1b")).await {
+            match session.cancel().await {
                 Ok(()) => ack(id, false),
                 Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), id)),
             }
@@ -342,6 +342,9 @@ impl Sender {
         let mut exited_rx = s.exited();
         // An exit is announced only after the output and events before it.
         let mut exit_pending = info.status == SessionStatus::Exited;
+        // The exit is learnt from the broadcast and from the exited watch;
+        // announce it once.
+        let mut exit_sent = false;
         let mut ping = tokio::time::interval(PING_EVERY);
         ping.tick().await;
 
@@ -407,8 +410,9 @@ impl Sender {
 
             // `exit_pending` is only set once the exit is recorded, which
             // happens after the final read of the events file.
-            if exit_pending && output_drained && event_cursor >= s.events.last_seq() {
+            if exit_pending && !exit_sent && output_drained && event_cursor >= s.events.last_seq() {
                 exit_pending = false;
+                exit_sent = true;
                 if let Some(exit) = s.exit_info() {
                     self.text(&ServerMessage::Exit(exit)).await?;
                     self.flush().await?;

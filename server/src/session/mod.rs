@@ -44,6 +44,10 @@ use turn::{Signal, Turn};
 /// before duet stops holding later submits for it.
 const SUBMIT_STUCK_AFTER: Duration = Duration::from_secs(15);
 
+/// How long after `session_start` duet waits for a profile's `ready_text`
+/// before it lets submits through anyway.
+const READY_TEXT_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// Bounds on what one session holds.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionLimits {
@@ -170,6 +174,7 @@ pub struct Session {
     pub limits: SessionLimits,
     pub output: Arc<Output>,
     pub events: Arc<EventLog>,
+    ready_text: Option<String>,
     input: Option<InputWriter>,
     approvals: Mutex<Approvals>,
     turn: Mutex<Turn>,
@@ -261,6 +266,7 @@ impl Session {
             limits: opts.limits,
             output: output.clone(),
             events,
+            ready_text: opts.profile.ready_text.clone(),
             input,
             approvals: Mutex::new(Approvals::default()),
             turn: Mutex::new(Turn::default()),
@@ -444,7 +450,7 @@ impl Session {
 
     /// Validates one events-file line, gives it a seq, and updates the
     /// session's view of the program (handshake, approvals).
-    fn ingest(&self, line: Line) {
+    fn ingest(self: &Arc<Self>, line: Line) {
         let (offset, text) = match line {
             Line::Text { offset, text } => (offset, text),
             Line::NotUtf8 { .. } => {
@@ -503,6 +509,54 @@ impl Session {
         }
     }
 
+    /// Opens the submit gate once the screen shows `text` (or after a
+    /// timeout, with a warning): some programs announce `session_start`
+    /// before they can take a prompt.
+    async fn wait_ready_text(self: Arc<Self>, text: String) {
+        let mut parsed = self.output.subscribe_screen();
+        let found = tokio::time::timeout(READY_TEXT_TIMEOUT, async {
+            loop {
+                if self.output.screen_text().contains(&text) {
+                    return;
+                }
+                if parsed.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+        if found.is_err() {
+            self.warn(
+                "ready_timeout",
+                format!("the screen did not show {text:?} within {READY_TEXT_TIMEOUT:?} of session_start; sending submits anyway"),
+                None,
+            );
+        }
+        if !self.is_exited() {
+            self.turn_signal(Signal::SessionStart);
+        }
+    }
+
+    /// The user interrupted (Escape): ends the turn as far as duet can tell.
+    /// Qwen Code writes nothing when Escape dismisses an approval, so
+    /// pending approvals are abandoned here rather than left pending
+    /// forever, and the submit gate reopens. A program that does report the
+    /// outcome corrects this through its `control_response`.
+    pub async fn cancel(&self) -> Result<(), SessionError> {
+        self.write_keys(Bytes::from_static(b"\x1b")).await
+    }
+
+    fn interrupted(&self) {
+        let changed = lock(&self.approvals).abandon_pending();
+        if changed.is_empty() {
+            return;
+        }
+        for a in changed {
+            let _ = self.control.send(Control::Approval(a));
+        }
+        self.turn_signal(Signal::Denied);
+    }
+
     /// Updates the turn state and opens the submit gate when idle.
     fn turn_signal(&self, signal: Signal) {
         let idle = lock(&self.turn).on(signal);
@@ -515,12 +569,21 @@ impl Session {
         }
     }
 
-    fn on_event(&self, seq: u64, ev: KnownEvent) {
+    fn on_event(self: &Arc<Self>, seq: u64, ev: KnownEvent) {
         let mut changed = Vec::new();
         match ev {
             KnownEvent::System(sys) if sys.subtype == "session_start" => {
                 lock(&self.state).agent = sys.data.clone();
-                self.turn_signal(Signal::SessionStart);
+                match self.ready_text.clone() {
+                    Some(text) => {
+                        tokio::spawn(
+                            self.clone()
+                                .wait_ready_text(text)
+                                .instrument(self.span.clone()),
+                        );
+                    }
+                    None => self.turn_signal(Signal::SessionStart),
+                }
             }
             KnownEvent::Assistant(msg) => {
                 let tool_use = msg
@@ -589,7 +652,17 @@ impl Session {
         if self.is_exited() {
             return Err(SessionError::Ended);
         }
-        self.keys.send(bytes).await.map_err(|_| SessionError::Ended)
+        // A lone Escape or Ctrl-C is how a user dismisses an approval in
+        // the terminal (see `cancel`).
+        let interrupt = matches!(&bytes[..], b"\x1b" | b"\x03");
+        self.keys
+            .send(bytes)
+            .await
+            .map_err(|_| SessionError::Ended)?;
+        if interrupt {
+            self.interrupted();
+        }
+        Ok(())
     }
 
     /// Sends a prompt through the input file (held while the program is busy).

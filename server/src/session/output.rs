@@ -131,6 +131,8 @@ pub struct Output {
     space_cv: Condvar,
     /// The ring's end offset; clients wait for it to change.
     head: watch::Sender<u64>,
+    /// The offset the screen has consumed; changes after each parsed batch.
+    parsed: watch::Sender<u64>,
     screen: Mutex<Screen>,
     limits: OutputLimits,
 }
@@ -156,6 +158,7 @@ impl Output {
             data_cv: Condvar::new(),
             space_cv: Condvar::new(),
             head: watch::channel(0).0,
+            parsed: watch::channel(0).0,
             screen: Mutex::new(Screen {
                 parser: vt100::Parser::new_with_callbacks(
                     rows,
@@ -305,7 +308,13 @@ impl Output {
                     }
                 }
             }
+            self.parsed.send_replace(parsed);
         }
+    }
+
+    /// A receiver that changes whenever the screen has consumed more output.
+    pub fn subscribe_screen(&self) -> watch::Receiver<u64> {
+        self.parsed.subscribe()
     }
 
     /// The screen (with scrollback) as bytes that redraw it on a reset

@@ -41,6 +41,7 @@ fn profile(name: &str, args: &[&str]) -> Profile {
         args: all,
         env: Default::default(),
         cwd: None,
+        ready_text: None,
     }
 }
 
@@ -71,6 +72,7 @@ pub fn profiles() -> Profiles {
         .to_vec(),
         env: Default::default(),
         cwd: None,
+        ready_text: None,
     };
     Profiles::from_config(
         ConfigFile {
