@@ -74,8 +74,9 @@ pub async fn root(State(state): State<AppState>, Query(q): Query<LoginQuery>) ->
         );
     }
     let mut resp = StatusCode::SEE_OTHER.into_response();
+    // Relative, so a proxy that serves duet under a path prefix keeps it.
     resp.headers_mut()
-        .insert(LOCATION, HeaderValue::from_static("/"));
+        .insert(LOCATION, HeaderValue::from_static("./"));
     resp.headers_mut()
         .insert(SET_COOKIE, state.auth.login_cookie());
     with_security_headers(resp)

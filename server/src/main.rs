@@ -48,6 +48,10 @@ fn serve(args: ServeArgs) -> ExitCode {
 async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
     let public_url = args.public_url.clone();
+    // A token the operator chose is not printed: it would end up in
+    // container and journald logs. A generated one must be, or nobody
+    // could sign in.
+    let token_supplied = args.token.is_some() || args.token_file.is_some();
     let (addr, opts) = args.into_options(exe)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -63,6 +67,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     });
     let base = base.trim_end_matches('/');
     let url = match &opts.token {
+        Some(_) if token_supplied => format!("{base}/ (sign in with the configured token)"),
         Some(t) => format!("{base}/?token={t}"),
         None => format!("{base}/"),
     };

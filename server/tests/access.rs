@@ -48,7 +48,7 @@ async fn the_token_url_becomes_an_httponly_cookie() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 303);
-    assert_eq!(resp.headers()["location"], "/");
+    assert_eq!(resp.headers()["location"], "./");
     let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
