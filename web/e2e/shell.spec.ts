@@ -14,6 +14,16 @@ test('a login shell runs in the terminal pane, and its size follows the pane', a
   await expectTerminal(page, /^\d+ \d+$/m);
   const before = /^(\d+) (\d+)$/m.exec(await terminalText(page));
   await page.setViewportSize({ width: 900, height: 600 });
+  // The pane's resize reaches the PTY after a debounce: wait until the server
+  // reports the new width before asking the shell.
+  await expect
+    .poll(async () =>
+      page.evaluate(async () => {
+        const sessions = (await (await fetch('/api/sessions')).json()) as { cols: number }[];
+        return String(sessions[sessions.length - 1]?.cols);
+      }),
+    )
+    .not.toBe(before?.[2]);
   await page.keyboard.type('clear; stty size');
   await page.keyboard.press('Enter');
   await expect.poll(async () => /^(\d+) (\d+)$/m.exec(await terminalText(page))?.[2]).not.toBe(before?.[2]);
