@@ -144,6 +144,13 @@ pub async fn run(
             stop.send_replace(true);
         }
     };
+    // Keystroke echoes and the last bytes after a Ctrl-C are tiny frames;
+    // with Nagle's algorithm they wait for the peer's delayed ACK.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(?e, "setting TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(stopping)
         .await?;
