@@ -1,0 +1,151 @@
+//! The workloads: each starts its own duet (so memory figures are its own),
+//! measures it, runs the same program on a bare PTY, and returns rows.
+
+mod attach;
+mod ctrl_c;
+mod echo;
+mod fan_out;
+mod many;
+mod sidecar;
+mod stalled;
+mod submit;
+mod throughput;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::bare::Bare;
+use crate::duet::{Duet, Profile};
+use crate::report::Row;
+use crate::SuiteArgs;
+
+/// What every workload needs.
+pub struct Ctx {
+    pub duet_exe: PathBuf,
+    pub bench_exe: PathBuf,
+    pub quick: bool,
+    /// Overrides the fan-out client count.
+    pub fan_out_clients: Option<usize>,
+    /// Scratch space for the baselines.
+    pub tmp: tempfile::TempDir,
+}
+
+impl Ctx {
+    /// A context; creates the scratch directory.
+    pub fn new(duet_exe: PathBuf, bench_exe: PathBuf, quick: bool) -> Result<Self> {
+        Ok(Self {
+            duet_exe,
+            bench_exe,
+            quick,
+            fan_out_clients: None,
+            tmp: tempfile::Builder::new()
+                .prefix("duet-bench-bare-")
+                .tempdir()?,
+        })
+    }
+
+    /// `full` normally, `quick` with --quick.
+    pub fn size<T>(&self, full: T, quick: T) -> T {
+        if self.quick {
+            quick
+        } else {
+            full
+        }
+    }
+
+    /// A duet profile running `duet-bench fixture args...`.
+    pub fn fixture(&self, name: &str, args: &[&str]) -> Profile {
+        let mut all = vec!["fixture"];
+        all.extend_from_slice(args);
+        Profile::new(name, self.bench_exe.to_string_lossy(), &all)
+    }
+
+    /// Starts a duet with these profiles.
+    pub async fn duet(&self, profiles: &[Profile]) -> Result<Duet> {
+        Duet::start(&self.duet_exe, profiles).await
+    }
+
+    /// `duet-bench fixture args...` on a bare PTY.
+    pub fn bare_fixture(&self, args: &[&str]) -> Result<Bare> {
+        let mut all = vec!["fixture"];
+        all.extend_from_slice(args);
+        Bare::spawn(&self.bench_exe.to_string_lossy(), &all, self.tmp.path())
+    }
+}
+
+/// How long a duet gets to stop (it ends every session first).
+pub const STOP_GRACE: Duration = Duration::from_secs(20);
+
+/// One workload.
+#[derive(Debug, Clone, Copy)]
+pub enum Workload {
+    Throughput,
+    Echo,
+    CtrlC,
+    Sidecar,
+    Submit,
+    FanOut,
+    Stalled,
+    Attach,
+    ManySessions,
+}
+
+impl Workload {
+    /// Its name in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Throughput => "throughput",
+            Workload::Echo => "keystroke echo",
+            Workload::CtrlC => "ctrl-c under flood",
+            Workload::Sidecar => "sidecar relay",
+            Workload::Submit => "submit path",
+            Workload::FanOut => "fan-out",
+            Workload::Stalled => "stalled client",
+            Workload::Attach => "attach",
+            Workload::ManySessions => "many sessions",
+        }
+    }
+
+    /// Runs it.
+    pub async fn run(self, ctx: &Ctx) -> Result<Vec<Row>> {
+        match self {
+            Workload::Throughput => throughput::run(ctx).await,
+            Workload::Echo => echo::run(ctx).await,
+            Workload::CtrlC => ctrl_c::run(ctx).await,
+            Workload::Sidecar => sidecar::run(ctx).await,
+            Workload::Submit => submit::run(ctx).await,
+            Workload::FanOut => fan_out::run(ctx).await,
+            Workload::Stalled => stalled::run(ctx).await,
+            Workload::Attach => attach::run(ctx).await,
+            Workload::ManySessions => many::run(ctx).await,
+        }
+    }
+}
+
+/// The workloads the flags ask for, in suite order.
+pub fn chosen(a: &SuiteArgs) -> Vec<Workload> {
+    [
+        (a.throughput, Workload::Throughput),
+        (a.echo, Workload::Echo),
+        (a.ctrl_c, Workload::CtrlC),
+        (a.sidecar, Workload::Sidecar),
+        (a.submit, Workload::Submit),
+        (a.fan_out, Workload::FanOut),
+        (a.stalled, Workload::Stalled),
+        (a.attach, Workload::Attach),
+        (a.many_sessions, Workload::ManySessions),
+    ]
+    .into_iter()
+    .filter(|(on, _)| a.all || *on)
+    .map(|(_, w)| w)
+    .collect()
+}
+
+/// Runs blocking baseline code off the async runtime.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(f).await?
+}
