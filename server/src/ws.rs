@@ -427,6 +427,27 @@ impl Sender {
             tokio::select! {
                 biased;
                 _ = self.stop.changed() => {
+                    // The server ends every program before it stops: let
+                    // this client see the last events and the exit first.
+                    if s.is_exited() && !exit_sent {
+                        for _ in 0..64 {
+                            let (events, upto) =
+                                s.events.read_after_async(event_cursor, EVENT_BATCH).await;
+                            for e in &events {
+                                self.sink
+                                    .feed(Message::Text(e.frame.clone()))
+                                    .await
+                                    .map_err(|_| Closed)?;
+                            }
+                            event_cursor = upto.max(event_cursor);
+                            if events.is_empty() {
+                                break;
+                            }
+                        }
+                        if let Some(exit) = s.exit_info() {
+                            self.text(&ServerMessage::Exit(exit)).await?;
+                        }
+                    }
                     let _ = self.sink.send(Message::Close(Some(CloseFrame {
                         code: 1001,
                         reason: Utf8Bytes::from_static("duet is shutting down"),
