@@ -119,7 +119,8 @@ async fn rest_events_are_ndjson_as_written() {
     let s = server.create("fake").await;
     let mut c = server.connect(s.id, None).await;
     c.submit("events 10").await;
-    c.until_event(|e| kind(e) == "x-test-done").await;
+    // The turn's last event: the file must be complete before it is compared.
+    c.until_event(|e| kind(e) == "assistant").await;
     let path = format!("/api/sessions/{}/events", s.id);
     let all = server.get(&path).send().await.unwrap();
     assert_eq!(
