@@ -67,11 +67,11 @@ pub enum SessionStatus {
 /// How the program ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ExitInfo {
-    /// Exit code (128+N style codes are left as the OS reported them).
+    /// Exit code, when the program exited by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub code: Option<u32>,
-    /// Signal name when killed by one, e.g. `Hangup`.
+    /// The signal that ended the program, e.g. `SIGHUP` (then `code` is absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub signal: Option<String>,

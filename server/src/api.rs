@@ -185,12 +185,18 @@ pub async fn events(
         .into_response())
 }
 
+/// The longest `GET .../screen` waits for the screen parser to catch up.
+const SCREEN_SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// `GET /api/sessions/{id}/screen`: the visible screen as plain text.
 pub async fn screen(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let s = session(&state, &id)?;
+    // The screen parser runs behind the stream; answer with the screen as
+    // of the output so far, unless the parser is swamped by a flood.
+    let _ = tokio::time::timeout(SCREEN_SETTLE, s.output.settle()).await;
     let mut text = s.output.screen_text();
     text.push('\n');
     Ok(([(CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())

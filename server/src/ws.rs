@@ -281,7 +281,7 @@ impl Sender {
         })
         .await?;
         self.sink
-            .feed(Message::Binary(Bytes::from(snap.bytes)))
+            .feed(Message::Binary(snap.bytes.clone()))
             .await
             .map_err(|_| Closed)?;
         Ok(snap.offset)

@@ -200,7 +200,7 @@ async fn requests_the_program_abandons_do_not_stay_pending() {
     match exit {
         ServerMessage::Exit(e) => {
             assert!(!e.success);
-            assert_eq!(e.signal.as_deref(), Some("Killed"), "{e:?}");
+            assert_eq!(e.signal.as_deref(), Some("SIGKILL"), "{e:?}");
         }
         _ => unreachable!(),
     }

@@ -11,7 +11,6 @@ pub mod pty;
 pub mod tail;
 pub mod turn;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,9 +25,8 @@ use duet_protocol::sidecar::{
     Content, ContentBlock, ControlRequestBody, KnownBlock, KnownEvent, SidecarEvent,
 };
 use duet_protocol::ws::ErrorCode;
-use portable_pty::{ChildKiller, MasterPty};
 use serde::Deserialize;
-use tokio::sync::{broadcast, mpsc, watch, Notify};
+use tokio::sync::{broadcast, watch, Notify};
 use tracing::{debug, info, warn, Instrument};
 
 use crate::config::ResolvedProfile;
@@ -181,10 +179,9 @@ pub struct Session {
     control: broadcast::Sender<Control>,
     state: Mutex<State>,
     exited: watch::Sender<bool>,
-    keys: mpsc::Sender<Bytes>,
-    master: Mutex<Box<dyn MasterPty + Send>>,
-    killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
-    pid: Option<u32>,
+    pty: Arc<pty::Pty>,
+    /// Also the process-group id: the program leads its own session.
+    pid: u32,
     clients: AtomicU32,
     tail_wake: Arc<Notify>,
     watcher: Arc<Watcher>,
@@ -255,7 +252,6 @@ impl Session {
             events_path.clone(),
             opts.limits.event_cache_bytes,
         ));
-        let (keys_tx, keys_rx) = mpsc::channel::<Bytes>(256);
         let session = Arc::new(Session {
             id: opts.id,
             profile: opts.profile.name.clone(),
@@ -279,9 +275,7 @@ impl Session {
                 agent: None,
             }),
             exited: watch::channel(false).0,
-            keys: keys_tx,
-            master: Mutex::new(spawned.master),
-            killer: Mutex::new(spawned.killer),
+            pty: Arc::new(spawned.pty),
             pid: spawned.pid,
             clients: AtomicU32::new(0),
             tail_wake: Arc::new(Notify::new()),
@@ -289,26 +283,12 @@ impl Session {
             span: span.clone(),
         });
 
-        spawn_thread("duet-pty-read", {
-            let output = output.clone();
-            let reader = spawned.reader;
-            move || read_pty(reader, &output)
-        })?;
+        tokio::spawn(read_pty(session.pty.clone(), output.clone()).instrument(span.clone()));
+        // The parser is CPU-bound; it gets a thread of its own rather than a
+        // runtime worker the forwarding path needs.
         spawn_thread("duet-screen", {
             let output = output.clone();
             move || output.run_parser()
-        })?;
-        spawn_thread("duet-pty-write", {
-            let writer = spawned.writer;
-            move || write_pty(writer, keys_rx)
-        })?;
-        let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
-        spawn_thread("duet-wait", {
-            let mut child = spawned.child;
-            move || {
-                let status = child.wait();
-                let _ = exit_tx.send(status);
-            }
         })?;
 
         if opts.profile.has_events {
@@ -320,7 +300,7 @@ impl Session {
         tokio::spawn(
             session
                 .clone()
-                .lifecycle(tail, exit_rx)
+                .lifecycle(tail, spawned.child)
                 .instrument(span.clone()),
         );
         drop(_enter);
@@ -328,16 +308,11 @@ impl Session {
     }
 
     /// Follows the events file until the program exits, then records the exit.
-    async fn lifecycle(
-        self: Arc<Self>,
-        mut tail: Tail,
-        exit_rx: tokio::sync::oneshot::Receiver<std::io::Result<portable_pty::ExitStatus>>,
-    ) {
-        tokio::pin!(exit_rx);
+    async fn lifecycle(self: Arc<Self>, mut tail: Tail, mut child: tokio::process::Child) {
         let mut watchdog = tokio::time::interval(SUBMIT_STUCK_AFTER / 3);
         let status = loop {
             tokio::select! {
-                status = &mut exit_rx => break status,
+                status = child.wait() => break status,
                 _ = self.tail_wake.notified() => {
                     tail = self.clone().read_events(tail).await;
                 }
@@ -355,12 +330,8 @@ impl Session {
             }
         };
         let exit = match status {
-            Ok(Ok(s)) => ExitInfo {
-                code: Some(s.exit_code()),
-                signal: s.signal().map(str::to_string),
-                success: s.success(),
-            },
-            Ok(Err(e)) => {
+            Ok(s) => pty::exit_info(s),
+            Err(e) => {
                 warn!(?e, "waiting for the program failed");
                 ExitInfo {
                     code: None,
@@ -368,11 +339,6 @@ impl Session {
                     success: false,
                 }
             }
-            Err(_) => ExitInfo {
-                code: None,
-                signal: None,
-                success: false,
-            },
         };
         // Anything the program left behind in its group goes with it.
         self.signal_group(nix::sys::signal::Signal::SIGHUP);
@@ -655,8 +621,10 @@ impl Session {
         // A lone Escape or Ctrl-C is how a user dismisses an approval in
         // the terminal (see `cancel`).
         let interrupt = matches!(&bytes[..], b"\x1b" | b"\x03");
-        self.keys
-            .send(bytes)
+        // Written from the client's own task: one syscall when the PTY has
+        // room, no thread hop.
+        self.pty
+            .write_all(&bytes)
             .await
             .map_err(|_| SessionError::Ended)?;
         if interrupt {
@@ -713,7 +681,7 @@ impl Session {
             st.cols = cols;
             st.rows = rows;
         }
-        if let Err(e) = lock(&self.master).resize(pty::size(cols, rows)) {
+        if let Err(e) = self.pty.resize(cols, rows) {
             warn!(?e, "resizing the PTY");
         }
         self.output.resize(cols, rows);
@@ -751,21 +719,16 @@ impl Session {
             {
                 warn!(id = %session.id, "still running after {grace:?}; killing");
                 session.signal_group(nix::sys::signal::Signal::SIGKILL);
-                let _ = lock(&session.killer).kill();
             }
         });
     }
 
     fn signal_group(&self, signal: nix::sys::signal::Signal) {
-        if let Some(pid) = self.pid {
-            let pgid = nix::unistd::Pid::from_raw(pid as i32);
-            if let Err(e) = nix::sys::signal::killpg(pgid, signal) {
-                if e != nix::errno::Errno::ESRCH {
-                    warn!(?e, ?signal, "signalling the process group");
-                }
+        let pgid = nix::unistd::Pid::from_raw(self.pid as i32);
+        if let Err(e) = nix::sys::signal::killpg(pgid, signal) {
+            if e != nix::errno::Errno::ESRCH {
+                warn!(?e, ?signal, "signalling the process group");
             }
-        } else {
-            let _ = lock(&self.killer).kill();
         }
     }
 
@@ -849,7 +812,7 @@ impl Session {
             created_at: self.created_at,
             ended_at: st.ended_at,
             exit: st.exit.clone(),
-            pid: self.pid,
+            pid: Some(self.pid),
             cols: st.cols,
             rows: st.rows,
             last_seq: self.events.last_seq(),
@@ -904,28 +867,21 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<()> {
     Ok(())
 }
 
-fn read_pty(mut reader: Box<dyn Read + Send>, output: &Output) {
+/// Moves program output into the ring until EOF.
+async fn read_pty(pty: Arc<pty::Pty>, output: Arc<Output>) {
+    // Up to 64 KiB per push: a flood arrives in 4 KiB reads, and each push
+    // wakes the parser and every client.
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        match reader.read(&mut buf) {
+        output.make_room().await;
+        match pty.read_burst(&mut buf).await {
             Ok(0) => break,
             Ok(n) => output.push(Bytes::copy_from_slice(&buf[..n])),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            // EIO is how Linux reports that the other side of the PTY closed.
-            Err(_) => break,
+            Err(e) => {
+                debug!(?e, "reading the PTY");
+                break;
+            }
         }
     }
     output.close();
-}
-
-fn write_pty(mut writer: Box<dyn Write + Send>, mut keys: mpsc::Receiver<Bytes>) {
-    while let Some(bytes) = keys.blocking_recv() {
-        if writer
-            .write_all(&bytes)
-            .and_then(|_| writer.flush())
-            .is_err()
-        {
-            break;
-        }
-    }
 }

@@ -15,11 +15,11 @@ export type SessionStatus = "running" | "exited";
 
 export type ExitInfo = { 
 /**
- * Exit code (128+N style codes are left as the OS reported them).
+ * Exit code, when the program exited by itself.
  */
 code?: number, 
 /**
- * Signal name when killed by one, e.g. `Hangup`.
+ * The signal that ended the program, e.g. `SIGHUP` (then `code` is absent).
  */
 signal?: string, success: boolean, };
 
