@@ -50,6 +50,13 @@ impl Tail {
         }
     }
 
+    /// Bytes appended since the last read, when the file is already open
+    /// (a cheap `fstat`); `None` before the first read.
+    pub fn unread(&self) -> Option<u64> {
+        let len = self.file.as_ref()?.metadata().ok()?.len();
+        Some(len.saturating_sub(self.pos))
+    }
+
     /// Reads everything appended since the last call. A file that does not
     /// exist (yet) reads as empty.
     pub fn read(&mut self, path: &Path) -> std::io::Result<Batch> {
