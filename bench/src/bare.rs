@@ -1,4 +1,4 @@
-//! The baseline: a program on a bare PTY (portable-pty, as duet uses it),
+//! The baseline: a program on a bare PTY (portable-pty, read by a thread),
 //! its master read directly by this process with no duet in between.
 
 use std::io::{Read, Write};
