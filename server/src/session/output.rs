@@ -470,6 +470,56 @@ mod tests {
         assert!(matches!(out.read(snap.offset, 10), ReadResult::Data(..)));
     }
 
+    #[tokio::test]
+    async fn the_reader_waits_while_the_parser_is_too_far_behind() {
+        let out = Arc::new(Output::new(80, 24, small()));
+        // No parser yet: 100 bytes pushed is over the 64-byte lag cap.
+        for _ in 0..10 {
+            out.push(Bytes::from_static(b"0123456789"));
+        }
+        let waiting = tokio::spawn({
+            let out = out.clone();
+            async move { out.make_room().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "must wait for the parser");
+        let parser = {
+            let out = out.clone();
+            std::thread::spawn(move || out.run_parser())
+        };
+        waiting.await.unwrap();
+        out.settle().await;
+        assert!(out.screen_text().starts_with("0123456789"));
+        out.close();
+        parser.join().unwrap();
+    }
+
+    #[test]
+    fn lagging_clients_share_one_snapshot_until_the_screen_resizes() {
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = {
+            let out = out.clone();
+            std::thread::spawn(move || out.run_parser())
+        };
+        out.push(Bytes::from_static(b"hello"));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(out.settle());
+        let a = out.snapshot();
+        let b = out.snapshot();
+        assert!(Arc::ptr_eq(&a, &b), "one render for both");
+        out.resize(30, 6);
+        out.push(Bytes::from_static(b" world"));
+        rt.block_on(out.settle());
+        let c = out.snapshot();
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!((c.cols, c.rows), (30, 6));
+        out.close();
+        parser.join().unwrap();
+    }
+
     #[test]
     fn snapshot_redraws_screen_and_scrollback() {
         let out = Arc::new(Output::new(20, 5, small()));
