@@ -284,6 +284,13 @@ impl Sender {
             .feed(Message::Binary(snap.bytes.clone()))
             .await
             .map_err(|_| Closed)?;
+        // A snapshot taken before the screen caught up with a resize has the
+        // old size, and the resize was announced already: repeat it, or the
+        // client would stay at the old size.
+        let (cols, rows) = self.session.size();
+        if (cols, rows) != (snap.cols, snap.rows) {
+            self.text(&ServerMessage::Resize { cols, rows }).await?;
+        }
         Ok(snap.offset)
     }
 

@@ -61,6 +61,40 @@ async fn a_stalled_client_blocks_nobody_and_memory_stays_bounded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_stops_reading_keys_does_not_freeze_its_clients() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_screen("fake-tui ready").await;
+    c.keys(b"Z").await;
+    c.until_screen("not reading").await;
+    // 256 KiB of typing, far more than the PTY buffers.
+    for _ in 0..64 {
+        c.keys(&[b'x'; 4096]).await;
+    }
+    // This client's other messages are still served, and so are others'.
+    c.send(&ClientMessage::Ping {
+        id: Some("still here".into()),
+    })
+    .await;
+    c.until(|m| matches!(m, ServerMessage::Pong { id: Some(id) } if id == "still here"))
+        .await;
+    let mut other = server.connect(s.id, None).await;
+    other
+        .send(&ClientMessage::Resize {
+            cols: 90,
+            rows: 25,
+            id: None,
+        })
+        .await;
+    c.until(|m| matches!(m, ServerMessage::Resize { cols: 90, rows: 25 }))
+        .await;
+    // Ending the session is not held up by the bytes it never read.
+    let resp = server.delete(&format!("/api/sessions/{}", s.id)).await;
+    assert_eq!(resp.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pause_holds_terminal_output_and_resume_catches_up() {
     let server = TestServer::start().await;
     let s = server.create("fake").await;

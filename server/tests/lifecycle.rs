@@ -72,6 +72,29 @@ async fn a_quitting_program_reports_its_exit_and_stays_readable() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leftover_holding_the_terminal_is_hung_up_when_the_program_exits() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("escape").await;
+    let (_, ev) = c.until_event(|e| kind(e) == "x-child").await;
+    let leftover = ev["pid"].as_i64().unwrap() as i32;
+    c.submit("/quit").await;
+    // The session ends although the leftover still holds the PTY open.
+    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    // duet closed the master: the leftover's next write failed.
+    wait_dead(leftover).await;
+    let mark = server
+        .state_dir
+        .path()
+        .join("state")
+        .join(s.id.to_string())
+        .join("work")
+        .join("hung-up");
+    assert_eq!(std::fs::read_to_string(mark).unwrap(), "hung up");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_ends_the_whole_process_group() {
     let server = TestServer::start().await;
     let s = server.create("fake").await;

@@ -12,7 +12,7 @@ pub mod tail;
 pub mod turn;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -183,9 +183,12 @@ pub struct Session {
     control: broadcast::Sender<Control>,
     state: Mutex<State>,
     exited: watch::Sender<bool>,
-    pty: Arc<pty::Pty>,
+    /// Until the program has exited and its output drained.
+    pty: Mutex<Option<Arc<pty::Pty>>>,
     /// Also the process-group id: the program leads its own session.
     pid: u32,
+    /// The program was waited for: its pid may belong to someone else now.
+    reaped: AtomicBool,
     clients: AtomicU32,
     tail_wake: Arc<Notify>,
     watcher: Arc<Watcher>,
@@ -238,9 +241,8 @@ impl Session {
             cols: opts.cols,
             rows: opts.rows,
         });
-        let spawned = pty::spawn(&spawn)?;
-        info!(pid = ?spawned.pid, program = %spawn.program, "started");
-
+        // Everything that can fail comes before the program starts, so a
+        // failed start never leaves a program running with no session.
         let input = if opts.profile.has_input {
             // Without an events file there is no turn state to wait for.
             Some(InputWriter::open(
@@ -256,6 +258,32 @@ impl Session {
             events_path.clone(),
             opts.limits.event_cache_bytes,
         ));
+        // The parser is CPU-bound; it gets a thread of its own rather than a
+        // runtime worker the forwarding path needs. Closing the output ends it.
+        spawn_thread("duet-screen", {
+            let output = output.clone();
+            move || output.run_parser()
+        })?;
+        let tail_wake = Arc::new(Notify::new());
+        if opts.profile.has_events {
+            if let Err(e) = opts
+                .watcher
+                .watch(&opts.dir, events_path.clone(), tail_wake.clone())
+            {
+                output.close();
+                return Err(e).context("watching the events file");
+            }
+        }
+        let spawned = match pty::spawn(&spawn) {
+            Ok(s) => s,
+            Err(e) => {
+                output.close();
+                opts.watcher.unwatch(&opts.dir, &events_path);
+                return Err(e);
+            }
+        };
+        info!(pid = spawned.pid, program = %spawn.program, "started");
+
         let session = Arc::new(Session {
             id: opts.id,
             profile: opts.profile.name.clone(),
@@ -279,27 +307,16 @@ impl Session {
                 agent: None,
             }),
             exited: watch::channel(false).0,
-            pty: Arc::new(spawned.pty),
+            pty: Mutex::new(Some(spawned.pty.clone())),
             pid: spawned.pid,
+            reaped: AtomicBool::new(false),
             clients: AtomicU32::new(0),
-            tail_wake: Arc::new(Notify::new()),
+            tail_wake,
             watcher: opts.watcher.clone(),
             span: span.clone(),
         });
 
-        tokio::spawn(read_pty(session.pty.clone(), output.clone()).instrument(span.clone()));
-        // The parser is CPU-bound; it gets a thread of its own rather than a
-        // runtime worker the forwarding path needs.
-        spawn_thread("duet-screen", {
-            let output = output.clone();
-            move || output.run_parser()
-        })?;
-
-        if opts.profile.has_events {
-            opts.watcher
-                .watch(&opts.dir, events_path, session.tail_wake.clone())
-                .context("watching the events file")?;
-        }
+        tokio::spawn(read_pty(spawned.pty, output.clone()).instrument(span.clone()));
         let tail = Tail::new(opts.limits.max_sidecar_line);
         tokio::spawn(
             session
@@ -316,7 +333,10 @@ impl Session {
         let mut watchdog = tokio::time::interval(SUBMIT_STUCK_AFTER / 3);
         let status = loop {
             tokio::select! {
-                status = child.wait() => break status,
+                status = child.wait() => {
+                    self.reaped.store(true, Ordering::Release);
+                    break status;
+                }
                 _ = self.tail_wake.notified() => {
                     tail = self.clone().read_events(tail).await;
                 }
@@ -357,6 +377,11 @@ impl Session {
             }
         })
         .await;
+        // Whatever still holds the terminal (a job the shell put in a
+        // group of its own) is hung up when the master closes.
+        if let Some(pty) = lock(&self.pty).take() {
+            pty.close();
+        }
         let _ = self.clone().read_events(tail).await;
         self.watcher.unwatch(&self.dir, &self.events_path);
         if let Some(input) = &self.input {
@@ -635,10 +660,8 @@ impl Session {
         let interrupt = matches!(&bytes[..], b"\x1b" | b"\x03");
         // Written from the client's own task: one syscall when the PTY has
         // room, no thread hop.
-        self.pty
-            .write_all(&bytes)
-            .await
-            .map_err(|_| SessionError::Ended)?;
+        let pty = lock(&self.pty).clone().ok_or(SessionError::Ended)?;
+        pty.write(bytes).await.map_err(|_| SessionError::Ended)?;
         if interrupt {
             self.interrupted();
         }
@@ -693,7 +716,8 @@ impl Session {
             st.cols = cols;
             st.rows = rows;
         }
-        if let Err(e) = self.pty.resize(cols, rows) {
+        let pty = lock(&self.pty).clone();
+        if let Some(Err(e)) = pty.map(|p| p.resize(cols, rows)) {
             warn!(?e, "resizing the PTY");
         }
         self.output.resize(cols, rows);
@@ -736,8 +760,16 @@ impl Session {
     }
 
     fn signal_group(&self, signal: nix::sys::signal::Signal) {
-        let pgid = nix::unistd::Pid::from_raw(self.pid as i32);
-        if let Err(e) = nix::sys::signal::killpg(pgid, signal) {
+        let pid = nix::unistd::Pid::from_raw(self.pid as i32);
+        let sent = match nix::sys::signal::killpg(pid, signal) {
+            // In the first moments the child is still `setsid`, before it
+            // made the group: signal the process itself.
+            Err(nix::errno::Errno::ESRCH) if !self.reaped.load(Ordering::Acquire) => {
+                nix::sys::signal::kill(pid, signal)
+            }
+            r => r,
+        };
+        if let Err(e) = sent {
             if e != nix::errno::Errno::ESRCH {
                 warn!(?e, ?signal, "signalling the process group");
             }

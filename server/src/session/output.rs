@@ -50,6 +50,12 @@ impl Default for OutputLimits {
 /// to be handed out.
 const REUSE_WITHIN: u64 = 256 << 10;
 
+/// Bytes the parser takes from the ring per batch.
+const PARSE_BATCH: u64 = 256 << 10;
+
+/// Bytes parsed per hold of the screen lock.
+const PARSE_SLICE: usize = 16 << 10;
+
 #[derive(Clone)]
 enum Item {
     Data(Bytes),
@@ -312,24 +318,35 @@ impl Output {
                     ring = self.data_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
                 }
                 // The ring never trims past `parsed`, so our next item is held.
+                // Bounded in bytes, so `parsed` (which the reader and
+                // `settle` wait on) moves in steps of at most ~256 KiB.
                 let idx = (next_item - ring.first_item) as usize;
+                let mut bytes = 0u64;
                 ring.items
                     .range(idx..)
-                    .take(64)
+                    .take_while(|(_, item)| {
+                        let more = bytes < PARSE_BATCH;
+                        bytes += item_len(item);
+                        more
+                    })
                     .map(|(_, item)| item.clone())
                     .collect()
             };
             for item in batch {
                 next_item += 1;
-                // Lock per item so snapshots interleave with a long batch.
-                let mut screen = lock(&self.screen);
                 match item {
                     Item::Data(bytes) => {
-                        screen.parser.process(&bytes);
-                        screen.offset += bytes.len() as u64;
-                        parsed = screen.offset;
+                        // The screen lock is taken per slice so that
+                        // snapshots and `/screen` never wait long for it.
+                        for part in bytes.chunks(PARSE_SLICE) {
+                            let mut screen = lock(&self.screen);
+                            screen.parser.process(part);
+                            screen.offset += part.len() as u64;
+                            parsed = screen.offset;
+                        }
                     }
                     Item::Resize { cols, rows } => {
+                        let mut screen = lock(&self.screen);
                         *lock(&self.cached) = None;
                         screen.parser.screen_mut().set_size(rows, cols);
                     }

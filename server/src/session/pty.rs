@@ -13,19 +13,29 @@
 //! master is a non-blocking fd driven by tokio's `AsyncFd`.
 
 use std::ffi::OsString;
-use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{anyhow, bail, Context, Result};
+use bytes::Bytes;
 use rustix::io::Errno;
 use rustix::pty::OpenptFlags;
 use tokio::io::unix::AsyncFd;
+use tokio::sync::{mpsc, watch};
+
+/// Writes that could not go straight to the PTY wait here for the writer
+/// task; a caller that finds it full waits (backpressure on that client).
+const WRITE_QUEUE: usize = 256;
+
+/// How often a write to a full PTY is retried: first, and at most.
+const WRITE_BACKOFF_MIN: std::time::Duration = std::time::Duration::from_millis(1);
+const WRITE_BACKOFF_MAX: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What to run and where.
 #[derive(Debug, Clone)]
@@ -40,16 +50,28 @@ pub struct SpawnOptions {
 }
 
 /// The master side of a PTY, non-blocking, registered with the runtime.
+///
+/// Writes take a fast path: when nothing is queued and the PTY has room,
+/// the caller's own task writes (one syscall, no handoff). Whatever does
+/// not fit goes to a queue drained by a writer task, so a program that
+/// stops reading its input holds up only the queue, never the caller for
+/// long, and a write cut off by a closing connection is still finished.
 pub struct Pty {
     fd: AsyncFd<OwnedFd>,
-    /// Keeps writes from concurrent clients whole and in order: a write
-    /// that blocks halfway must finish before the next one starts.
-    write_order: tokio::sync::Mutex<()>,
+    /// True once the session lets go of the PTY: the reader and the writer
+    /// task stop, and the master closes when the last handle drops.
+    closed: watch::Sender<bool>,
+    /// Held by whoever writes to the fd.
+    writing: tokio::sync::Mutex<()>,
+    /// Items in `queue` not yet written; the fast path needs it at 0 so that
+    /// nothing overtakes queued bytes.
+    queued: AtomicUsize,
+    queue: mpsc::Sender<Bytes>,
 }
 
 /// A started program.
 pub struct Spawned {
-    pub pty: Pty,
+    pub pty: Arc<Pty>,
     pub child: tokio::process::Child,
     /// Also its process-group id: the program leads a new session.
     pub pid: u32,
@@ -89,8 +111,12 @@ pub fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
         .open(&slave_path)
         .with_context(|| format!("opening {}", slave_path.display()))?;
 
+    // `-c` (util-linux's --ctty; busybox and toybox know only `-c`): a new
+    // session with stdin, the PTY, as its controlling terminal. The child is
+    // not a process-group leader (no `process_group` here), so setsid does
+    // not fork: the pid we get is the program's, and its group's id.
     let mut cmd = std::process::Command::new(setsid);
-    cmd.arg("--ctty").arg(&program).args(&opts.args);
+    cmd.arg("-c").arg(&program).args(&opts.args);
     cmd.current_dir(&opts.cwd);
     // duet's own settings (the auth token above all) must not leak into the
     // programs it hosts.
@@ -121,21 +147,126 @@ pub fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
     // safety contract of `AsyncFd::register` (unsafe, and duet forbids unsafe).
     #[allow(deprecated)]
     let fd = AsyncFd::new(master).context("registering the PTY with the runtime")?;
-    Ok(Spawned {
-        pty: Pty {
-            fd,
-            write_order: tokio::sync::Mutex::new(()),
-        },
-        child,
-        pid,
-    })
+    let (queue, rx) = mpsc::channel(WRITE_QUEUE);
+    let pty = Arc::new(Pty {
+        fd,
+        closed: watch::channel(false).0,
+        writing: tokio::sync::Mutex::new(()),
+        queued: AtomicUsize::new(0),
+        queue,
+    });
+    tokio::spawn(write_queued(pty.clone(), rx));
+    Ok(Spawned { pty, child, pid })
+}
+
+/// Drains the write queue until the PTY is closed or the program is gone.
+async fn write_queued(pty: Arc<Pty>, mut rx: mpsc::Receiver<Bytes>) {
+    let mut closed = pty.closed.subscribe();
+    loop {
+        let data = tokio::select! {
+            data = rx.recv() => data,
+            _ = closed.wait_for(|c| *c) => None,
+        };
+        let Some(data) = data else { break };
+        let done = {
+            let _writing = pty.writing.lock().await;
+            let done = tokio::select! {
+                r = pty.write_all(&data) => r.is_ok(),
+                _ = closed.wait_for(|c| *c) => false,
+            };
+            pty.queued.fetch_sub(1, Ordering::AcqRel);
+            done
+        };
+        if !done {
+            // The program is gone: later writes fail on the closed queue.
+            break;
+        }
+    }
+}
+
+/// One count in [`Pty::queued`] for an item not in the queue yet.
+struct Counted<'a>(&'a AtomicUsize);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+fn closed_error() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "the PTY is closed")
 }
 
 impl Pty {
+    /// Writes `data` to the program, in order with this caller's earlier
+    /// writes. Returns once the bytes are written or queued.
+    pub async fn write(&self, data: Bytes) -> io::Result<()> {
+        if *self.closed.borrow() {
+            return Err(closed_error());
+        }
+        let rest = match self.try_write_now(&data)? {
+            n if n == data.len() => return Ok(()),
+            n => data.slice(n..),
+        };
+        // `try_write_now` counted it; uncount it if it never gets queued
+        // (the queue closed, or this future was dropped while waiting).
+        let counted = Counted(&self.queued);
+        self.queue.send(rest).await.map_err(|_| closed_error())?;
+        std::mem::forget(counted);
+        Ok(())
+    }
+
+    /// The fast path of [`write`](Self::write): how much went straight to the
+    /// PTY. When not all of it did, the rest is counted in `queued` before
+    /// `writing` is released, so that nothing overtakes it; the lock is never
+    /// held while waiting for queue space (the writer task needs it to drain).
+    fn try_write_now(&self, data: &[u8]) -> io::Result<usize> {
+        let written = if self.queued.load(Ordering::Acquire) == 0 {
+            match self.writing.try_lock() {
+                // Checked again under the lock: the writer task decrements
+                // before it lets go.
+                Ok(_writing) if self.queued.load(Ordering::Acquire) == 0 => {
+                    // A plain non-blocking write; see `write_all` for why
+                    // the reactor's write readiness is not used.
+                    let n = match rustix::io::write(self.fd.get_ref(), data) {
+                        Ok(n) => n,
+                        Err(Errno::AGAIN | Errno::INTR) => 0,
+                        Err(e) => return Err(e.into()),
+                    };
+                    if n < data.len() {
+                        self.queued.fetch_add(1, Ordering::AcqRel);
+                    }
+                    return Ok(n);
+                }
+                _ => 0,
+            }
+        } else {
+            0
+        };
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        Ok(written)
+    }
+
+    /// Lets go of the PTY: the reader sees EOF, queued writes are dropped,
+    /// and the master closes once the session drops its handle, which
+    /// hangs up anything still holding the terminal.
+    pub fn close(&self) {
+        self.closed.send_replace(true);
+    }
+
     /// Waits for output and reads everything already there, up to
     /// `buf.len()` bytes: one push per burst rather than per 4 KiB read.
-    /// Returns 0 at EOF (Linux reports a closed slave side as EIO).
+    /// Returns 0 at EOF (Linux reports a closed slave side as EIO) or once
+    /// [`close`](Self::close) was called.
     pub async fn read_burst(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut closed = self.closed.subscribe();
+        tokio::select! {
+            r = self.read_available(buf) => r,
+            _ = closed.wait_for(|c| *c) => Ok(0),
+        }
+    }
+
+    async fn read_available(&self, buf: &mut [u8]) -> io::Result<usize> {
         let mut filled = 0;
         loop {
             let mut guard = self.fd.readable().await?;
@@ -165,19 +296,29 @@ impl Pty {
         }
     }
 
-    /// Writes all of `data`, in one `write` when the PTY has room (the
-    /// usual case: a keystroke costs one syscall on the caller's task).
-    pub async fn write_all(&self, mut data: &[u8]) -> io::Result<()> {
-        let _order = self.write_order.lock().await;
+    /// Writes all of `data`, waiting for room. Only the writer task calls
+    /// it, holding `writing`.
+    ///
+    /// Room is polled with a backoff, not awaited through the reactor: a PTY
+    /// master keeps reporting itself writable while writes fail with EAGAIN
+    /// (the kernel counts free buffer space finer than it allocates it), and
+    /// tokio then never clears the readiness, so a readiness loop spins at
+    /// 100 % CPU (seen with strace: nothing but failing writes). Only a
+    /// program that stopped reading its input gets here.
+    async fn write_all(&self, mut data: &[u8]) -> io::Result<()> {
+        let mut backoff = WRITE_BACKOFF_MIN;
         while !data.is_empty() {
-            let mut guard = self.fd.writable().await?;
-            match guard.try_io(|fd| rustix::io::write(fd.get_ref(), data).map_err(io::Error::from))
-            {
-                Ok(Ok(n)) => data = &data[n..],
-                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-                Ok(Err(e)) => return Err(e),
-                // Full: readiness was cleared, wait for the program to read.
-                Err(_would_block) => {}
+            match rustix::io::write(self.fd.get_ref(), data) {
+                Ok(n) => {
+                    data = &data[n..];
+                    backoff = WRITE_BACKOFF_MIN;
+                }
+                Err(Errno::INTR) => {}
+                Err(Errno::AGAIN) => {
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(WRITE_BACKOFF_MAX);
+                }
+                Err(e) => return Err(e.into()),
             }
         }
         Ok(())
@@ -238,7 +379,9 @@ fn setsid() -> Option<&'static Path> {
 /// `setsid`, which would print its complaint into the terminal and exit 1.
 fn resolve_program(program: &str, cwd: &Path, path: Option<&std::ffi::OsStr>) -> Result<PathBuf> {
     if program.contains('/') {
-        let p = cwd.join(program);
+        // Absolute: setsid runs in `cwd` and would resolve a relative path
+        // again from there.
+        let p = std::path::absolute(cwd.join(program))?;
         if !p.is_file() {
             bail!("{program:?} does not exist");
         }
@@ -254,13 +397,11 @@ fn find_on_path(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf
     std::env::split_paths(path?)
         .map(|dir| dir.join(program))
         .find(|p| is_executable(p))
+        .and_then(|p| std::path::absolute(p).ok())
 }
 
 fn is_executable(p: &Path) -> bool {
-    File::open(p)
-        .and_then(|f| f.metadata())
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    p.is_file() && rustix::fs::access(p, rustix::fs::Access::EXEC_OK).is_ok()
 }
 
 #[cfg(test)]

@@ -85,11 +85,17 @@ impl Tail {
         if len != self.pos {
             file.seek(SeekFrom::Start(self.pos))?;
             let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                let n = file.read(&mut buf)?;
+            // Up to the length seen above: a writer that keeps appending
+            // cannot keep this call going (what it adds after the `fstat`
+            // is another inotify event, and another call).
+            let mut left = len - self.pos;
+            while left > 0 {
+                let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                let n = file.read(&mut buf[..want])?;
                 if n == 0 {
                     break;
                 }
+                left -= n as u64;
                 self.feed(&buf[..n], &mut batch.lines);
             }
         }
