@@ -48,7 +48,7 @@ async fn ready(duet: &Duet, id: &str) -> Result<()> {
 
 pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let bytes: u64 = ctx.size(1 << 30, 128 << 20);
-    let rounds: usize = ctx.size(2, 1);
+    let rounds: usize = ctx.size(3, 1);
     let bytes_s = bytes.to_string();
     let limit = Duration::from_secs(600);
     let duet = ctx

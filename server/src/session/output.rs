@@ -39,7 +39,7 @@ pub struct OutputLimits {
 impl Default for OutputLimits {
     fn default() -> Self {
         Self {
-            window: 1 << 20,
+            window: 4 << 20,
             max_parser_lag: 8 << 20,
             scrollback: 2000,
         }
