@@ -342,6 +342,10 @@ impl Sender {
         self.text(&ServerMessage::Hello(hello)).await?;
         let mut term_cursor = self.resync("attach").await?;
         self.flush().await?;
+        // Flow control: while this client keeps reading, the program waits
+        // for it rather than letting it fall out of the window.
+        let flow = s.output.reader(term_cursor);
+        let mut flow_paused = false;
 
         let mut event_cursor = from;
         let mut output_rx = s.output.subscribe();
@@ -359,6 +363,10 @@ impl Sender {
             let mut progressed = false;
             // Before the replies: a `pause` is acked only once it holds.
             let paused = *self.paused.borrow_and_update();
+            if paused != flow_paused {
+                flow.set_paused(paused);
+                flow_paused = paused;
+            }
 
             while let Ok(reply) = self.replies.try_recv() {
                 self.text(&reply).await?;
@@ -401,12 +409,14 @@ impl Sender {
                             .await
                             .map_err(|_| Closed)?;
                         term_cursor = next;
+                        flow.advance(next);
                         progressed = true;
                         output_drained = false;
                     }
                     ReadResult::Lagged => {
                         debug!("terminal lagged; resyncing from a snapshot");
                         term_cursor = self.resync("lagged").await?;
+                        flow.advance(term_cursor);
                         progressed = true;
                         output_drained = false;
                     }

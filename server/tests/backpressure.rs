@@ -61,6 +61,38 @@ async fn a_stalled_client_blocks_nobody_and_memory_stays_bounded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_keeps_reading_gets_every_byte_of_a_flood() {
+    const FLOOD: u64 = 24 << 20;
+    // A long stall allowance: this test is about flow control, not about a
+    // loaded machine pausing the test's own reader.
+    let server = TestServer::start_with(|o| {
+        o.limits.output.stall_after = std::time::Duration::from_secs(10);
+    })
+    .await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_event(|e| kind(e) == "system").await;
+    let start = c.term_bytes;
+    c.submit(&format!("flood {FLOOD}")).await;
+    c.until_event(|e| kind(e) == "x-flood-done").await;
+    c.keys(b"after-the-flood").await;
+    c.until_screen("after-the-flood").await;
+    // Far more than the 4 MiB window, yet nothing was skipped: the program
+    // waited for the client instead.
+    assert!(
+        !c.texts
+            .iter()
+            .any(|m| matches!(m, ServerMessage::Resync { reason, .. } if reason == "lagged")),
+        "the client was resynced"
+    );
+    assert!(
+        c.term_bytes - start >= FLOOD,
+        "got {} bytes",
+        c.term_bytes - start
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_program_that_stops_reading_keys_does_not_freeze_its_clients() {
     let server = TestServer::start().await;
     let s = server.create("fake").await;

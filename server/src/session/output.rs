@@ -10,6 +10,13 @@
 //! waits ([`Output::make_room`]), which slows the program down but never
 //! loses a byte.
 //!
+//! Flow control: the reader also waits while the slowest client that is
+//! keeping up is more than half the window behind, so that a client reading
+//! as fast as it can gets every byte, as on a real terminal, where a slow
+//! terminal slows the program. A client that stops reading for
+//! `stall_after` (or pauses) no longer holds anyone back: it falls out of
+//! the window and gets a snapshot when it reads again.
+//!
 //! Rendering a snapshot (screen plus scrollback, ~120 KiB) is the costliest
 //! thing here, so the last one is kept and handed to every client that needs
 //! one while the ring still holds the stream from its offset: a hundred
@@ -18,10 +25,12 @@
 //! of the CPU and made more clients lag).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 /// Sizes that bound the memory of one session's output.
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +43,9 @@ pub struct OutputLimits {
     pub max_parser_lag: usize,
     /// Lines of scrollback kept in the server-side screen.
     pub scrollback: usize,
+    /// A client that has not read for this long stops holding the program
+    /// back (flow control, see the module docs).
+    pub stall_after: Duration,
 }
 
 impl Default for OutputLimits {
@@ -42,6 +54,7 @@ impl Default for OutputLimits {
             window: 4 << 20,
             max_parser_lag: 8 << 20,
             scrollback: 2000,
+            stall_after: Duration::from_millis(200),
         }
     }
 }
@@ -116,6 +129,35 @@ pub enum ReadResult {
     Lagged,
 }
 
+/// One client's place in the stream, as flow control sees it.
+pub struct Reader {
+    cursor: AtomicU64,
+    /// Milliseconds since `Output::epoch` of the last read that moved on.
+    progressed: AtomicU64,
+    paused: AtomicBool,
+    output: Weak<Output>,
+}
+
+impl Reader {
+    /// The client read up to `cursor` (or resynchronised to it).
+    pub fn advance(&self, cursor: u64) {
+        self.cursor.store(cursor, Ordering::Release);
+        if let Some(out) = self.output.upgrade() {
+            self.progressed.store(out.now_ms(), Ordering::Release);
+            out.progress.notify_one();
+        }
+    }
+
+    /// A paused client never holds the program back.
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::Release);
+        if let Some(out) = self.output.upgrade() {
+            self.progressed.store(out.now_ms(), Ordering::Release);
+            out.progress.notify_one();
+        }
+    }
+}
+
 /// A full screen image and the stream offset it corresponds to.
 pub struct Snapshot {
     pub bytes: Bytes,
@@ -153,6 +195,10 @@ pub struct Output {
     /// The last snapshot; see the module docs. Cleared when the screen
     /// changes size, taken and filled under the screen lock.
     cached: Mutex<Option<Arc<Snapshot>>>,
+    readers: Mutex<Vec<Weak<Reader>>>,
+    /// Signalled when a client reads; the PTY reader may be waiting for it.
+    progress: Notify,
+    epoch: Instant,
     limits: OutputLimits,
 }
 
@@ -187,6 +233,9 @@ impl Output {
                 offset: 0,
             }),
             cached: Mutex::new(None),
+            readers: Mutex::new(Vec::new()),
+            progress: Notify::new(),
+            epoch: Instant::now(),
             limits,
         }
     }
@@ -214,10 +263,30 @@ impl Output {
         self.data_cv.notify_one();
     }
 
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Registers a client at `cursor` for flow control; it counts until the
+    /// returned handle is dropped.
+    pub fn reader(self: &Arc<Self>, cursor: u64) -> Arc<Reader> {
+        let reader = Arc::new(Reader {
+            cursor: AtomicU64::new(cursor),
+            progressed: AtomicU64::new(self.now_ms()),
+            paused: AtomicBool::new(false),
+            output: Arc::downgrade(self),
+        });
+        let mut readers = lock(&self.readers);
+        readers.retain(|r| r.strong_count() > 0);
+        readers.push(Arc::downgrade(&reader));
+        reader
+    }
+
     /// Waits while the screen parser is more than `max_parser_lag` bytes
-    /// behind. The PTY reader calls it before each read, so a program that
-    /// outruns the parser is slowed down (its writes block on a full PTY)
-    /// rather than growing the ring without bound.
+    /// behind, and while a client that keeps up is more than half the
+    /// window behind (see the module docs). The PTY reader calls it before
+    /// each read, so a program that outruns either is slowed down (its
+    /// writes block on a full PTY), and nothing grows without bound.
     pub async fn make_room(&self) {
         let mut parsed = self.parsed.subscribe();
         loop {
@@ -225,12 +294,43 @@ impl Output {
             {
                 let ring = lock(&self.ring);
                 if ring.closed || ring.end - done <= self.limits.max_parser_lag as u64 {
-                    return;
+                    break;
                 }
             }
             if parsed.changed().await.is_err() {
+                break;
+            }
+        }
+        let ahead = self.limits.window as u64 / 2;
+        loop {
+            let end = self.end();
+            let now = self.now_ms();
+            let stall = self.limits.stall_after.as_millis() as u64;
+            // The slowest client that is reading: how far behind, and how
+            // long until it counts as stalled.
+            let slowest = lock(&self.readers)
+                .iter()
+                .filter_map(Weak::upgrade)
+                .filter(|r| !r.paused.load(Ordering::Acquire))
+                .filter_map(|r| {
+                    let since = now.saturating_sub(r.progressed.load(Ordering::Acquire));
+                    let behind = end.saturating_sub(r.cursor.load(Ordering::Acquire));
+                    if since < stall && behind > ahead {
+                        Some(stall - since)
+                    } else {
+                        None
+                    }
+                })
+                .min();
+            let Some(until_stalled) = slowest else { return };
+            if self.is_closed() {
                 return;
             }
+            let _ = tokio::time::timeout(
+                Duration::from_millis(until_stalled),
+                self.progress.notified(),
+            )
+            .await;
         }
     }
 
@@ -447,6 +547,7 @@ mod tests {
             window: 16,
             max_parser_lag: 64,
             scrollback: 100,
+            stall_after: Duration::from_millis(200),
         }
     }
 
