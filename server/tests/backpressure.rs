@@ -1,6 +1,8 @@
-//! A slow or stalled client never blocks the program or other clients and
-//! costs bounded memory: its terminal catches up with a snapshot, its events
-//! are replayed.
+//! Flow control and backpressure: a client that keeps reading gets every
+//! byte (the program waits for it); a stalled client never blocks the
+//! program or other clients and costs bounded memory: its terminal catches
+//! up with a snapshot, its events are replayed. A program that stops reading
+//! its input holds up nobody's other messages.
 
 mod support;
 
