@@ -542,6 +542,11 @@ fn render(screen: &mut vt100::Screen) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    fn start_parser(out: &Arc<Output>) -> std::thread::JoinHandle<()> {
+        let out = out.clone();
+        std::thread::spawn(move || out.run_parser())
+    }
+
     fn small() -> OutputLimits {
         OutputLimits {
             window: 16,
@@ -554,10 +559,7 @@ mod tests {
     #[test]
     fn cursor_reads_what_was_pushed_and_lags_out_of_the_window() {
         let out = Arc::new(Output::new(80, 24, small()));
-        let parser = {
-            let out = out.clone();
-            std::thread::spawn(move || out.run_parser())
-        };
+        let parser = start_parser(&out);
         out.push(Bytes::from_static(b"hello "));
         out.push(Bytes::from_static(b"world"));
         match out.read(0, 1024) {
@@ -601,10 +603,7 @@ mod tests {
         });
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished(), "must wait for the parser");
-        let parser = {
-            let out = out.clone();
-            std::thread::spawn(move || out.run_parser())
-        };
+        let parser = start_parser(&out);
         waiting.await.unwrap();
         out.settle().await;
         assert!(out.screen_text().starts_with("0123456789"));
@@ -615,10 +614,7 @@ mod tests {
     #[test]
     fn lagging_clients_share_one_snapshot_until_the_screen_resizes() {
         let out = Arc::new(Output::new(20, 5, small()));
-        let parser = {
-            let out = out.clone();
-            std::thread::spawn(move || out.run_parser())
-        };
+        let parser = start_parser(&out);
         out.push(Bytes::from_static(b"hello"));
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -641,10 +637,7 @@ mod tests {
     #[test]
     fn snapshot_redraws_screen_and_scrollback() {
         let out = Arc::new(Output::new(20, 5, small()));
-        let parser = {
-            let out = out.clone();
-            std::thread::spawn(move || out.run_parser())
-        };
+        let parser = start_parser(&out);
         for i in 0..12 {
             out.push(Bytes::from(format!("line {i}\r\n")));
         }
@@ -664,10 +657,7 @@ mod tests {
     #[test]
     fn resize_applies_at_its_place_in_the_stream() {
         let out = Arc::new(Output::new(10, 3, small()));
-        let parser = {
-            let out = out.clone();
-            std::thread::spawn(move || out.run_parser())
-        };
+        let parser = start_parser(&out);
         out.push(Bytes::from_static(b"abc"));
         out.resize(30, 4);
         out.close();
