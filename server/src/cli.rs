@@ -101,7 +101,9 @@ pub struct ServeArgs {
     #[arg(long, env = "DUET_MAX_CLIENTS", default_value_t = 128)]
     pub max_clients: u32,
 
-    /// How long an ended session stays readable (e.g. 30m, 1h, 2d).
+    /// How long an ended session stays readable (e.g. 30m, 1h, 2d). Session
+    /// directories left by an earlier run are deleted this long after their
+    /// last change.
     #[arg(long, env = "DUET_RETAIN", default_value = "1h", value_parser = parse_duration)]
     pub retain: Duration,
 }

@@ -43,12 +43,56 @@ impl Registry {
         create_private_dir(&opts.state_dir).with_context(|| {
             format!("creating the state directory {}", opts.state_dir.display())
         })?;
-        Ok(Arc::new(Self {
+        let registry = Arc::new(Self {
             sessions: Mutex::new(HashMap::new()),
             profiles,
             opts,
             watcher: Arc::new(Watcher::new()?),
-        }))
+        });
+        registry.sweep_leftovers();
+        Ok(registry)
+    }
+
+    /// Session directories left by an earlier run of duet (a restart, a
+    /// crash) are no session of this one, and nothing else would ever
+    /// delete them: each is deleted once its retention time, counted from
+    /// its last change, is over. Must run inside a tokio runtime.
+    fn sweep_leftovers(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.opts.state_dir) else {
+            return;
+        };
+        let (mut now, mut later) = (0, 0);
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_session = entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<SessionId>().is_ok());
+            if !is_session || !path.is_dir() {
+                continue;
+            }
+            let age = last_change(&path).elapsed().unwrap_or_default();
+            match self.opts.retain.checked_sub(age) {
+                Some(left) if !left.is_zero() => {
+                    later += 1;
+                    tokio::spawn(async move {
+                        tokio::time::sleep(left).await;
+                        remove_leftover(&path);
+                    });
+                }
+                _ => {
+                    now += 1;
+                    remove_leftover(&path);
+                }
+            }
+        }
+        if now + later > 0 {
+            info!(
+                deleted = now,
+                deleted_later = later,
+                "session directories from an earlier run"
+            );
+        }
     }
 
     fn map(&self) -> MutexGuard<'_, HashMap<SessionId, Arc<Session>>> {
@@ -162,6 +206,28 @@ impl Registry {
         let all = futures_util::future::join_all(sessions.iter().map(|s| s.wait_exited()));
         if tokio::time::timeout(grace, all).await.is_err() {
             warn!("some programs did not exit in time");
+        }
+    }
+}
+
+/// When anything in a session directory last changed (the events file
+/// grows for as long as the program talks).
+fn last_change(dir: &std::path::Path) -> std::time::SystemTime {
+    ["events.jsonl", "input.jsonl", "."]
+        .iter()
+        .filter_map(|f| {
+            std::fs::metadata(dir.join(f))
+                .and_then(|m| m.modified())
+                .ok()
+        })
+        .max()
+        .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
+}
+
+fn remove_leftover(path: &std::path::Path) {
+    if let Err(e) = std::fs::remove_dir_all(path) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            warn!(path = %path.display(), ?e, "removing a session directory from an earlier run");
         }
     }
 }

@@ -4,6 +4,7 @@
 
 mod support;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use duet_protocol::rest::{SessionInfo, SessionStatus};
@@ -193,4 +194,46 @@ async fn session_limit_is_enforced() {
     assert_eq!(body["error"]["code"], "limit_reached");
     let list: Vec<SessionInfo> = server.json("/api/sessions").await;
     assert_eq!(list.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_directories_from_an_earlier_run_are_swept() {
+    let (old, recent) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    let mut state = PathBuf::new();
+    let server = TestServer::start_with(|o| {
+        // Long enough that "kept for now" holds on a loaded machine.
+        o.retain = Duration::from_secs(2);
+        state = o.state_dir.clone();
+        // What a previous run of duet left: a session that ended long ago,
+        // one that was active a moment ago, and something that is no
+        // session at all.
+        for id in [old, recent] {
+            let dir = o.state_dir.join(id.to_string());
+            std::fs::create_dir_all(dir.join("work")).unwrap();
+            std::fs::write(dir.join("events.jsonl"), "{}\n").unwrap();
+        }
+        let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        let dir = o.state_dir.join(old.to_string());
+        for p in [dir.join("events.jsonl"), dir.clone()] {
+            std::fs::File::open(&p)
+                .unwrap()
+                .set_modified(hour_ago)
+                .unwrap();
+        }
+        std::fs::create_dir_all(o.state_dir.join("not-a-session")).unwrap();
+    })
+    .await;
+    // The server is up once it answers.
+    server.json::<serde_json::Value>("/api/sessions").await;
+    assert!(!state.join(old.to_string()).exists(), "swept at start");
+    assert!(state.join(recent.to_string()).exists(), "kept for now");
+    tokio::time::timeout(DEADLINE, async {
+        // Deletion is a timer inside the server; poll for its effect.
+        while state.join(recent.to_string()).exists() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("swept after the retention time");
+    assert!(state.join("not-a-session").exists());
 }
