@@ -54,8 +54,9 @@ pub struct SpawnOptions {
 /// Writes take a fast path: when nothing is queued and the PTY has room,
 /// the caller's own task writes (one syscall, no handoff). Whatever does
 /// not fit goes to a queue drained by a writer task, so a program that
-/// stops reading its input holds up only the queue, never the caller for
-/// long, and a write cut off by a closing connection is still finished.
+/// stops reading its input holds up only the queue (a caller waits only
+/// when the queue is full), and bytes that reached the queue are written
+/// even if their client goes away.
 pub struct Pty {
     fd: AsyncFd<OwnedFd>,
     /// True once the session lets go of the PTY: the reader and the writer
@@ -103,7 +104,7 @@ pub fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
     let slave_path = PathBuf::from(std::ffi::OsStr::from_bytes(slave_path.as_bytes()));
     set_size(&master, opts.cols, opts.rows).context("setting the PTY size")?;
     // duet must not acquire the PTY as its own controlling terminal; the
-    // program does, through `setsid --ctty` on its stdin.
+    // program does, through `setsid -c` on its stdin.
     let slave = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
