@@ -92,6 +92,8 @@ ARG WITH_QWEN
 # tini: PID 1 that forwards SIGTERM to duet and reaps orphans that the hosted
 #   programs leave behind (duet reaps its own children, not grandchildren).
 # ca-certificates: agents call HTTPS model endpoints.
+# setsid(1), which duet starts every program through, is in util-linux,
+#   Essential in Debian, so it is in every Debian image already.
 # Terminfo: duet runs programs with TERM=xterm-256color, which ncurses-base
 #   (always in Debian) covers; ncurses-term (4 MB of exotic entries) is left out.
 RUN apt-get update \
