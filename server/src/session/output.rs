@@ -14,8 +14,9 @@
 //! keeping up is more than half the window behind, so that a client reading
 //! as fast as it can gets every byte, as on a real terminal, where a slow
 //! terminal slows the program. A client that stops reading for
-//! `stall_after` (or pauses) no longer holds anyone back: it falls out of
-//! the window and gets a snapshot when it reads again.
+//! `stall_after` (or pauses), or that has held the program back for that
+//! long in a row because it reads slower than the program writes, no longer
+//! holds anyone back: it falls out of the window and gets a snapshot.
 //!
 //! Rendering a snapshot (screen plus scrollback, ~120 KiB) is the costliest
 //! thing here, so the last one is kept and handed to every client that needs
@@ -134,6 +135,10 @@ pub struct Reader {
     cursor: AtomicU64,
     /// Milliseconds since `Output::epoch` of the last read that moved on.
     progressed: AtomicU64,
+    /// When (ms since `Output::epoch`, +1 so that 0 means "not") the PTY
+    /// reader first found this client too far behind in the current
+    /// episode; see `Output::make_room`.
+    held_since: AtomicU64,
     paused: AtomicBool,
     output: Weak<Output>,
 }
@@ -273,6 +278,7 @@ impl Output {
         let reader = Arc::new(Reader {
             cursor: AtomicU64::new(cursor),
             progressed: AtomicU64::new(self.now_ms()),
+            held_since: AtomicU64::new(0),
             paused: AtomicBool::new(false),
             output: Arc::downgrade(self),
         });
@@ -306,28 +312,41 @@ impl Output {
             let end = self.end();
             let now = self.now_ms();
             let stall = self.limits.stall_after.as_millis() as u64;
-            // The slowest client that is reading: how far behind, and how
-            // long until it counts as stalled.
+            // Among the clients too far behind, the one that may hold the
+            // program longest. A client holds it only while it reads (it
+            // read within `stall` ms) and for at most `stall` ms in a row:
+            // one that reads, but slower than the program writes (a slow
+            // link), must not throttle everyone; it falls behind and gets a
+            // snapshot instead, like a stalled one.
             let slowest = lock(&self.readers)
                 .iter()
                 .filter_map(Weak::upgrade)
                 .filter(|r| !r.paused.load(Ordering::Acquire))
                 .filter_map(|r| {
-                    let since = now.saturating_sub(r.progressed.load(Ordering::Acquire));
                     let behind = end.saturating_sub(r.cursor.load(Ordering::Acquire));
-                    if since < stall && behind > ahead {
-                        Some(stall - since)
-                    } else {
-                        None
+                    if behind <= ahead {
+                        r.held_since.store(0, Ordering::Release);
+                        return None;
                     }
+                    let held = match r.held_since.load(Ordering::Acquire) {
+                        0 => {
+                            r.held_since.store(now + 1, Ordering::Release);
+                            0
+                        }
+                        since => now.saturating_sub(since - 1),
+                    };
+                    let idle = now.saturating_sub(r.progressed.load(Ordering::Acquire));
+                    stall.checked_sub(idle.max(held)).filter(|left| *left > 0)
                 })
-                .min();
-            let Some(until_stalled) = slowest else { return };
+                .max();
+            let Some(until_released) = slowest else {
+                return;
+            };
             if self.is_closed() {
                 return;
             }
             let _ = tokio::time::timeout(
-                Duration::from_millis(until_stalled),
+                Duration::from_millis(until_released),
                 self.progress.notified(),
             )
             .await;
@@ -607,6 +626,58 @@ mod tests {
         waiting.await.unwrap();
         out.settle().await;
         assert!(out.screen_text().starts_with("0123456789"));
+        out.close();
+        parser.join().unwrap();
+    }
+
+    fn flow(stall_after: Duration) -> OutputLimits {
+        OutputLimits {
+            window: 1024,
+            max_parser_lag: 1 << 20,
+            scrollback: 10,
+            stall_after,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_reading_client_holds_the_program_until_it_catches_up() {
+        let out = Arc::new(Output::new(80, 24, flow(Duration::from_secs(30))));
+        let parser = start_parser(&out);
+        let reader = out.reader(0);
+        out.push(Bytes::from(vec![b'x'; 4096]));
+        let waiting = tokio::spawn({
+            let out = out.clone();
+            async move { out.make_room().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "waits for the client");
+        reader.advance(4096);
+        waiting.await.unwrap();
+        out.close();
+        parser.join().unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_slower_than_the_program_holds_it_only_briefly() {
+        let out = Arc::new(Output::new(80, 24, flow(Duration::from_millis(100))));
+        let parser = start_parser(&out);
+        let reader = out.reader(0);
+        out.push(Bytes::from(vec![b'x'; 4096]));
+        // It keeps reading, but a byte at a time: never stalled, never
+        // caught up.
+        let slow = tokio::spawn({
+            let reader = reader.clone();
+            async move {
+                for i in 1.. {
+                    reader.advance(i);
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+        });
+        tokio::time::timeout(Duration::from_secs(20), out.make_room())
+            .await
+            .expect("the program is let go");
+        slow.abort();
         out.close();
         parser.join().unwrap();
     }
