@@ -64,6 +64,11 @@ impl Default for OutputLimits {
 /// to be handed out.
 const REUSE_WITHIN: u64 = 256 << 10;
 
+/// How far a client that keeps reading may be behind before the PTY reader
+/// waits for it: enough to stream at full speed, little enough that Ctrl-C
+/// in a flood shows within milliseconds (what is behind still arrives).
+const FLOW_AHEAD: u64 = 512 << 10;
+
 /// Bytes the parser takes from the ring per batch.
 const PARSE_BATCH: u64 = 256 << 10;
 
@@ -307,7 +312,7 @@ impl Output {
                 break;
             }
         }
-        let ahead = self.limits.window as u64 / 2;
+        let ahead = (self.limits.window as u64 / 2).min(FLOW_AHEAD);
         loop {
             let end = self.end();
             let now = self.now_ms();
