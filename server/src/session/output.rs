@@ -11,7 +11,7 @@
 //! loses a byte.
 //!
 //! Flow control: the reader also waits while the slowest client that is
-//! keeping up is more than half the window behind, so that a client reading
+//! keeping up is more than `FLOW_AHEAD` behind, so that a client reading
 //! as fast as it can gets every byte, as on a real terminal, where a slow
 //! terminal slows the program. A client that stops reading for
 //! `stall_after` (or pauses), or that has held the program back for that
@@ -294,8 +294,8 @@ impl Output {
     }
 
     /// Waits while the screen parser is more than `max_parser_lag` bytes
-    /// behind, and while a client that keeps up is more than half the
-    /// window behind (see the module docs). The PTY reader calls it before
+    /// behind, and while a client that keeps up is more than `FLOW_AHEAD`
+    /// behind (see the module docs). The PTY reader calls it before
     /// each read, so a program that outruns either is slowed down (its
     /// writes block on a full PTY), and nothing grows without bound.
     pub async fn make_room(&self) {
