@@ -361,16 +361,16 @@ impl Sender {
 
         loop {
             let mut progressed = false;
-            // Before the replies: a `pause` is acked only once it holds.
+            while let Ok(reply) = self.replies.try_recv() {
+                self.text(&reply).await?;
+                progressed = true;
+            }
+            // After the replies: the receiving task sets a pause before it
+            // queues its ack, so once the ack is out the pause holds here.
             let paused = *self.paused.borrow_and_update();
             if paused != flow_paused {
                 flow.set_paused(paused);
                 flow_paused = paused;
-            }
-
-            while let Ok(reply) = self.replies.try_recv() {
-                self.text(&reply).await?;
-                progressed = true;
             }
             loop {
                 match self.control.try_recv() {
@@ -416,7 +416,7 @@ impl Sender {
                     ReadResult::Lagged => {
                         debug!("terminal lagged; resyncing from a snapshot");
                         term_cursor = self.resync("lagged").await?;
-                        flow.advance(term_cursor);
+                        flow.resynced(term_cursor);
                         progressed = true;
                         output_drained = false;
                     }

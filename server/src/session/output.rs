@@ -13,10 +13,10 @@
 //! Flow control: the reader also waits while the slowest client that is
 //! keeping up is more than `FLOW_AHEAD` behind, so that a client reading
 //! as fast as it can gets every byte, as on a real terminal, where a slow
-//! terminal slows the program. A client that stops reading for
-//! `stall_after` (or pauses), or that has held the program back for that
-//! long in a row because it reads slower than the program writes, no longer
-//! holds anyone back: it falls out of the window and gets a snapshot.
+//! terminal slows the program. A client that has held the program back for
+//! `stall_after` in a row (it stopped reading, or reads slower than the
+//! program writes), or that pauses, no longer holds anyone back: it falls
+//! out of the window and gets a snapshot.
 //!
 //! Rendering a snapshot (screen plus scrollback, ~120 KiB) is the costliest
 //! thing here, so the last one is kept and handed to every client that needs
@@ -44,8 +44,8 @@ pub struct OutputLimits {
     pub max_parser_lag: usize,
     /// Lines of scrollback kept in the server-side screen.
     pub scrollback: usize,
-    /// A client that has not read for this long stops holding the program
-    /// back (flow control, see the module docs).
+    /// The longest a client holds the program back in a row (flow
+    /// control, see the module docs).
     pub stall_after: Duration,
 }
 
@@ -138,8 +138,6 @@ pub enum ReadResult {
 /// One client's place in the stream, as flow control sees it.
 pub struct Reader {
     cursor: AtomicU64,
-    /// Milliseconds since `Output::epoch` of the last read that moved on.
-    progressed: AtomicU64,
     /// When (ms since `Output::epoch`, +1 so that 0 means "not") the PTY
     /// reader first found this client too far behind in the current
     /// episode; see `Output::make_room`.
@@ -149,20 +147,30 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// The client read up to `cursor` (or resynchronised to it).
+    /// The client read up to `cursor`.
     pub fn advance(&self, cursor: u64) {
         self.cursor.store(cursor, Ordering::Release);
-        if let Some(out) = self.output.upgrade() {
-            self.progressed.store(out.now_ms(), Ordering::Release);
-            out.progress.notify_one();
-        }
+        self.wake();
     }
 
-    /// A paused client never holds the program back.
+    /// The client was resynchronised to `cursor`: a fresh start, which may
+    /// hold the program again.
+    pub fn resynced(&self, cursor: u64) {
+        self.cursor.store(cursor, Ordering::Release);
+        self.held_since.store(0, Ordering::Release);
+        self.wake();
+    }
+
+    /// A paused client never holds the program back; a resumed one starts
+    /// afresh.
     pub fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Release);
+        self.held_since.store(0, Ordering::Release);
+        self.wake();
+    }
+
+    fn wake(&self) {
         if let Some(out) = self.output.upgrade() {
-            self.progressed.store(out.now_ms(), Ordering::Release);
             out.progress.notify_one();
         }
     }
@@ -282,7 +290,6 @@ impl Output {
     pub fn reader(self: &Arc<Self>, cursor: u64) -> Arc<Reader> {
         let reader = Arc::new(Reader {
             cursor: AtomicU64::new(cursor),
-            progressed: AtomicU64::new(self.now_ms()),
             held_since: AtomicU64::new(0),
             paused: AtomicBool::new(false),
             output: Arc::downgrade(self),
@@ -318,11 +325,11 @@ impl Output {
             let now = self.now_ms();
             let stall = self.limits.stall_after.as_millis() as u64;
             // Among the clients too far behind, the one that may hold the
-            // program longest. A client holds it only while it reads (it
-            // read within `stall` ms) and for at most `stall` ms in a row:
-            // one that reads, but slower than the program writes (a slow
-            // link), must not throttle everyone; it falls behind and gets a
-            // snapshot instead, like a stalled one.
+            // program longest. A client holds it for at most `stall` ms in a
+            // row: one that keeps up catches up well within that; one that
+            // stopped reading, or reads slower than the program writes (a
+            // slow link), must not throttle everyone: it falls behind and
+            // gets a snapshot instead.
             let slowest = lock(&self.readers)
                 .iter()
                 .filter_map(Weak::upgrade)
@@ -340,8 +347,7 @@ impl Output {
                         }
                         since => now.saturating_sub(since - 1),
                     };
-                    let idle = now.saturating_sub(r.progressed.load(Ordering::Acquire));
-                    stall.checked_sub(idle.max(held)).filter(|left| *left > 0)
+                    stall.checked_sub(held).filter(|left| *left > 0)
                 })
                 .max();
             let Some(until_released) = slowest else {

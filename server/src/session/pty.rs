@@ -64,6 +64,9 @@ pub struct Pty {
     closed: watch::Sender<bool>,
     /// Held by whoever writes to the fd.
     writing: tokio::sync::Mutex<()>,
+    /// Held while putting bytes in the queue (or writing them directly), so
+    /// that one caller's bytes are never split by another's.
+    order: tokio::sync::Mutex<()>,
     /// Items in `queue` not yet written; the fast path needs it at 0 so that
     /// nothing overtakes queued bytes.
     queued: AtomicUsize,
@@ -153,6 +156,7 @@ pub fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
         fd,
         closed: watch::channel(false).0,
         writing: tokio::sync::Mutex::new(()),
+        order: tokio::sync::Mutex::new(()),
         queued: AtomicUsize::new(0),
         queue,
     });
@@ -202,50 +206,58 @@ impl Pty {
     /// Writes `data` to the program, in order with this caller's earlier
     /// writes. Returns once the bytes are written or queued.
     pub async fn write(&self, data: Bytes) -> io::Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
         if *self.closed.borrow() {
             return Err(closed_error());
         }
-        let rest = match self.try_write_now(&data)? {
-            n if n == data.len() => return Ok(()),
-            n => data.slice(n..),
-        };
-        // `try_write_now` counted it; uncount it if it never gets queued
-        // (the queue closed, or this future was dropped while waiting).
+        if self.try_write_now(&data)? {
+            return Ok(());
+        }
+        // Behind whatever is queued. `order` keeps every caller's bytes whole:
+        // nobody enqueues between another's direct write and its rest.
+        let _order = self.order.lock().await;
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        // Uncounted again if it never gets queued (the queue closed, or this
+        // future was dropped while waiting for space).
         let counted = Counted(&self.queued);
-        self.queue.send(rest).await.map_err(|_| closed_error())?;
+        self.queue.send(data).await.map_err(|_| closed_error())?;
         std::mem::forget(counted);
         Ok(())
     }
 
-    /// The fast path of [`write`](Self::write): how much went straight to the
-    /// PTY. When not all of it did, the rest is counted in `queued` before
-    /// `writing` is released, so that nothing overtakes it; the lock is never
-    /// held while waiting for queue space (the writer task needs it to drain).
-    fn try_write_now(&self, data: &[u8]) -> io::Result<usize> {
-        let written = if self.queued.load(Ordering::Acquire) == 0 {
-            match self.writing.try_lock() {
-                // Checked again under the lock: the writer task decrements
-                // before it lets go.
-                Ok(_writing) if self.queued.load(Ordering::Acquire) == 0 => {
-                    // A plain non-blocking write; see `write_all` for why
-                    // the reactor's write readiness is not used.
-                    let n = match rustix::io::write(self.fd.get_ref(), data) {
-                        Ok(n) => n,
-                        Err(Errno::AGAIN | Errno::INTR) => 0,
-                        Err(e) => return Err(e.into()),
-                    };
-                    if n < data.len() {
-                        self.queued.fetch_add(1, Ordering::AcqRel);
-                    }
-                    return Ok(n);
-                }
-                _ => 0,
-            }
-        } else {
-            0
+    /// The fast path of [`write`](Self::write), taken only when nothing is
+    /// queued or being written and the queue has room: one non-blocking
+    /// `write`, and whatever did not fit is queued at once, under the same
+    /// locks, so nothing can come between. False: take the slow path.
+    fn try_write_now(&self, data: &Bytes) -> io::Result<bool> {
+        if self.queued.load(Ordering::Acquire) != 0 {
+            return Ok(false);
+        }
+        let (Ok(_order), Ok(_writing)) = (self.order.try_lock(), self.writing.try_lock()) else {
+            return Ok(false);
         };
-        self.queued.fetch_add(1, Ordering::AcqRel);
-        Ok(written)
+        // Checked again under the locks: the writer task decrements before
+        // it lets go of `writing`.
+        if self.queued.load(Ordering::Acquire) != 0 {
+            return Ok(false);
+        }
+        let Ok(permit) = self.queue.try_reserve() else {
+            return Ok(false);
+        };
+        // A plain non-blocking write; see `write_all` for why the reactor's
+        // write readiness is not used.
+        let n = match rustix::io::write(self.fd.get_ref(), data) {
+            Ok(n) => n,
+            Err(Errno::AGAIN | Errno::INTR) => 0,
+            Err(e) => return Err(e.into()),
+        };
+        if n < data.len() {
+            self.queued.fetch_add(1, Ordering::AcqRel);
+            permit.send(data.slice(n..));
+        }
+        Ok(true)
     }
 
     /// Lets go of the PTY: the reader sees EOF, queued writes are dropped,
