@@ -407,19 +407,18 @@ impl Session {
     /// Reads whatever the events file gained and relays it.
     async fn read_events(self: Arc<Self>, mut tail: Tail) -> Tail {
         let path = self.events_path.clone();
+        let small = tail.unread().is_some_and(|n| n <= INLINE_READ_MAX);
         // A few appended events are in the page cache and read in
         // microseconds: inline, that saves two thread handoffs per event.
         // Only a large backlog goes to the blocking pool.
-        let (tail, batch) = if tail.unread().is_some_and(|n| n <= INLINE_READ_MAX) {
+        let read = move || {
             let batch = tail.read(&path);
             (tail, batch)
+        };
+        let (tail, batch) = if small {
+            read()
         } else {
-            match tokio::task::spawn_blocking(move || {
-                let batch = tail.read(&path);
-                (tail, batch)
-            })
-            .await
-            {
+            match tokio::task::spawn_blocking(read).await {
                 Ok(r) => r,
                 Err(e) => {
                     warn!(?e, "events reader panicked");

@@ -321,7 +321,13 @@ impl Output {
         }
         let ahead = (self.limits.window as u64 / 2).min(FLOW_AHEAD);
         loop {
-            let end = self.end();
+            let (end, closed) = {
+                let ring = lock(&self.ring);
+                (ring.end, ring.closed)
+            };
+            if closed {
+                return;
+            }
             let now = self.now_ms();
             let stall = self.limits.stall_after.as_millis() as u64;
             // Among the clients too far behind, the one that may hold the
@@ -353,9 +359,6 @@ impl Output {
             let Some(until_released) = slowest else {
                 return;
             };
-            if self.is_closed() {
-                return;
-            }
             let _ = tokio::time::timeout(
                 Duration::from_millis(until_released),
                 self.progress.notified(),

@@ -13,7 +13,7 @@ use duet_server::config::{ConfigFile, Profile, Profiles};
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::support::{kind, Client, TestServer};
+use crate::support::{demo_profile, kind, Client, TestServer};
 use mock_llm::MockLlm;
 
 /// The file the tool scenario's command creates in the workspace.
@@ -51,25 +51,10 @@ impl Program {
         let workspace = tempfile::tempdir().unwrap();
         match kind {
             Kind::Demo => {
-                let profile = Profile {
-                    name: "agent".into(),
-                    description: None,
-                    command: env!("CARGO_BIN_EXE_duet").into(),
-                    args: [
-                        "demo-agent",
-                        "--json-file",
-                        "{events_file}",
-                        "--input-file",
-                        "{input_file}",
-                        "--token-delay-ms",
-                        "1",
-                    ]
-                    .map(String::from)
-                    .to_vec(),
-                    env: Default::default(),
-                    cwd: Some(workspace.path().to_string_lossy().into_owned()),
-                    ready_text: None,
-                };
+                let profile = demo_profile(
+                    "agent",
+                    Some(workspace.path().to_string_lossy().into_owned()),
+                );
                 Some(Self {
                     kind,
                     workspace,

@@ -45,18 +45,11 @@ fn profile(name: &str, args: &[&str]) -> Profile {
     }
 }
 
-/// The profiles every test server offers.
-pub fn profiles() -> Profiles {
-    let sidecar = [
-        "--json-file",
-        "{events_file}",
-        "--input-file",
-        "{input_file}",
-    ];
-    let mut late = sidecar.to_vec();
-    late.push("--no-start");
-    let demo = Profile {
-        name: "demo".into(),
+/// duet's demo agent with dual output, streaming fast, in `cwd` (or the
+/// session's work directory).
+pub fn demo_profile(name: &str, cwd: Option<String>) -> Profile {
+    Profile {
+        name: name.into(),
         description: None,
         command: env!("CARGO_BIN_EXE_duet").into(),
         args: [
@@ -71,9 +64,22 @@ pub fn profiles() -> Profiles {
         .map(String::from)
         .to_vec(),
         env: Default::default(),
-        cwd: None,
+        cwd,
         ready_text: None,
-    };
+    }
+}
+
+/// The profiles every test server offers.
+pub fn profiles() -> Profiles {
+    let sidecar = [
+        "--json-file",
+        "{events_file}",
+        "--input-file",
+        "{input_file}",
+    ];
+    let mut late = sidecar.to_vec();
+    late.push("--no-start");
+    let demo = demo_profile("demo", None);
     Profiles::from_config(
         ConfigFile {
             default_profile: Some("fake".into()),
