@@ -4,12 +4,14 @@
 
 use ts_rs::{Config, TS};
 
+use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
 use crate::rest::{
-    ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalState, CreateSession, Decider,
-    ExitInfo, ProfileInfo, SessionInfo, SessionStatus, SubmitRequest, SubmitResponse,
+    ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
+    ApprovalState, ChannelInfo, CreateSession, Decider, ExitInfo, ProfileInfo, SessionInfo,
+    SessionStatus, SubmitRequest, SubmitResponse,
 };
-use crate::ws::{ClientMessage, ErrorCode, Hello, ServerMessage};
+use crate::ws::{ClientMessage, Hello, ServerMessage};
 
 /// Path of the TypeScript file, relative to the repository root.
 pub const TS_PATH: &str = "web/src/generated/protocol.ts";
@@ -28,7 +30,10 @@ pub fn typescript() -> String {
         ExitInfo::decl(&cfg),
         ApprovalState::decl(&cfg),
         Decider::decl(&cfg),
+        ApprovalOptionKind::decl(&cfg),
+        ApprovalOption::decl(&cfg),
         Approval::decl(&cfg),
+        ChannelInfo::decl(&cfg),
         Hello::decl(&cfg),
         ServerMessage::decl(&cfg),
         ClientMessage::decl(&cfg),

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+use crate::error::ErrorCode;
 use crate::ids::SessionId;
-use crate::ws::ErrorCode;
 
 /// `POST /api/sessions`. Only a profile name and a size: nothing a client
 /// sends ever becomes part of a command line.
@@ -50,10 +50,38 @@ pub struct SessionInfo {
     pub last_seq: u64,
     pub pending_approvals: u32,
     pub clients: u32,
-    /// The window title the program set, if any.
+    /// The window title the program set, if any, without spinner glyphs
+    /// and padding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub title: Option<String>,
+    /// The session's side channel.
+    pub channel: ChannelInfo,
+    /// The agent's own id for its conversation (from its events), which a
+    /// resume hands back to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent_session_id: Option<String>,
+    /// The ended session this one resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub resumed_from: Option<SessionId>,
+    /// Whether `POST /api/sessions/{id}/resume` can start this conversation
+    /// again (it ended, its profile can resume, and the agent's id is known).
+    pub resumable: bool,
+}
+
+/// Which structured side channel a session has, and what it can do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ChannelInfo {
+    /// `dual_output`, `claude_hooks`, or `none` (terminal only).
+    pub kind: String,
+    /// Events flow, so there is a chat view.
+    pub events: bool,
+    /// Prompts can be sent from the chat.
+    pub submit: bool,
+    /// Tool approvals can be answered from the chat.
+    pub approve: bool,
 }
 
 /// Whether the program still runs.
@@ -87,6 +115,10 @@ pub struct ProfileInfo {
     pub description: Option<String>,
     /// Whether sessions of this profile have the structured sidecar (chat view).
     pub sidecar: bool,
+    /// The profile's side channel.
+    pub channel: ChannelInfo,
+    /// Whether ended sessions of this profile can be resumed.
+    pub resume: bool,
     /// Whether this is the profile used when none is named.
     pub default: bool,
 }
@@ -105,11 +137,18 @@ pub struct SubmitResponse {
     pub queued: bool,
 }
 
-/// `POST /api/sessions/{id}/approvals/{request_id}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+/// `POST /api/sessions/{id}/approvals/{request_id}`: one of the approval's
+/// `options` by id, or `allowed` alone (the first allowing or rejecting
+/// option).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalDecision {
-    pub allowed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub allowed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub option: Option<String>,
 }
 
 /// A tool approval requested by the program (`control_request` /
@@ -128,9 +167,56 @@ pub struct Approval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub decided_by: Option<Decider>,
+    /// The choices the agent offers, in its order (its own UI shows the
+    /// same ones).
+    #[serde(default)]
+    pub options: Vec<ApprovalOption>,
+    /// The option chosen, once decided by a client (or known from the agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub chosen: Option<String>,
+    /// The agent has confirmed the outcome. A client's decision is sent at
+    /// once but counts as "sent, waiting for the agent" until then.
+    #[serde(default)]
+    pub confirmed: bool,
     /// Seq of the `control_request` event.
     #[ts(type = "number")]
     pub seq: u64,
+}
+
+/// One choice of an approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ApprovalOption {
+    /// What a client sends back to choose it.
+    pub id: String,
+    /// The agent's own wording, e.g. "Yes, allow once".
+    pub label: String,
+    pub kind: ApprovalOptionKind,
+}
+
+/// What an option does, whatever the agent calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalOptionKind {
+    /// Run this call.
+    AllowOnce,
+    /// Run it and stop asking for calls like it (or switch the agent to a
+    /// mode that does not ask).
+    AllowAlways,
+    /// Do not run it.
+    RejectOnce,
+    /// Do not run it and do not ask again.
+    RejectAlways,
+}
+
+impl ApprovalOptionKind {
+    /// Whether the tool runs.
+    pub fn allows(self) -> bool {
+        matches!(
+            self,
+            ApprovalOptionKind::AllowOnce | ApprovalOptionKind::AllowAlways
+        )
+    }
 }
 
 /// Lifecycle of an approval.

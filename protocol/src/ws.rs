@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+pub use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
-use crate::rest::{Approval, ExitInfo, SessionStatus};
+use crate::rest::{Approval, ChannelInfo, ExitInfo, SessionStatus};
 
 /// Capabilities this server offers; listed in [`Hello::capabilities`].
 pub const CAPABILITIES: &[&str] = &[
@@ -99,6 +100,8 @@ pub struct Hello {
     pub server_version: String,
     pub capabilities: Vec<String>,
     pub profile: String,
+    /// The session's side channel: what the chat view can do.
+    pub channel: ChannelInfo,
     pub status: SessionStatus,
     pub cols: u16,
     pub rows: u16,
@@ -129,10 +132,17 @@ pub enum ClientMessage {
         #[ts(optional)]
         id: Option<String>,
     },
-    /// Answer a pending tool approval.
+    /// Answer a pending tool approval: with one of the approval's
+    /// `options` (by id), or with `allowed` alone (the first allowing or
+    /// rejecting option).
     Approve {
         request_id: String,
-        allowed: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        allowed: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        option: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,
@@ -171,59 +181,6 @@ pub enum ClientMessage {
         #[ts(optional)]
         id: Option<String>,
     },
-}
-
-/// Machine-readable error codes, shared by WebSocket `error` frames and REST errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    /// Not JSON, not an object, or missing/ill-typed fields.
-    BadMessage,
-    /// A `type` this server does not know.
-    UnknownType,
-    /// Over a size limit (message, submit text, ...).
-    TooLarge,
-    /// No such session.
-    SessionNotFound,
-    /// No such profile.
-    UnknownProfile,
-    /// No pending approval with that request id was ever seen.
-    UnknownRequest,
-    /// The approval was already decided (first answer wins).
-    AlreadyResolved,
-    /// The program has exited.
-    SessionEnded,
-    /// The profile has no sidecar input file, so `submit` cannot work.
-    NoSidecar,
-    /// Too many queued submits, sessions, or clients.
-    LimitReached,
-    /// Missing or wrong credentials.
-    Unauthorized,
-    /// Credentials fine, but not allowed from here (e.g. foreign Origin).
-    Forbidden,
-    /// Something failed on the server side.
-    Internal,
-}
-
-impl ErrorCode {
-    /// The code's wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::BadMessage => "bad_message",
-            ErrorCode::UnknownType => "unknown_type",
-            ErrorCode::TooLarge => "too_large",
-            ErrorCode::SessionNotFound => "session_not_found",
-            ErrorCode::UnknownProfile => "unknown_profile",
-            ErrorCode::UnknownRequest => "unknown_request",
-            ErrorCode::AlreadyResolved => "already_resolved",
-            ErrorCode::SessionEnded => "session_ended",
-            ErrorCode::NoSidecar => "no_sidecar",
-            ErrorCode::LimitReached => "limit_reached",
-            ErrorCode::Unauthorized => "unauthorized",
-            ErrorCode::Forbidden => "forbidden",
-            ErrorCode::Internal => "internal",
-        }
-    }
 }
 
 impl ServerMessage {
@@ -279,7 +236,8 @@ mod tests {
             m,
             ClientMessage::Approve {
                 request_id: "r".into(),
-                allowed: false,
+                allowed: Some(false),
+                option: None,
                 id: None
             }
         );

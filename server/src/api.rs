@@ -17,7 +17,8 @@ use serde::Deserialize;
 
 use crate::error::AppError;
 use crate::server::AppState;
-use crate::session::input::Delivery;
+use crate::session::channel::approvals::Choice;
+use crate::session::channel::delivery::Accepted;
 use crate::session::Session;
 
 /// `Json<T>` whose rejections are duet's JSON errors, not plain text.
@@ -152,7 +153,7 @@ pub async fn events(
     Query(q): Query<FromQuery>,
 ) -> Result<Response, AppError> {
     let s = session(&state, &id)?;
-    let log = s.events.clone();
+    let log = s.events().clone();
     let last = log.last_seq();
     let stream = futures_util::stream::unfold(q.from, move |after| {
         let log = log.clone();
@@ -196,8 +197,8 @@ pub async fn screen(
     let s = session(&state, &id)?;
     // The screen parser runs behind the stream; answer with the screen as
     // of the output so far, unless the parser is swamped by a flood.
-    let _ = tokio::time::timeout(SCREEN_SETTLE, s.output.settle()).await;
-    let mut text = s.output.screen_text();
+    let _ = tokio::time::timeout(SCREEN_SETTLE, s.terminal.output.settle()).await;
+    let mut text = s.terminal.output.screen_text();
     text.push('\n');
     Ok(([(CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
 }
@@ -211,7 +212,7 @@ pub async fn submit(
     let s = session(&state, &id)?;
     let delivery = s.submit(body.text)?;
     Ok(Json(SubmitResponse {
-        queued: delivery == Delivery::Queued,
+        queued: delivery == Accepted::Queued,
     }))
 }
 
@@ -223,7 +224,16 @@ pub async fn approve(
     ApiJson(body): ApiJson<ApprovalDecision>,
 ) -> Result<Json<Approval>, AppError> {
     let s = session(&state, &id)?;
-    Ok(Json(s.approve(&request_id, body.allowed)?))
+    let choice = match (body.option, body.allowed) {
+        (Some(option), _) => Choice::Option(option),
+        (None, Some(allowed)) => Choice::Allowed(allowed),
+        (None, None) => {
+            return Err(AppError::bad_request(
+                "send \"option\" (one of the approval's options) or \"allowed\"",
+            ))
+        }
+    };
+    Ok(Json(s.approve(&request_id, &choice)?))
 }
 
 /// `GET /api/sessions/{id}/approvals`.

@@ -28,7 +28,9 @@ use duet_protocol::ids::SessionId;
 use duet_protocol::rest::ProfileInfo;
 use serde::Deserialize;
 
-use crate::session::pty::SpawnOptions;
+use duet_protocol::rest::ChannelInfo;
+
+use crate::session::terminal::pty::SpawnOptions;
 
 /// The config file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -60,6 +62,30 @@ pub struct Profile {
     /// status line then reads "? for shortcuts".
     #[serde(default)]
     pub ready_text: Option<String>,
+    /// The side channel: `dual_output` (the default when the profile
+    /// mentions `{events_file}`) or `none`.
+    #[serde(default)]
+    pub channel: Option<ChannelKind>,
+}
+
+/// Which structured side channel a profile's agent has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelKind {
+    /// Terminal only.
+    None,
+    /// JSONL events in `{events_file}`, commands in `{input_file}`.
+    DualOutput,
+}
+
+impl ChannelKind {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelKind::None => "none",
+            ChannelKind::DualOutput => "dual_output",
+        }
+    }
 }
 
 /// The profiles a server offers.
@@ -78,6 +104,7 @@ pub struct ResolvedProfile {
     pub has_input: bool,
     /// See [`Profile::ready_text`].
     pub ready_text: Option<String>,
+    pub channel: ChannelKind,
     profile: Profile,
     duet_exe: PathBuf,
 }
@@ -140,6 +167,17 @@ impl ResolvedProfile {
         }
     }
 
+    /// What the profile's side channel can do.
+    pub fn channel_info(&self) -> ChannelInfo {
+        let on = self.channel != ChannelKind::None;
+        ChannelInfo {
+            kind: self.channel.as_str().into(),
+            events: on && self.has_events,
+            submit: on && self.has_input,
+            approve: on && self.has_input,
+        }
+    }
+
     fn mentions(&self, placeholder: &str) -> bool {
         let p = &self.profile;
         std::iter::once(&p.command)
@@ -190,11 +228,21 @@ impl Profiles {
                 has_events: false,
                 has_input: false,
                 ready_text: profile.ready_text.clone().filter(|t| !t.is_empty()),
+                channel: ChannelKind::None,
                 profile,
                 duet_exe: duet_exe.clone(),
             };
             resolved.has_events = resolved.mentions("{events_file}");
             resolved.has_input = resolved.mentions("{input_file}");
+            resolved.channel = match resolved.profile.channel {
+                Some(ChannelKind::DualOutput) if !resolved.has_events => bail!(
+                    "profile {:?}: channel \"dual_output\" needs {{events_file}} in its arguments",
+                    resolved.name
+                ),
+                Some(kind) => kind,
+                None if resolved.has_events => ChannelKind::DualOutput,
+                None => ChannelKind::None,
+            };
             list.push(resolved);
         }
         let default = match &file.default_profile {
@@ -240,6 +288,7 @@ impl Profiles {
                 env: BTreeMap::new(),
                 cwd: None,
                 ready_text: None,
+                channel: None,
             },
             Profile {
                 name: "shell".into(),
@@ -252,6 +301,7 @@ impl Profiles {
                 env: BTreeMap::new(),
                 cwd: None,
                 ready_text: None,
+                channel: None,
             },
         ];
         if which("qwen").is_some() {
@@ -263,6 +313,7 @@ impl Profiles {
                 env: BTreeMap::from([("QWEN_CODE_NO_RELAUNCH".into(), "1".into())]),
                 cwd: None,
                 ready_text: Some(QWEN_READY_TEXT.into()),
+                channel: None,
             });
         }
         Self::from_config(
@@ -291,7 +342,9 @@ impl Profiles {
             .map(|(i, p)| ProfileInfo {
                 name: p.name.clone(),
                 description: p.description.clone(),
-                sidecar: p.has_events,
+                sidecar: p.channel_info().events,
+                channel: p.channel_info(),
+                resume: false,
                 default: i == self.default,
             })
             .collect()

@@ -1,20 +1,20 @@
 //! duet: a WebSocket gateway that hosts terminal programs in PTYs and gives
 //! browsers both the real terminal and a chat view built from the program's
-//! structured sidecar stream ("dual output").
+//! structured side channel (dual output, Claude Code hooks).
 //!
 //! The binary (`src/main.rs`) only parses flags; everything else is here so
 //! tests and benchmarks can run a server in-process on port 0.
 
-pub mod api;
-pub mod assets;
-pub mod auth;
+pub(crate) mod api;
+pub(crate) mod assets;
+pub(crate) mod auth;
 pub mod cli;
 pub mod config;
-pub mod error;
-pub mod registry;
+pub(crate) mod error;
+pub(crate) mod registry;
 pub mod server;
-pub mod session;
-pub mod watcher;
-pub mod ws;
+pub(crate) mod session;
+pub(crate) mod ws;
 
 pub use server::{run, ServerOptions};
+pub use session::SessionLimits;

@@ -15,12 +15,12 @@ use tracing::{info, warn};
 
 use crate::config::Profiles;
 use crate::error::AppError;
+use crate::session::channel::watcher::Watcher;
 use crate::session::{Session, SessionLimits, SessionOptions};
-use crate::watcher::Watcher;
 
 /// Limits and places that apply to every session.
 #[derive(Debug, Clone)]
-pub struct RegistryOptions {
+pub(crate) struct RegistryOptions {
     pub state_dir: PathBuf,
     /// Sessions whose program still runs.
     pub max_sessions: usize,
@@ -30,7 +30,7 @@ pub struct RegistryOptions {
 }
 
 /// See the module docs.
-pub struct Registry {
+pub(crate) struct Registry {
     sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
     profiles: Profiles,
     opts: RegistryOptions,
@@ -39,7 +39,7 @@ pub struct Registry {
 
 impl Registry {
     /// A registry that starts sessions from `profiles`.
-    pub fn new(profiles: Profiles, opts: RegistryOptions) -> anyhow::Result<Arc<Self>> {
+    pub(crate) fn new(profiles: Profiles, opts: RegistryOptions) -> anyhow::Result<Arc<Self>> {
         create_private_dir(&opts.state_dir).with_context(|| {
             format!("creating the state directory {}", opts.state_dir.display())
         })?;
@@ -100,12 +100,12 @@ impl Registry {
     }
 
     /// The profiles on offer.
-    pub fn profiles(&self) -> &Profiles {
+    pub(crate) fn profiles(&self) -> &Profiles {
         &self.profiles
     }
 
     /// Starts a session.
-    pub fn create(self: &Arc<Self>, req: CreateSession) -> Result<Arc<Session>, AppError> {
+    pub(crate) fn create(self: &Arc<Self>, req: CreateSession) -> Result<Arc<Session>, AppError> {
         let profile = self.profiles.get(req.profile.as_deref()).ok_or_else(|| {
             AppError::new(
                 StatusCode::NOT_FOUND,
@@ -172,12 +172,12 @@ impl Registry {
     }
 
     /// The session `id`, running or retained.
-    pub fn get(&self, id: SessionId) -> Option<Arc<Session>> {
+    pub(crate) fn get(&self, id: SessionId) -> Option<Arc<Session>> {
         self.map().get(&id).cloned()
     }
 
     /// All sessions, oldest first.
-    pub fn list(&self) -> Vec<SessionInfo> {
+    pub(crate) fn list(&self) -> Vec<SessionInfo> {
         let sessions: Vec<Arc<Session>> = self.map().values().cloned().collect();
         let mut infos: Vec<SessionInfo> = sessions.iter().map(|s| s.info()).collect();
         infos.sort_by_key(|i| (i.created_at, i.id));
@@ -185,7 +185,7 @@ impl Registry {
     }
 
     /// Forgets a session and deletes its directory (the transcript).
-    pub fn remove(&self, id: SessionId) {
+    pub(crate) fn remove(&self, id: SessionId) {
         let Some(session) = self.map().remove(&id) else {
             return;
         };
@@ -197,7 +197,7 @@ impl Registry {
     }
 
     /// Ends every program and waits (bounded) for them to exit.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         let sessions: Vec<Arc<Session>> = self.map().values().cloned().collect();
         for s in &sessions {
             s.terminate();
@@ -233,7 +233,7 @@ fn remove_leftover(path: &std::path::Path) {
 }
 
 /// Creates a directory only its owner can enter (and any missing parents).
-pub fn create_private_dir(path: &std::path::Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(path: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     std::fs::DirBuilder::new()
         .recursive(true)

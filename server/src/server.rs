@@ -70,7 +70,7 @@ pub fn default_state_dir() -> PathBuf {
 
 /// Shared by every handler.
 #[derive(Clone)]
-pub struct AppState {
+pub(crate) struct AppState {
     pub registry: Arc<Registry>,
     pub auth: Auth,
     pub max_ws_message: usize,
@@ -79,7 +79,7 @@ pub struct AppState {
 }
 
 /// Builds the router. Public for tests that want to drive it in-process.
-pub fn router(state: AppState) -> Router {
+pub(crate) fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/profiles", get(api::profiles))
         .route("/sessions", get(api::list).post(api::create))

@@ -42,7 +42,8 @@ async fn first_answer_wins_and_everyone_sees_it() {
 
     a.send(&ClientMessage::Approve {
         request_id: req.request_id.clone(),
-        allowed: true,
+        allowed: Some(true),
+        option: None,
         id: Some("a1".into()),
     })
     .await;
@@ -50,7 +51,8 @@ async fn first_answer_wins_and_everyone_sees_it() {
         .await;
     b.send(&ClientMessage::Approve {
         request_id: req.request_id.clone(),
-        allowed: false,
+        allowed: Some(false),
+        option: None,
         id: Some("b1".into()),
     })
     .await;
@@ -114,7 +116,8 @@ async fn a_decision_in_the_terminal_reaches_every_client() {
     // A browser answering afterwards is told it is too late.
     a.send(&ClientMessage::Approve {
         request_id: req.request_id.clone(),
-        allowed: true,
+        allowed: Some(true),
+        option: None,
         id: Some("late".into()),
     })
     .await;

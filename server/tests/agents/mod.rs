@@ -377,7 +377,8 @@ pub async fn approve(c: &mut Client, request_id: &str, allowed: bool) -> ServerM
     let id = format!("approve-{}", uuid::Uuid::new_v4());
     c.send(&ClientMessage::Approve {
         request_id: request_id.into(),
-        allowed,
+        allowed: Some(allowed),
+        option: None,
         id: Some(id.clone()),
     })
     .await;

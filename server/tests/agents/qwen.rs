@@ -95,6 +95,7 @@ pub fn profile(bin: &Path, home: &Path, workspace: &Path, mock: &MockLlm) -> Pro
         env: env.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         cwd: Some(workspace.to_string_lossy().into_owned()),
         ready_text: Some(duet_server::config::QWEN_READY_TEXT.into()),
+        channel: None,
     }
 }
 

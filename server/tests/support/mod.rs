@@ -42,6 +42,7 @@ fn profile(name: &str, args: &[&str]) -> Profile {
         env: Default::default(),
         cwd: None,
         ready_text: None,
+        channel: None,
     }
 }
 
@@ -66,6 +67,7 @@ pub fn demo_profile(name: &str, cwd: Option<String>) -> Profile {
         env: Default::default(),
         cwd,
         ready_text: None,
+        channel: None,
     }
 }
 

@@ -9,7 +9,7 @@ export type SessionId = string;
 
 export type ClientId = number;
 
-export type ErrorCode = "bad_message" | "unknown_type" | "too_large" | "session_not_found" | "unknown_profile" | "unknown_request" | "already_resolved" | "session_ended" | "no_sidecar" | "limit_reached" | "unauthorized" | "forbidden" | "internal";
+export type ErrorCode = "bad_message" | "unknown_type" | "too_large" | "session_not_found" | "unknown_profile" | "unknown_request" | "already_resolved" | "session_ended" | "no_sidecar" | "limit_reached" | "unauthorized" | "forbidden" | "internal" | "not_resumable";
 
 export type SessionStatus = "running" | "exited";
 
@@ -27,6 +27,18 @@ export type ApprovalState = "pending" | "allowed" | "denied" | "abandoned";
 
 export type Decider = "client" | "terminal";
 
+export type ApprovalOptionKind = "allow_once" | "allow_always" | "reject_once" | "reject_always";
+
+export type ApprovalOption = { 
+/**
+ * What a client sends back to choose it.
+ */
+id: string, 
+/**
+ * The agent's own wording, e.g. "Yes, allow once".
+ */
+label: string, kind: ApprovalOptionKind, };
+
 export type Approval = { request_id: string, tool_name: string, tool_use_id?: string, 
 /**
  * The tool's arguments as the program reported them.
@@ -37,9 +49,41 @@ input: JsonValue, state: ApprovalState,
  */
 decided_by?: Decider, 
 /**
+ * The choices the agent offers, in its order (its own UI shows the
+ * same ones).
+ */
+options: Array<ApprovalOption>, 
+/**
+ * The option chosen, once decided by a client (or known from the agent).
+ */
+chosen?: string, 
+/**
+ * The agent has confirmed the outcome. A client's decision is sent at
+ * once but counts as "sent, waiting for the agent" until then.
+ */
+confirmed: boolean, 
+/**
  * Seq of the `control_request` event.
  */
 seq: number, };
+
+export type ChannelInfo = { 
+/**
+ * `dual_output`, `claude_hooks`, or `none` (terminal only).
+ */
+kind: string, 
+/**
+ * Events flow, so there is a chat view.
+ */
+events: boolean, 
+/**
+ * Prompts can be sent from the chat.
+ */
+submit: boolean, 
+/**
+ * Tool approvals can be answered from the chat.
+ */
+approve: boolean, };
 
 export type Hello = { session_id: SessionId, client_id: ClientId, 
 /**
@@ -49,7 +93,11 @@ protocol_version: number,
 /**
  * duet's version.
  */
-server_version: string, capabilities: Array<string>, profile: string, status: SessionStatus, cols: number, rows: number, 
+server_version: string, capabilities: Array<string>, profile: string, 
+/**
+ * The session's side channel: what the chat view can do.
+ */
+channel: ChannelInfo, status: SessionStatus, cols: number, rows: number, 
 /**
  * The highest event seq the server has; events after the client's
  * `from` up to this one follow the hello.
@@ -95,7 +143,7 @@ id?: string, } | { "type": "ack", id: string,
  */
 queued: boolean, } | { "type": "pong", id?: string, };
 
-export type ClientMessage = { "type": "submit", text: string, id?: string, } | { "type": "approve", request_id: string, allowed: boolean, id?: string, } | { "type": "resize", cols: number, rows: number, id?: string, } | { "type": "cancel", id?: string, } | { "type": "pause", id?: string, } | { "type": "resume", id?: string, } | { "type": "ping", id?: string, };
+export type ClientMessage = { "type": "submit", text: string, id?: string, } | { "type": "approve", request_id: string, allowed?: boolean, option?: string, id?: string, } | { "type": "resize", cols: number, rows: number, id?: string, } | { "type": "cancel", id?: string, } | { "type": "pause", id?: string, } | { "type": "resume", id?: string, } | { "type": "ping", id?: string, };
 
 export type CreateSession = { 
 /**
@@ -113,15 +161,42 @@ created_at: number, ended_at?: number, exit?: ExitInfo, pid?: number, cols: numb
  */
 last_seq: number, pending_approvals: number, clients: number, 
 /**
- * The window title the program set, if any.
+ * The window title the program set, if any, without spinner glyphs
+ * and padding.
  */
-title?: string, };
+title?: string, 
+/**
+ * The session's side channel.
+ */
+channel: ChannelInfo, 
+/**
+ * The agent's own id for its conversation (from its events), which a
+ * resume hands back to it.
+ */
+agent_session_id?: string, 
+/**
+ * The ended session this one resumed.
+ */
+resumed_from?: SessionId, 
+/**
+ * Whether `POST /api/sessions/{id}/resume` can start this conversation
+ * again (it ended, its profile can resume, and the agent's id is known).
+ */
+resumable: boolean, };
 
 export type ProfileInfo = { name: string, description?: string, 
 /**
  * Whether sessions of this profile have the structured sidecar (chat view).
  */
 sidecar: boolean, 
+/**
+ * The profile's side channel.
+ */
+channel: ChannelInfo, 
+/**
+ * Whether ended sessions of this profile can be resumed.
+ */
+resume: boolean, 
 /**
  * Whether this is the profile used when none is named.
  */
@@ -135,7 +210,7 @@ export type SubmitResponse = {
  */
 queued: boolean, };
 
-export type ApprovalDecision = { allowed: boolean, };
+export type ApprovalDecision = { allowed?: boolean, option?: string, };
 
 export type ApiError = { error: ApiErrorBody, };
 

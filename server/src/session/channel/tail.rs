@@ -1,6 +1,9 @@
-//! Incremental, bounded reading of the events file: complete lines only,
-//! partial lines held until their newline, and a line longer than the limit
-//! dropped as it streams in (never buffered whole).
+//! Incremental, bounded reading of a JSONL file another program appends to
+//! (an events file, a transcript): complete lines only, partial lines held
+//! until their newline, and a line longer than the limit dropped as it
+//! streams in (never buffered whole). A file that shrinks, or that the
+//! program replaces (rename or symlink over the path), is noticed and read
+//! from its start.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -32,9 +35,12 @@ pub struct Tail {
 /// What one [`Tail::read`] found.
 pub struct Batch {
     pub lines: Vec<Line>,
-    /// The file got shorter than what was already read: it was truncated or
-    /// replaced, and reading restarted at its beginning.
+    /// The file got shorter than what was already read: it was truncated,
+    /// and reading restarted at its beginning.
     pub truncated: bool,
+    /// Another file now stands at the path: reading went on in the new
+    /// one, from its beginning; its lines start at this index of `lines`.
+    pub replaced_at: Option<usize>,
 }
 
 impl Tail {
@@ -63,7 +69,21 @@ impl Tail {
         let mut batch = Batch {
             lines: Vec::new(),
             truncated: false,
+            replaced_at: None,
         };
+        if self.file.as_ref().is_some_and(|f| !same_file(f, path)) {
+            // Finish what the old file holds first: it was written before
+            // the new one took its place.
+            if let Some(mut old) = self.file.take() {
+                self.read_to_end(&mut old, &mut batch)?;
+            }
+            if let Some(line) = self.flush_partial() {
+                batch.lines.push(line);
+            }
+            batch.replaced_at = Some(batch.lines.len());
+            self.pos = 0;
+            self.partial_start = 0;
+        }
         if self.file.is_none() {
             match File::open(path) {
                 Ok(f) => self.file = Some(f),
@@ -74,6 +94,34 @@ impl Tail {
         let Some(mut file) = self.file.take() else {
             return Ok(batch);
         };
+        let result = self.read_to_end(&mut file, &mut batch);
+        self.file = Some(file);
+        result.map(|()| batch)
+    }
+
+    /// What the last line holds when it never got its newline: the program
+    /// exited (or replaced the file) after writing it.
+    pub fn flush_partial(&mut self) -> Option<Line> {
+        if self.oversized {
+            self.oversized = false;
+            return Some(Line::TooLong {
+                offset: self.partial_start,
+                len: self.pos - self.partial_start,
+            });
+        }
+        if self.partial.is_empty() {
+            return None;
+        }
+        let offset = self.partial_start;
+        let bytes = std::mem::take(&mut self.partial);
+        self.partial_start = self.pos;
+        Some(match String::from_utf8(bytes) {
+            Ok(text) => Line::Text { offset, text },
+            Err(_) => Line::NotUtf8 { offset },
+        })
+    }
+
+    fn read_to_end(&mut self, file: &mut File, batch: &mut Batch) -> std::io::Result<()> {
         let len = file.metadata()?.len();
         if len < self.pos {
             batch.truncated = true;
@@ -99,8 +147,7 @@ impl Tail {
                 self.feed(&buf[..n], &mut batch.lines);
             }
         }
-        self.file = Some(file);
-        Ok(batch)
+        Ok(())
     }
 
     fn feed(&mut self, mut data: &[u8], out: &mut Vec<Line>) {
@@ -144,6 +191,17 @@ impl Tail {
                 self.partial_start = self.pos;
             }
         }
+    }
+}
+
+/// Whether `file` is still the file at `path` (same device and inode).
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        // Gone from the path: keep reading what we have.
+        (_, Err(_)) => true,
+        (Err(_), Ok(_)) => false,
     }
 }
 
@@ -205,5 +263,62 @@ mod tests {
         let batch = tail.read(&path).unwrap();
         assert!(batch.truncated);
         assert_eq!(batch.lines.len(), 1);
+    }
+
+    #[test]
+    fn a_replaced_file_is_finished_then_followed_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e");
+        std::fs::write(&path, "{\"a\":1}\n").unwrap();
+        let mut tail = Tail::new(100);
+        assert_eq!(tail.read(&path).unwrap().lines.len(), 1);
+        // The old file gains a line, then a new file is renamed over it.
+        let mut old = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        old.write_all(b"{\"a\":2}\n{\"partial\":").unwrap();
+        let new = dir.path().join("new");
+        std::fs::write(&new, "{\"b\":1}\n{\"b\":2}\n").unwrap();
+        std::fs::rename(&new, &path).unwrap();
+        let batch = tail.read(&path).unwrap();
+        assert_eq!(batch.replaced_at, Some(2));
+        let texts: Vec<String> = batch
+            .lines
+            .iter()
+            .map(|l| match l {
+                Line::Text { text, .. } => text.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            ["{\"a\":2}", "{\"partial\":", "{\"b\":1}", "{\"b\":2}"]
+        );
+        // Offsets are in the new file now.
+        assert_eq!(
+            batch.lines[3],
+            Line::Text {
+                offset: 8,
+                text: "{\"b\":2}".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_last_line_without_newline_is_flushed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e");
+        std::fs::write(&path, "{\"a\":1}\n{\"last\":true}").unwrap();
+        let mut tail = Tail::new(100);
+        assert_eq!(tail.read(&path).unwrap().lines.len(), 1);
+        assert_eq!(
+            tail.flush_partial(),
+            Some(Line::Text {
+                offset: 8,
+                text: "{\"last\":true}".into()
+            })
+        );
+        assert_eq!(tail.flush_partial(), None);
     }
 }

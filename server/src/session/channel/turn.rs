@@ -68,6 +68,11 @@ impl Turn {
         self.idle()
     }
 
+    /// The agent has announced itself.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
     /// Started and not in a turn.
     pub fn idle(&self) -> bool {
         self.started && !self.busy

@@ -1,11 +1,15 @@
-//! The sidecar event log of one session: every line of the events file gets a
+//! The event log of one session: every line of its events file gets a
 //! sequence number (its 1-based line number), valid events are kept in a
 //! bounded in-memory tail for live fan-out, and older ones are read back from
 //! the file itself, which is the durable transcript. Clients hold a cursor
 //! (the last seq they have), so a slow client costs no memory here.
+//!
+//! The file is the agent's own (dual output: the agent writes it, duet
+//! tails it) or duet's (channels whose events duet normalises: duet
+//! appends each one, see [`EventLog::append`]).
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
@@ -31,6 +35,8 @@ struct Inner {
     /// Lines before this seq may have been rewritten (the file was truncated)
     /// and can no longer be read back from disk.
     disk_valid_from: u64,
+    /// duet's own events file, when duet is its writer, and its length.
+    writer: Option<(std::fs::File, u64)>,
 }
 
 /// See the module docs.
@@ -55,10 +61,52 @@ impl EventLog {
                 cache: VecDeque::new(),
                 cache_bytes: 0,
                 disk_valid_from: 1,
+                writer: None,
             }),
             last_seq: watch::channel(0).0,
             max_cache_bytes,
         }
+    }
+
+    /// A log whose file duet writes itself (created empty, owner-only).
+    pub fn owned(path: PathBuf, max_cache_bytes: usize) -> std::io::Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&path)?;
+        let len = file.metadata()?.len();
+        let log = Self::new(path, max_cache_bytes);
+        lock(&log.inner).writer = Some((file, len));
+        Ok(log)
+    }
+
+    /// Appends one event (a JSON object, no newline) to duet's own file and
+    /// records it; returns its seq. One `write` per line, so a reader never
+    /// sees half of one. A failed write (disk full) is rolled back, so the
+    /// next line never lands on half of this one.
+    pub fn append(&self, line: &str) -> std::io::Result<u64> {
+        // Written and numbered under one lock: seq must equal line number.
+        let mut inner = lock(&self.inner);
+        let Some((file, len)) = inner.writer.as_mut() else {
+            return Err(std::io::Error::other(
+                "this events file is not duet's to write",
+            ));
+        };
+        let offset = *len;
+        let mut buf = String::with_capacity(line.len() + 1);
+        buf.push_str(line);
+        buf.push('\n');
+        if let Err(e) = file.write_all(buf.as_bytes()) {
+            let _ = file.set_len(offset);
+            return Err(e);
+        }
+        *len += buf.len() as u64;
+        let seq = self.record(&mut inner, offset, line);
+        drop(inner);
+        self.last_seq.send_replace(seq);
+        Ok(seq)
     }
 
     /// Records a line that was skipped; returns its seq.
@@ -71,6 +119,13 @@ impl EventLog {
     /// Records a valid event line found at `offset` in the file; returns its seq.
     pub fn push(&self, offset: u64, line: &str) -> u64 {
         let mut inner = lock(&self.inner);
+        let seq = self.record(&mut inner, offset, line);
+        drop(inner);
+        self.last_seq.send_replace(seq);
+        seq
+    }
+
+    fn record(&self, inner: &mut Inner, offset: u64, line: &str) -> u64 {
         inner.offsets.push(Some(offset));
         let seq = inner.offsets.len() as u64;
         let frame = duet_protocol::ws::event_frame(seq, line);
@@ -85,8 +140,6 @@ impl EventLog {
                 inner.cache_bytes -= old.line.len() + old.frame.len();
             }
         }
-        drop(inner);
-        self.last_seq.send_replace(seq);
         seq
     }
 

@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use duet_protocol::rest::{Approval, ApprovalState, Decider};
+use duet_protocol::rest::{Approval, ApprovalOption, ApprovalState, Decider};
 use duet_protocol::sidecar::{CanUseTool, ControlResponseBody};
 
 /// Resolved approvals kept for clients that attach later.
@@ -24,6 +24,17 @@ pub enum DecideError {
     Unknown(String),
     #[error("approval request {0:?} was already decided ({1})")]
     AlreadyResolved(String, &'static str),
+    #[error("approval request {0:?} has no option {1:?}")]
+    UnknownOption(String, String),
+}
+
+/// What a client chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// The first option that allows (true) or rejects (false).
+    Allowed(bool),
+    /// One of the approval's options, by id.
+    Option(String),
 }
 
 struct Entry {
@@ -50,8 +61,15 @@ fn state_name(state: ApprovalState) -> &'static str {
 }
 
 impl Approvals {
-    /// A `control_request`/`can_use_tool` arrived as event `seq`.
-    pub fn requested(&mut self, request_id: &str, tool: &CanUseTool, seq: u64) -> Approval {
+    /// A `control_request`/`can_use_tool` arrived as event `seq`, offering
+    /// `options`.
+    pub fn requested(
+        &mut self,
+        request_id: &str,
+        tool: &CanUseTool,
+        seq: u64,
+        options: Vec<ApprovalOption>,
+    ) -> Approval {
         let approval = Approval {
             request_id: request_id.to_string(),
             tool_name: tool.tool_name.clone(),
@@ -59,6 +77,9 @@ impl Approvals {
             input: tool.input.clone(),
             state: ApprovalState::Pending,
             decided_by: None,
+            options,
+            chosen: None,
+            confirmed: false,
             seq,
         };
         if self
@@ -78,8 +99,12 @@ impl Approvals {
         approval
     }
 
-    /// A client decided. Returns the updated approval.
-    pub fn decide(&mut self, request_id: &str, allowed: bool) -> Result<Approval, DecideError> {
+    /// A client decided. Returns the updated approval and the option chosen.
+    pub fn decide(
+        &mut self,
+        request_id: &str,
+        choice: &Choice,
+    ) -> Result<(Approval, ApprovalOption), DecideError> {
         let entry = self
             .entries
             .get_mut(request_id)
@@ -90,13 +115,31 @@ impl Approvals {
                 state_name(entry.approval.state),
             ));
         }
-        entry.approval.state = if allowed {
+        let option = match choice {
+            Choice::Option(id) => entry.approval.options.iter().find(|o| &o.id == id),
+            Choice::Allowed(allowed) => entry
+                .approval
+                .options
+                .iter()
+                .find(|o| o.kind.allows() == *allowed),
+        }
+        .cloned()
+        .ok_or_else(|| {
+            let wanted = match choice {
+                Choice::Option(id) => id.clone(),
+                Choice::Allowed(true) => "(any allowing option)".into(),
+                Choice::Allowed(false) => "(any rejecting option)".into(),
+            };
+            DecideError::UnknownOption(request_id.to_string(), wanted)
+        })?;
+        entry.approval.state = if option.kind.allows() {
             ApprovalState::Allowed
         } else {
             ApprovalState::Denied
         };
         entry.approval.decided_by = Some(Decider::Client);
-        Ok(entry.approval.clone())
+        entry.approval.chosen = Some(option.id.clone());
+        Ok((entry.approval.clone(), option))
     }
 
     /// Undo a client decision that could not be delivered to the program.
@@ -105,12 +148,37 @@ impl Approvals {
             if !e.confirmed {
                 e.approval.state = ApprovalState::Pending;
                 e.approval.decided_by = None;
+                e.approval.chosen = None;
             }
         }
     }
 
+    /// The agent confirmed the outcome it was sent (for channels whose
+    /// agent reports no `control_response`). Returns the approval if its
+    /// visible state changed.
+    pub fn confirm(&mut self, request_id: &str) -> Option<Approval> {
+        let entry = self.entries.get_mut(request_id)?;
+        if entry.confirmed || entry.approval.state == ApprovalState::Pending {
+            return None;
+        }
+        entry.confirmed = true;
+        entry.approval.confirmed = true;
+        Some(entry.approval.clone())
+    }
+
+    /// The pending request for `tool_use_id`, if any.
+    pub fn pending_for_tool(&self, tool_use_id: &str) -> Option<String> {
+        self.entries
+            .values()
+            .find(|e| {
+                e.approval.tool_use_id.as_deref() == Some(tool_use_id)
+                    && e.approval.state == ApprovalState::Pending
+            })
+            .map(|e| e.approval.request_id.clone())
+    }
+
     /// The program reported an outcome. Returns the approval if its visible
-    /// state changed.
+    /// state changed (a client's decision becoming confirmed counts).
     pub fn responded(&mut self, response: &ControlResponseBody) -> Option<Approval> {
         let entry = self.entries.get_mut(response.request_id())?;
         if entry.confirmed {
@@ -120,28 +188,31 @@ impl Approvals {
         match response {
             ControlResponseBody::Success { .. } => {
                 entry.confirmed = true;
+                entry.approval.confirmed = true;
                 let allowed = response.allowed().unwrap_or(false);
                 let state = if allowed {
                     ApprovalState::Allowed
                 } else {
                     ApprovalState::Denied
                 };
-                let before = (entry.approval.state, entry.approval.decided_by);
                 let client_agrees = entry.approval.decided_by == Some(Decider::Client)
                     && entry.approval.state == state;
                 if !client_agrees {
                     entry.approval.state = state;
                     entry.approval.decided_by = Some(Decider::Terminal);
+                    entry.approval.chosen = None;
                 }
-                (before != (entry.approval.state, entry.approval.decided_by))
-                    .then(|| entry.approval.clone())
+                // Always news: at least "sent" became confirmed.
+                Some(entry.approval.clone())
             }
             ControlResponseBody::Error { .. } => {
                 // The program did not take an answer for this request: if we
                 // thought a client decided it, that decision did not happen.
                 entry.confirmed = true;
+                entry.approval.confirmed = true;
                 entry.approval.state = ApprovalState::Abandoned;
                 entry.approval.decided_by = None;
+                entry.approval.chosen = None;
                 Some(entry.approval.clone())
             }
         }
@@ -155,6 +226,7 @@ impl Approvals {
                 && e.approval.state == ApprovalState::Pending
         })?;
         entry.confirmed = true;
+        entry.approval.confirmed = true;
         entry.approval.state = if is_error {
             ApprovalState::Abandoned
         } else {
@@ -172,6 +244,7 @@ impl Approvals {
             if let Some(e) = self.entries.get_mut(id) {
                 if e.approval.state == ApprovalState::Pending {
                     e.approval.state = ApprovalState::Abandoned;
+                    e.approval.confirmed = true;
                     changed.push(e.approval.clone());
                 }
             }
@@ -235,27 +308,37 @@ mod tests {
     #[test]
     fn first_answer_wins_and_the_program_confirms() {
         let mut a = Approvals::default();
-        a.requested("r1", &tool(), 5);
+        a.requested("r1", &tool(), 5, super::super::allow_deny());
         assert_eq!(a.pending(), 1);
-        let d = a.decide("r1", true).unwrap();
+        let (d, option) = a.decide("r1", &Choice::Allowed(true)).unwrap();
         assert_eq!(d.decided_by, Some(Decider::Client));
+        assert_eq!(option.id, "allow");
+        assert!(!d.confirmed, "sent, waiting for the agent");
         assert!(matches!(
-            a.decide("r1", false),
+            a.decide("r1", &Choice::Allowed(false)),
             Err(DecideError::AlreadyResolved(_, "allowed"))
         ));
         assert!(matches!(
-            a.decide("nope", true),
+            a.decide("nope", &Choice::Allowed(true)),
             Err(DecideError::Unknown(_))
         ));
-        // Confirmation that agrees changes nothing visible.
+        // Confirmation that agrees keeps the decision and marks it confirmed.
+        let confirmed = a.responded(&success("r1", true)).unwrap();
+        assert!(confirmed.confirmed);
+        assert_eq!(confirmed.state, ApprovalState::Allowed);
+        assert_eq!(confirmed.decided_by, Some(Decider::Client));
         assert_eq!(a.responded(&success("r1", true)), None);
     }
 
     #[test]
     fn the_terminal_answering_first_overrides_a_client() {
         let mut a = Approvals::default();
-        a.requested("r1", &tool(), 5);
-        a.decide("r1", true).unwrap();
+        a.requested("r1", &tool(), 5, super::super::allow_deny());
+        a.decide("r1", &Choice::Option("allow".into())).unwrap();
+        assert!(matches!(
+            a.decide("r1", &Choice::Option("nope".into())),
+            Err(DecideError::AlreadyResolved(..))
+        ));
         let changed = a.responded(&success("r1", false)).unwrap();
         assert_eq!(changed.state, ApprovalState::Denied);
         assert_eq!(changed.decided_by, Some(Decider::Terminal));
@@ -264,12 +347,16 @@ mod tests {
     #[test]
     fn pending_requests_are_abandoned_at_turn_end() {
         let mut a = Approvals::default();
-        a.requested("r1", &tool(), 5);
+        a.requested("r1", &tool(), 5, super::super::allow_deny());
+        assert!(matches!(
+            a.decide("r1", &Choice::Option("maybe".into())),
+            Err(DecideError::UnknownOption(..))
+        ));
         let changed = a.abandon_pending();
         assert_eq!(changed.len(), 1);
         assert_eq!(a.pending(), 0);
         assert!(matches!(
-            a.decide("r1", true),
+            a.decide("r1", &Choice::Allowed(true)),
             Err(DecideError::AlreadyResolved(_, "abandoned"))
         ));
     }
@@ -279,10 +366,10 @@ mod tests {
         let mut a = Approvals::default();
         for i in 0..(KEEP_RESOLVED + 50) {
             let id = format!("r{i}");
-            a.requested(&id, &tool(), i as u64);
-            a.decide(&id, true).unwrap();
+            a.requested(&id, &tool(), i as u64, super::super::allow_deny());
+            a.decide(&id, &Choice::Allowed(true)).unwrap();
         }
-        a.requested("last", &tool(), 999);
+        a.requested("last", &tool(), 999, super::super::allow_deny());
         assert!(a.list().len() <= KEEP_RESOLVED + 1);
         assert_eq!(a.pending(), 1);
     }

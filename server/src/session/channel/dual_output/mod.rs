@@ -1,0 +1,198 @@
+//! Dual output, the side channel of Qwen Code and duet's demo agent: the
+//! agent writes JSONL events to `--json-file` (already in the stream-json
+//! vocabulary, so they are relayed as written) and reads JSONL commands
+//! (`submit`, `confirmation_response`) from `--input-file`.
+//!
+//! Events path: the agent appends → `watcher` (inotify) wakes the follow
+//! task → `tail` reads complete lines → `ingest` numbers and validates them
+//! → the conversation and the log. Commands path: the conversation →
+//! [`DualOutput`] as [`Channel`] → `input` appends one line.
+
+pub(crate) mod ingest;
+pub(crate) mod input;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use duet_protocol::command::InputCommand;
+use duet_protocol::rest::ApprovalOption;
+use futures_util::future::BoxFuture;
+use tokio::sync::{watch, Notify};
+use tokio::task::JoinHandle;
+use tracing::{warn, Instrument};
+
+use super::tail::Tail;
+use super::watcher::Watcher;
+use super::{Channel, ChannelError, Conversation};
+use crate::session::lock;
+use input::InputFile;
+
+/// The most unread events-file bytes read on the runtime rather than on the
+/// blocking pool.
+const INLINE_READ_MAX: u64 = 64 << 10;
+
+/// Where a dual-output channel reads and writes.
+pub(crate) struct DualOutputOptions {
+    /// The session directory (watched for changes to the events file).
+    pub(crate) dir: PathBuf,
+    pub(crate) events_path: PathBuf,
+    /// Absent for a profile whose agent takes no commands.
+    pub(crate) input_path: Option<PathBuf>,
+    pub(crate) max_line: usize,
+    pub(crate) watcher: Arc<Watcher>,
+}
+
+/// See the module docs.
+pub(crate) struct DualOutput {
+    input: Option<Arc<InputFile>>,
+    follow: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
+    dir: PathBuf,
+    events_path: PathBuf,
+    watcher: Arc<Watcher>,
+}
+
+impl DualOutput {
+    /// Opens the input file and starts following the events file. Must run
+    /// inside a tokio runtime.
+    pub(crate) fn start(
+        opts: DualOutputOptions,
+        conversation: Arc<Conversation>,
+    ) -> Result<Arc<Self>> {
+        let input = match &opts.input_path {
+            Some(p) => Some(Arc::new(
+                InputFile::open(p).context("opening the input file")?,
+            )),
+            None => None,
+        };
+        let wake = Arc::new(Notify::new());
+        opts.watcher
+            .watch(&opts.dir, opts.events_path.clone(), wake.clone())
+            .context("watching the events file")?;
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(
+            follow(
+                conversation,
+                opts.events_path.clone(),
+                wake,
+                stopped,
+                opts.max_line,
+            )
+            .in_current_span(),
+        );
+        Ok(Arc::new(Self {
+            input,
+            follow: Mutex::new(Some((stop, task))),
+            dir: opts.dir,
+            events_path: opts.events_path,
+            watcher: opts.watcher,
+        }))
+    }
+
+    fn input(&self) -> Result<&InputFile, ChannelError> {
+        self.input.as_deref().ok_or_else(|| {
+            ChannelError::Refused("this profile gives the agent no input file".into())
+        })
+    }
+}
+
+/// An input file that refuses writes belongs to an agent that is gone.
+fn sent(r: std::io::Result<()>) -> Result<(), ChannelError> {
+    r.map_err(|e| match e.kind() {
+        std::io::ErrorKind::BrokenPipe => ChannelError::Closed,
+        _ => ChannelError::Io(e),
+    })
+}
+
+impl Channel for DualOutput {
+    fn deliver(&self, text: &str) -> Result<(), ChannelError> {
+        sent(self.input()?.send(&InputCommand::Submit {
+            text: text.to_string(),
+        }))
+    }
+
+    fn decide(&self, request_id: &str, option: &ApprovalOption) -> Result<(), ChannelError> {
+        sent(self.input()?.send(&InputCommand::ConfirmationResponse {
+            request_id: request_id.to_string(),
+            allowed: option.kind.allows(),
+        }))
+    }
+
+    fn finish(&self) -> BoxFuture<'static, ()> {
+        let follow = lock(&self.follow).take();
+        let input = self.input.clone();
+        let watcher = self.watcher.clone();
+        let (dir, path) = (self.dir.clone(), self.events_path.clone());
+        Box::pin(async move {
+            if let Some((stop, task)) = follow {
+                stop.send_replace(true);
+                let _ = task.await;
+            }
+            watcher.unwatch(&dir, &path);
+            if let Some(input) = input {
+                input.close();
+            }
+        })
+    }
+}
+
+/// Reads the events file whenever it changes; after `stop`, reads it a
+/// last time, including a final line the agent left without its newline.
+async fn follow(
+    conversation: Arc<Conversation>,
+    path: PathBuf,
+    wake: Arc<Notify>,
+    mut stop: watch::Receiver<bool>,
+    max_line: usize,
+) {
+    let mut tail = Tail::new(max_line);
+    loop {
+        let last = tokio::select! {
+            _ = wake.notified() => false,
+            _ = stop.wait_for(|s| *s) => true,
+        };
+        tail = read(tail, &path, &conversation, max_line).await;
+        if last {
+            if let Some(line) = tail.flush_partial() {
+                ingest::line(&conversation, line, max_line);
+            }
+            return;
+        }
+    }
+}
+
+/// Reads whatever the events file gained and takes it in.
+async fn read(
+    mut tail: Tail,
+    path: &std::path::Path,
+    conversation: &Conversation,
+    max_line: usize,
+) -> Tail {
+    // A few appended events are in the page cache and read in
+    // microseconds: inline, that saves two thread handoffs per event. Only
+    // a large backlog goes to the blocking pool.
+    let small = tail.unread().is_some_and(|n| n <= INLINE_READ_MAX);
+    let (tail, batch) = if small {
+        let batch = tail.read(path);
+        (tail, batch)
+    } else {
+        let path = path.to_path_buf();
+        match tokio::task::spawn_blocking(move || {
+            let batch = tail.read(&path);
+            (tail, batch)
+        })
+        .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                warn!(?e, "events reader panicked");
+                return Tail::new(max_line);
+            }
+        }
+    };
+    match batch {
+        Ok(batch) => ingest::batch(conversation, batch, max_line),
+        Err(e) => warn!(?e, "reading the events file"),
+    }
+    tail
+}

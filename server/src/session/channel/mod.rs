@@ -1,0 +1,91 @@
+//! Structured side channels: how a session learns what its agent does
+//! (events for the chat view) and tells it what the user wants (prompts,
+//! approval decisions, cancel), whatever the agent's own mechanism.
+//!
+//! Every kind of channel implements [`Channel`] (its way *out* to the
+//! agent) and feeds one [`Conversation`] (its way *in*): events normalised
+//! into the stream-json vocabulary the browser renders (`user`, `assistant`,
+//! `stream_event`, `control_request`, `result`, ...), from which the shared
+//! parts derive turn state (`turn.rs`), approvals (`approvals.rs`) and
+//! prompt delivery (`delivery.rs`), and which the event log (`log.rs`)
+//! numbers and replays. What the agent wrote itself stays verbatim in the
+//! session directory.
+//!
+//! Kinds: `dual_output` (Qwen Code, the demo agent: JSONL files) and
+//! `claude` (Claude Code's hooks and transcript).
+
+pub(crate) mod approvals;
+pub(crate) mod conversation;
+pub(crate) mod delivery;
+pub(crate) mod dual_output;
+pub(crate) mod log;
+pub(crate) mod tail;
+pub(crate) mod turn;
+pub(crate) mod watcher;
+
+use duet_protocol::rest::{ApprovalOption, ApprovalOptionKind};
+use duet_protocol::sidecar::CanUseTool;
+use futures_util::future::BoxFuture;
+
+pub(crate) use conversation::Conversation;
+
+/// Why a channel could not carry something to its agent.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ChannelError {
+    #[error("the agent is gone")]
+    Closed,
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// One structured side channel: the way out to the agent. Methods are
+/// called without any lock held and must not block for long (a write to a
+/// local file, a send on a bounded queue).
+pub(crate) trait Channel: Send + Sync + 'static {
+    /// Hands one prompt to the agent now. The [`Conversation`] decides
+    /// when (the agent is idle) and whether again (it never showed the
+    /// prompt).
+    fn deliver(&self, text: &str) -> Result<(), ChannelError>;
+
+    /// Tells the agent a client's choice for one of its tool requests.
+    fn decide(&self, request_id: &str, option: &ApprovalOption) -> Result<(), ChannelError>;
+
+    /// The choices the agent offers for a tool request, in its order.
+    fn options(&self, _request: &CanUseTool) -> Vec<ApprovalOption> {
+        allow_deny()
+    }
+
+    /// Keys that interrupt the agent's turn in its terminal.
+    fn cancel_keys(&self) -> &'static [u8] {
+        b"\x1b"
+    }
+
+    /// Whether a prompt sent while the agent is busy may go straight out
+    /// (the agent queues it itself) rather than wait until it is idle.
+    fn queues_prompts(&self) -> bool {
+        false
+    }
+
+    /// The program exited: take in whatever it wrote last and let go of
+    /// what the channel holds.
+    fn finish(&self) -> BoxFuture<'static, ()>;
+}
+
+/// The two choices of an agent that knows only yes and no.
+pub(crate) fn allow_deny() -> Vec<ApprovalOption> {
+    vec![
+        option("allow", "Allow", ApprovalOptionKind::AllowOnce),
+        option("deny", "Deny", ApprovalOptionKind::RejectOnce),
+    ]
+}
+
+/// Builds one option.
+pub(crate) fn option(id: &str, label: &str, kind: ApprovalOptionKind) -> ApprovalOption {
+    ApprovalOption {
+        id: id.into(),
+        label: label.into(),
+        kind,
+    }
+}

@@ -1,0 +1,158 @@
+//! The program's life as a process: waiting for its exit and recording it,
+//! and ending it (its whole process group) on request.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use duet_protocol::rest::ExitInfo;
+use nix::sys::signal::Signal;
+use tracing::{info, warn};
+
+use super::terminal::pty;
+use super::{lock, now_ms, Control, Session};
+
+/// The program's pid, which is also its process group's id: it leads a
+/// session of its own.
+pub(crate) struct Process {
+    pid: u32,
+    /// The program was waited for: its pid may belong to someone else now.
+    reaped: AtomicBool,
+}
+
+impl Process {
+    pub(crate) fn new(pid: u32) -> Self {
+        Self {
+            pid,
+            reaped: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Sends `signal` to the program's whole group.
+    pub(crate) fn signal_group(&self, signal: Signal) {
+        let pid = nix::unistd::Pid::from_raw(self.pid as i32);
+        let sent = match nix::sys::signal::killpg(pid, signal) {
+            // In the first moments the child is still `setsid`, before it
+            // made the group: signal the process itself.
+            Err(nix::errno::Errno::ESRCH) if !self.reaped.load(Ordering::Acquire) => {
+                nix::sys::signal::kill(pid, signal)
+            }
+            r => r,
+        };
+        if let Err(e) = sent {
+            if e != nix::errno::Errno::ESRCH {
+                warn!(?e, ?signal, "signalling the process group");
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Waits for the program to exit, then winds the session down: the
+    /// last output and events are taken in, and the exit is recorded and
+    /// announced. Meanwhile it ticks the conversation (prompt redelivery).
+    pub(crate) async fn lifecycle(self: Arc<Self>, mut child: tokio::process::Child) {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => {
+                    self.process.reaped.store(true, Ordering::Release);
+                    break status;
+                }
+                _ = tick.tick() => self.conversation.tick(),
+            }
+        };
+        let exit = match status {
+            Ok(s) => pty::exit_info(s),
+            Err(e) => {
+                warn!(?e, "waiting for the program failed");
+                ExitInfo {
+                    code: None,
+                    signal: None,
+                    success: false,
+                }
+            }
+        };
+        // Anything the program left behind in its group goes with it.
+        self.process.signal_group(Signal::SIGHUP);
+        // Let the last output drain; a leftover grandchild holding the PTY
+        // open must not keep the session from ending.
+        let output = &self.terminal.output;
+        let mut head = output.subscribe();
+        let _ = tokio::time::timeout(Duration::from_millis(500), async {
+            while !output.is_closed() {
+                if head.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+        self.terminal.close_pty();
+        if let Some(channel) = &self.channel {
+            channel.finish().await;
+        }
+        self.conversation.close();
+        {
+            let mut st = lock(&self.state);
+            st.exit = Some(exit.clone());
+            st.ended_at = Some(now_ms());
+        }
+        info!(code = ?exit.code, signal = ?exit.signal, "exited");
+        let _ = self.control.send(Control::Exit(exit));
+        self.exited.send_replace(true);
+    }
+
+    /// Ends the program: SIGTERM to its process group, SIGHUP a third of the
+    /// grace period later, SIGKILL when the grace period is over.
+    pub(crate) fn terminate(self: &Arc<Self>) {
+        if self.is_exited() {
+            return;
+        }
+        let _enter = self.span.enter();
+        info!("terminating");
+        // SIGTERM alone first: Qwen Code writes its session_end on SIGTERM
+        // but not on SIGHUP, and a pending SIGHUP is delivered before a
+        // pending SIGTERM. Interactive shells ignore SIGTERM, hence SIGHUP.
+        self.process.signal_group(Signal::SIGTERM);
+        let session = self.clone();
+        tokio::spawn(async move {
+            let mut exited = session.exited.subscribe();
+            let grace = session.limits.kill_grace;
+            let hup_after = grace / 3;
+            if tokio::time::timeout(hup_after, exited.wait_for(|e| *e))
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            session.process.signal_group(Signal::SIGHUP);
+            if tokio::time::timeout(grace - hup_after, exited.wait_for(|e| *e))
+                .await
+                .is_err()
+            {
+                warn!(id = %session.id, "still running after {grace:?}; killing");
+                session.process.signal_group(Signal::SIGKILL);
+            }
+        });
+    }
+
+    /// Waits until the program has exited and its exit is recorded.
+    pub(crate) async fn wait_exited(&self) {
+        let mut rx = self.exited.subscribe();
+        let _ = rx.wait_for(|e| *e).await;
+    }
+
+    /// Whether the program has exited.
+    pub(crate) fn is_exited(&self) -> bool {
+        *self.exited.borrow()
+    }
+
+    /// A receiver that turns true when the exit is recorded.
+    pub(crate) fn exited(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.exited.subscribe()
+    }
+}

@@ -1,0 +1,108 @@
+//! The terminal half of a session: the PTY the program runs on, and its
+//! output on the way to clients.
+//!
+//! Output path: `pty` (the master, read in bursts) → [`Terminal::pump`] →
+//! `output` (the ring every client reads with its own cursor) → `ws/send`;
+//! `screen` is fed from the same ring on its own thread, `flow` decides
+//! when the pump waits for clients. Keys go the other way, from `ws/recv`
+//! straight to [`Terminal::write`].
+
+pub(crate) mod flow;
+pub(crate) mod output;
+pub(crate) mod pty;
+pub(crate) mod screen;
+
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use tracing::{debug, warn};
+
+use super::lock;
+use output::{Output, OutputLimits};
+use pty::Pty;
+
+/// A session's PTY and output. The PTY handle goes away once the program
+/// has exited and its output drained.
+pub(crate) struct Terminal {
+    pub(crate) output: Arc<Output>,
+    pty: Mutex<Option<Arc<Pty>>>,
+}
+
+impl Terminal {
+    /// Output for a `cols`×`rows` screen, and the thread that parses it.
+    pub(crate) fn new(cols: u16, rows: u16, limits: OutputLimits) -> Result<Self> {
+        let output = Arc::new(Output::new(cols, rows, limits));
+        // The parser is CPU-bound; it gets a thread of its own rather than a
+        // runtime worker the forwarding path needs. Closing the output ends it.
+        std::thread::Builder::new()
+            .name("duet-screen".into())
+            .stack_size(256 * 1024)
+            .spawn({
+                let output = output.clone();
+                move || output.run_parser()
+            })
+            .context("spawning the screen thread")?;
+        Ok(Self {
+            output,
+            pty: Mutex::new(None),
+        })
+    }
+
+    /// Starts moving the program's output into the ring, until EOF.
+    pub(crate) fn attach_pty(&self, pty: Arc<Pty>) -> impl std::future::Future<Output = ()> {
+        *lock(&self.pty) = Some(pty.clone());
+        pump(pty, self.output.clone())
+    }
+
+    /// Sends bytes to the program; false once the PTY is gone.
+    pub(crate) async fn write(&self, bytes: Bytes) -> bool {
+        // Written from the caller's own task: one syscall when the PTY has
+        // room, no thread hop.
+        let Some(pty) = lock(&self.pty).clone() else {
+            return false;
+        };
+        pty.write(bytes).await.is_ok()
+    }
+
+    /// Sets the PTY size and records it in the stream.
+    pub(crate) fn resize(&self, cols: u16, rows: u16) {
+        let pty = lock(&self.pty).clone();
+        if let Some(Err(e)) = pty.map(|p| p.resize(cols, rows)) {
+            warn!(?e, "resizing the PTY");
+        }
+        self.output.resize(cols, rows);
+    }
+
+    /// The program exited: hang up whatever still holds the terminal (a job
+    /// the shell put in a group of its own) by closing the master.
+    pub(crate) fn close_pty(&self) {
+        if let Some(pty) = lock(&self.pty).take() {
+            pty.close();
+        }
+    }
+
+    /// Closes the output with no PTY ever attached (a failed start).
+    pub(crate) fn abandon(&self) {
+        self.output.close();
+    }
+}
+
+/// Moves program output into the ring until EOF.
+async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
+    // Up to 64 KiB per push: a flood arrives in 4 KiB reads, and each push
+    // wakes the parser and every client.
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        output.make_room().await;
+        match pty.read_burst(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => output.push(Bytes::copy_from_slice(&buf[..n])),
+            Err(e) => {
+                debug!(?e, "reading the PTY");
+                break;
+            }
+        }
+    }
+    output.close();
+}

@@ -1,0 +1,316 @@
+//! Terminal output of one session: a bounded ring of recent bytes that every
+//! client reads with its own cursor. The screen (`screen.rs`) and flow
+//! control (`flow.rs`) are fed from the same ring.
+//!
+//! The screen is off the forwarding path: clients are woken as soon as bytes
+//! land in the ring, whatever the parser is doing. The ring keeps everything
+//! the parser has not consumed yet (plus some slack), so a snapshot taken at
+//! the parser's offset can always be continued from the ring. The only
+//! coupling is a cap on how far the parser may lag; past it the PTY reader
+//! waits ([`Output::make_room`]), which slows the program down but never
+//! loses a byte.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::{watch, Notify};
+
+use super::flow::Reader;
+use super::screen::{Screen, Snapshot};
+use crate::session::lock;
+
+/// Sizes that bound the memory of one session's output.
+#[derive(Debug, Clone, Copy)]
+pub struct OutputLimits {
+    /// Bytes kept behind the newest output for clients that are a little
+    /// behind; a client further behind gets a snapshot instead.
+    pub window: usize,
+    /// How far (bytes) the screen parser may fall behind before the PTY
+    /// reader waits for it (see [`Output::make_room`]).
+    pub max_parser_lag: usize,
+    /// Lines of scrollback kept in the server-side screen.
+    pub scrollback: usize,
+    /// The longest a client holds the program back in a row (flow
+    /// control, see the module docs).
+    pub stall_after: Duration,
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        Self {
+            window: 4 << 20,
+            max_parser_lag: 8 << 20,
+            scrollback: 2000,
+            stall_after: Duration::from_millis(200),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub(super) enum Item {
+    Data(Bytes),
+    /// The PTY was resized here; the screen must change size at this point
+    /// of the stream, not when the resize request arrived.
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
+}
+
+pub(super) struct Ring {
+    /// `(byte offset of the item, item)`, oldest first.
+    pub(super) items: VecDeque<(u64, Item)>,
+    /// Item number of `items[0]`; the parser tracks items by number.
+    pub(super) first_item: u64,
+    /// Offset of the first byte still held.
+    pub(super) start: u64,
+    /// Offset one past the newest byte.
+    pub(super) end: u64,
+    /// Offset up to which the screen has consumed the stream.
+    pub(super) parsed: u64,
+    pub(super) closed: bool,
+}
+
+impl Ring {
+    fn trim(&mut self, limits: &OutputLimits) {
+        let keep_from = self
+            .parsed
+            .saturating_sub(limits.window as u64)
+            .min(self.end.saturating_sub(limits.window as u64));
+        while let Some((offset, item)) = self.items.front() {
+            let item_end = offset + item_len(item);
+            if item_end >= keep_from || item_end > self.parsed {
+                break;
+            }
+            self.items.pop_front();
+            self.first_item += 1;
+            self.start = item_end;
+        }
+    }
+}
+
+pub(super) fn item_len(item: &Item) -> u64 {
+    match item {
+        Item::Data(b) => b.len() as u64,
+        Item::Resize { .. } => 0,
+    }
+}
+
+/// What a client's cursor gets from [`Output::read`].
+pub enum ReadResult {
+    /// Bytes from the cursor on, and the cursor after them.
+    Data(Bytes, u64),
+    /// Nothing new yet.
+    UpToDate,
+    /// The cursor fell out of the ring: resynchronise from a snapshot.
+    Lagged,
+}
+
+/// One session's terminal output.
+pub struct Output {
+    pub(super) ring: Mutex<Ring>,
+    /// Wakes the parser when items arrive.
+    pub(super) data_cv: Condvar,
+    /// The ring's end offset; clients wait for it to change.
+    pub(super) head: watch::Sender<u64>,
+    /// The offset the screen has consumed; changes after each parsed batch.
+    pub(super) parsed: watch::Sender<u64>,
+    pub(super) screen: Mutex<Screen>,
+    /// The last snapshot; see the module docs. Cleared when the screen
+    /// changes size, taken and filled under the screen lock.
+    pub(super) cached: Mutex<Option<Arc<Snapshot>>>,
+    pub(super) readers: Mutex<Vec<Weak<Reader>>>,
+    /// Signalled when a client reads; the PTY reader may be waiting for it.
+    pub(super) progress: Notify,
+    pub(super) epoch: Instant,
+    pub(super) limits: OutputLimits,
+}
+
+impl Output {
+    /// An empty output for a `cols`×`rows` terminal.
+    pub fn new(cols: u16, rows: u16, limits: OutputLimits) -> Self {
+        Self {
+            ring: Mutex::new(Ring {
+                items: VecDeque::new(),
+                first_item: 0,
+                start: 0,
+                end: 0,
+                parsed: 0,
+                closed: false,
+            }),
+            data_cv: Condvar::new(),
+            head: watch::channel(0).0,
+            parsed: watch::channel(0).0,
+            screen: Mutex::new(Screen::new(cols, rows, limits.scrollback)),
+            cached: Mutex::new(None),
+            readers: Mutex::new(Vec::new()),
+            progress: Notify::new(),
+            epoch: Instant::now(),
+            limits,
+        }
+    }
+
+    /// Appends program output. The reader calls [`make_room`](Self::make_room)
+    /// before it reads more, so the parser's backlog stays bounded.
+    pub fn push(&self, data: Bytes) {
+        let mut ring = lock(&self.ring);
+        let offset = ring.end;
+        ring.end += data.len() as u64;
+        ring.items.push_back((offset, Item::Data(data)));
+        ring.trim(&self.limits);
+        let end = ring.end;
+        drop(ring);
+        self.data_cv.notify_one();
+        self.head.send_replace(end);
+    }
+
+    /// Records a PTY resize at the current point of the stream.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        let mut ring = lock(&self.ring);
+        let offset = ring.end;
+        ring.items.push_back((offset, Item::Resize { cols, rows }));
+        drop(ring);
+        self.data_cv.notify_one();
+    }
+
+    /// No more output will come (the PTY reached EOF).
+    pub fn close(&self) {
+        lock(&self.ring).closed = true;
+        self.data_cv.notify_all();
+        self.head.send_modify(|_| {});
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.ring).closed
+    }
+
+    /// Offset one past the newest byte.
+    pub fn end(&self) -> u64 {
+        lock(&self.ring).end
+    }
+
+    /// A receiver that changes whenever output arrives or the output closes.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.head.subscribe()
+    }
+
+    /// Up to `max` bytes from `cursor` on, copied into one buffer only when
+    /// they span several chunks.
+    pub fn read(&self, cursor: u64, max: usize) -> ReadResult {
+        let ring = lock(&self.ring);
+        if cursor < ring.start {
+            return ReadResult::Lagged;
+        }
+        if cursor >= ring.end {
+            return ReadResult::UpToDate;
+        }
+        let mut parts: Vec<Bytes> = Vec::new();
+        let mut taken = 0usize;
+        // Items are ordered by offset; skip those wholly before the cursor.
+        let first = ring
+            .items
+            .partition_point(|(offset, item)| offset + item_len(item) <= cursor);
+        for (offset, item) in ring.items.range(first..) {
+            let Item::Data(bytes) = item else { continue };
+            let skip = cursor.saturating_sub(*offset) as usize;
+            let avail = bytes.len() - skip.min(bytes.len());
+            if avail == 0 {
+                continue;
+            }
+            let take = avail.min(max - taken);
+            parts.push(bytes.slice(skip..skip + take));
+            taken += take;
+            if taken >= max {
+                break;
+            }
+        }
+        drop(ring);
+        let data = if parts.len() == 1 {
+            parts.pop().unwrap_or_default()
+        } else {
+            let mut buf = BytesMut::with_capacity(taken);
+            for p in parts {
+                buf.extend_from_slice(&p);
+            }
+            buf.freeze()
+        };
+        ReadResult::Data(data, cursor + taken as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start_parser(out: &Arc<Output>) -> std::thread::JoinHandle<()> {
+        let out = out.clone();
+        std::thread::spawn(move || out.run_parser())
+    }
+
+    fn small() -> OutputLimits {
+        OutputLimits {
+            window: 16,
+            max_parser_lag: 64,
+            scrollback: 100,
+            stall_after: Duration::from_millis(200),
+        }
+    }
+
+    #[test]
+    fn cursor_reads_what_was_pushed_and_lags_out_of_the_window() {
+        let out = Arc::new(Output::new(80, 24, small()));
+        let parser = start_parser(&out);
+        out.push(Bytes::from_static(b"hello "));
+        out.push(Bytes::from_static(b"world"));
+        match out.read(0, 1024) {
+            ReadResult::Data(b, c) => {
+                assert_eq!(&b[..], b"hello world");
+                assert_eq!(c, 11);
+            }
+            _ => panic!("expected data"),
+        }
+        match out.read(3, 4) {
+            ReadResult::Data(b, c) => {
+                assert_eq!(&b[..], b"lo w");
+                assert_eq!(c, 7);
+            }
+            _ => panic!("expected data"),
+        }
+        assert!(matches!(out.read(11, 10), ReadResult::UpToDate));
+        for _ in 0..20 {
+            out.push(Bytes::from_static(b"0123456789"));
+        }
+        // Wait for the parser to consume everything, then the ring trims.
+        out.close();
+        parser.join().unwrap();
+        out.push(Bytes::from_static(b"x"));
+        assert!(matches!(out.read(0, 10), ReadResult::Lagged));
+        let snap = out.snapshot();
+        assert_eq!(snap.offset, 211);
+        assert!(matches!(out.read(snap.offset, 10), ReadResult::Data(..)));
+    }
+
+    #[tokio::test]
+    async fn the_reader_waits_while_the_parser_is_too_far_behind() {
+        let out = Arc::new(Output::new(80, 24, small()));
+        // No parser yet: 100 bytes pushed is over the 64-byte lag cap.
+        for _ in 0..10 {
+            out.push(Bytes::from_static(b"0123456789"));
+        }
+        let waiting = tokio::spawn({
+            let out = out.clone();
+            async move { out.make_room().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "must wait for the parser");
+        let parser = start_parser(&out);
+        waiting.await.unwrap();
+        out.settle().await;
+        assert!(out.screen_text().starts_with("0123456789"));
+        out.close();
+        parser.join().unwrap();
+    }
+}

@@ -1,0 +1,282 @@
+//! The server-side screen of one session: a vt100 parser that a thread of
+//! its own feeds from the output ring (off the forwarding path), and the
+//! snapshots rendered from it for clients that attach or fall behind.
+//!
+//! Rendering a snapshot (screen plus scrollback, ~120 KiB) is the costliest
+//! thing here, so the last one is kept and handed to every client that needs
+//! one while the ring still holds the stream from its offset: a hundred
+//! lagging clients cost one render, not a hundred (measured: without it a
+//! fan-out of 100 clients fell into a resync storm, where rendering took 60 %
+//! of the CPU and made more clients lag).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use tokio::sync::watch;
+
+use super::output::{item_len, Item, Output};
+use crate::session::lock;
+
+/// How far the stream may have moved past the cached snapshot for it still
+/// to be handed out.
+const REUSE_WITHIN: u64 = 256 << 10;
+
+/// Bytes the parser takes from the ring per batch.
+const PARSE_BATCH: u64 = 256 << 10;
+
+/// Bytes parsed per hold of the screen lock.
+const PARSE_SLICE: usize = 16 << 10;
+
+/// A full screen image and the stream offset it corresponds to.
+pub struct Snapshot {
+    pub bytes: Bytes,
+    pub offset: u64,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+pub(super) struct Screen {
+    parser: vt100::Parser<TitleCallbacks>,
+    offset: u64,
+}
+
+#[derive(Default)]
+struct TitleCallbacks {
+    title: Option<String>,
+}
+
+impl vt100::Callbacks for TitleCallbacks {
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.title = Some(String::from_utf8_lossy(title).into_owned());
+    }
+}
+
+impl Screen {
+    pub(super) fn new(cols: u16, rows: u16, scrollback: usize) -> Self {
+        Screen {
+            parser: vt100::Parser::new_with_callbacks(
+                rows,
+                cols,
+                scrollback,
+                TitleCallbacks::default(),
+            ),
+            offset: 0,
+        }
+    }
+}
+
+impl Output {
+    /// Feeds the screen until the output closes. Runs on its own thread.
+    pub fn run_parser(&self) {
+        let mut next_item = 0u64;
+        let mut parsed = 0u64;
+        loop {
+            let batch: Vec<Item> = {
+                let mut ring = lock(&self.ring);
+                ring.parsed = parsed;
+                loop {
+                    let available = ring.first_item + ring.items.len() as u64;
+                    if next_item < available {
+                        break;
+                    }
+                    if ring.closed {
+                        return;
+                    }
+                    ring = self.data_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
+                }
+                // The ring never trims past `parsed`, so our next item is held.
+                // Bounded in bytes, so `parsed` (which the reader and
+                // `settle` wait on) moves in steps of at most ~256 KiB.
+                let idx = (next_item - ring.first_item) as usize;
+                let mut bytes = 0u64;
+                ring.items
+                    .range(idx..)
+                    .take_while(|(_, item)| {
+                        let more = bytes < PARSE_BATCH;
+                        bytes += item_len(item);
+                        more
+                    })
+                    .map(|(_, item)| item.clone())
+                    .collect()
+            };
+            for item in batch {
+                next_item += 1;
+                match item {
+                    Item::Data(bytes) => {
+                        // The screen lock is taken per slice so that
+                        // snapshots and `/screen` never wait long for it.
+                        for part in bytes.chunks(PARSE_SLICE) {
+                            let mut screen = lock(&self.screen);
+                            screen.parser.process(part);
+                            screen.offset += part.len() as u64;
+                            parsed = screen.offset;
+                        }
+                    }
+                    Item::Resize { cols, rows } => {
+                        let mut screen = lock(&self.screen);
+                        *lock(&self.cached) = None;
+                        screen.parser.screen_mut().set_size(rows, cols);
+                    }
+                }
+            }
+            self.parsed.send_replace(parsed);
+        }
+    }
+
+    /// Waits until the screen has consumed everything output so far (what
+    /// a client has already been sent), or the output closed.
+    pub async fn settle(&self) {
+        let target = self.end();
+        let mut parsed = self.parsed.subscribe();
+        let _ = parsed.wait_for(|p| *p >= target).await;
+    }
+
+    /// A receiver that changes whenever the screen has consumed more output.
+    pub fn subscribe_screen(&self) -> watch::Receiver<u64> {
+        self.parsed.subscribe()
+    }
+
+    /// The screen (with scrollback) as bytes that redraw it on a reset
+    /// terminal, and the stream offset to continue from: the last one
+    /// rendered while the ring can still continue it, else a fresh one.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        let start = lock(&self.ring).start;
+        let mut screen = lock(&self.screen);
+        let mut cached = lock(&self.cached);
+        // Within the ring, and not so far behind that a client would replay
+        // more than it saves: 256 KiB is ~25 ms of a 10 MB/s flood.
+        let reusable =
+            |c: &&Arc<Snapshot>| c.offset >= start && screen.offset - c.offset <= REUSE_WITHIN;
+        if let Some(snap) = cached.as_ref().filter(reusable) {
+            return snap.clone();
+        }
+        let (rows, cols) = screen.parser.screen().size();
+        let snap = Arc::new(Snapshot {
+            bytes: Bytes::from(render(screen.parser.screen_mut())),
+            offset: screen.offset,
+            cols,
+            rows,
+        });
+        *cached = Some(snap.clone());
+        snap
+    }
+
+    /// The visible screen as plain text.
+    pub fn screen_text(&self) -> String {
+        lock(&self.screen).parser.screen().contents()
+    }
+
+    /// The window title the program set, if any.
+    pub fn title(&self) -> Option<String> {
+        lock(&self.screen).parser.callbacks().title.clone()
+    }
+}
+
+/// Draws `screen` from a full reset: scrollback lines first (so they land in
+/// the client's scrollback), then the visible screen, cursor and modes.
+fn render(screen: &mut vt100::Screen) -> Vec<u8> {
+    let (rows, cols) = screen.size();
+    let mut out = b"\x1bc".to_vec();
+    if screen.alternate_screen() {
+        out.extend_from_slice(b"\x1b[?1049h");
+    } else {
+        screen.set_scrollback(usize::MAX);
+        let total = screen.scrollback();
+        let mut line = 0usize;
+        while line < total {
+            // With scrollback offset k the top visible row is line total-k.
+            screen.set_scrollback(total - line);
+            let n = (rows as usize).min(total - line);
+            for row in screen.rows_formatted(0, cols).take(n) {
+                out.extend_from_slice(&row);
+                out.extend_from_slice(b"\x1b[m\r\n");
+            }
+            line += n;
+        }
+        screen.set_scrollback(0);
+        if total > 0 {
+            // Scroll what is still visible up into the scrollback.
+            out.extend_from_slice(format!("\x1b[{rows};1H").as_bytes());
+            let pushes = total.min(rows as usize - 1);
+            out.extend(std::iter::repeat_n(b'\n', pushes));
+        }
+    }
+    out.extend_from_slice(&screen.state_formatted());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::output::OutputLimits;
+    use super::*;
+    use std::time::Duration;
+
+    fn start_parser(out: &Arc<Output>) -> std::thread::JoinHandle<()> {
+        let out = out.clone();
+        std::thread::spawn(move || out.run_parser())
+    }
+
+    fn small() -> OutputLimits {
+        OutputLimits {
+            window: 16,
+            max_parser_lag: 64,
+            scrollback: 100,
+            stall_after: Duration::from_millis(200),
+        }
+    }
+
+    #[test]
+    fn lagging_clients_share_one_snapshot_until_the_screen_resizes() {
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = start_parser(&out);
+        out.push(Bytes::from_static(b"hello"));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(out.settle());
+        let a = out.snapshot();
+        let b = out.snapshot();
+        assert!(Arc::ptr_eq(&a, &b), "one render for both");
+        out.resize(30, 6);
+        out.push(Bytes::from_static(b" world"));
+        rt.block_on(out.settle());
+        let c = out.snapshot();
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!((c.cols, c.rows), (30, 6));
+        out.close();
+        parser.join().unwrap();
+    }
+
+    #[test]
+    fn snapshot_redraws_screen_and_scrollback() {
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = start_parser(&out);
+        for i in 0..12 {
+            out.push(Bytes::from(format!("line {i}\r\n")));
+        }
+        out.push(Bytes::from_static(b"\x1b[1mbold\x1b[m tail"));
+        out.close();
+        parser.join().unwrap();
+        let snap = out.snapshot();
+        let mut replay = vt100::Parser::new(5, 20, 100);
+        replay.process(&snap.bytes);
+        assert_eq!(replay.screen().contents(), out.screen_text());
+        assert!(replay.screen().contents().ends_with("bold tail"));
+        replay.screen_mut().set_scrollback(usize::MAX);
+        assert_eq!(replay.screen().scrollback(), 8);
+        assert!(replay.screen().contents().starts_with("line 0"));
+    }
+
+    #[test]
+    fn resize_applies_at_its_place_in_the_stream() {
+        let out = Arc::new(Output::new(10, 3, small()));
+        let parser = start_parser(&out);
+        out.push(Bytes::from_static(b"abc"));
+        out.resize(30, 4);
+        out.close();
+        parser.join().unwrap();
+        let snap = out.snapshot();
+        assert_eq!((snap.cols, snap.rows), (30, 4));
+    }
+}

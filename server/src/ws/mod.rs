@@ -1,0 +1,137 @@
+//! One WebSocket client of one session.
+//!
+//! After the upgrade the socket is split: a receive task (`recv.rs`) turns
+//! client messages into session calls, a send task (`send.rs`) pushes
+//! everything to the client. The send task pulls terminal bytes and events
+//! with its own cursors, so a slow or stalled client only falls behind
+//! itself: its terminal catches up with a fresh screen snapshot, its events
+//! are replayed from the log (and the events file), and nothing queues up
+//! in memory on its behalf.
+
+mod recv;
+mod send;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use axum::extract::ws::{CloseFrame, WebSocket};
+use axum::extract::{Path, Query, State, WebSocketUpgrade};
+use axum::http::header::USER_AGENT;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use duet_protocol::ids::{ClientId, SessionId};
+use duet_protocol::ws::{ErrorCode, ServerMessage};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tokio::sync::{mpsc, watch};
+use tracing::{info, Instrument};
+
+use crate::error::AppError;
+use crate::server::AppState;
+use crate::session::{ClientGuard, Session};
+
+/// How long the send task gets to finish once the client stopped sending.
+const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
+
+/// What the receive task hands the send task.
+enum Outgoing {
+    /// An answer to a client message.
+    Reply(ServerMessage),
+    /// Close the connection with this frame (answering the client's close,
+    /// or refusing an oversized message).
+    Close(Option<CloseFrame>),
+}
+
+/// `?from=SEQ`.
+#[derive(Deserialize)]
+pub(crate) struct WsQuery {
+    #[serde(default)]
+    from: Option<u64>,
+}
+
+/// `GET /api/sessions/{id}/ws?from=SEQ`.
+pub(crate) async fn upgrade(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<WsQuery>,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Result<Response, AppError> {
+    // The auth middleware checked credentials and Origin already; this is
+    // the one route where a cross-site request would matter most, so check
+    // Origin again rather than rely on routing staying as it is.
+    if !state.auth.origin_allowed(&headers) {
+        return Err(AppError::new(
+            StatusCode::FORBIDDEN,
+            ErrorCode::Forbidden,
+            "WebSocket connections from this Origin are not allowed (see --allow-origin)",
+        ));
+    }
+    let id: SessionId = id.parse().map_err(|_| AppError::no_session())?;
+    let session = state.registry.get(id).ok_or_else(AppError::no_session)?;
+    let guard = session.attach()?;
+    let client = ClientId(NEXT_CLIENT.fetch_add(1, Ordering::Relaxed));
+    let agent = headers
+        .get(USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let span = tracing::info_span!(parent: session.span(), "client", id = %client, %agent);
+    let stop = state.stop.subscribe();
+    let from = q.from.unwrap_or(0);
+    let max_message = state.max_ws_message;
+    Ok(ws
+        .max_message_size(state.max_ws_message)
+        .max_frame_size(state.max_ws_message)
+        .on_upgrade(move |socket| {
+            serve(socket, session, guard, client, from, stop, max_message).instrument(span)
+        })
+        .into_response())
+}
+
+async fn serve(
+    socket: WebSocket,
+    session: Arc<Session>,
+    guard: ClientGuard,
+    client: ClientId,
+    from: u64,
+    stop: watch::Receiver<bool>,
+    max_message: usize,
+) {
+    info!(from, "attached");
+    let (sink, stream) = socket.split();
+    let (reply_tx, reply_rx) = mpsc::channel::<Outgoing>(32);
+    let (pause_tx, pause_rx) = watch::channel(false);
+    // Subscribe before reading the state announced in `hello`, so no change
+    // falls between the two.
+    let control = session.subscribe();
+    let mut send = tokio::spawn(
+        send::Sender {
+            sink,
+            session: session.clone(),
+            control,
+            replies: reply_rx,
+            paused: pause_rx,
+            stop,
+        }
+        .run(client, from)
+        .in_current_span(),
+    );
+    let mut recv = tokio::spawn(
+        recv::receive(stream, session, reply_tx, pause_tx, max_message).in_current_span(),
+    );
+    tokio::select! {
+        _ = &mut send => recv.abort(),
+        _ = &mut recv => {
+            // The send task answers a close (or sees the replies end) and
+            // stops; a dead socket must not keep it for long.
+            if tokio::time::timeout(CLOSE_TIMEOUT, &mut send).await.is_err() {
+                send.abort();
+            }
+        }
+    }
+    drop(guard);
+    info!("detached");
+}

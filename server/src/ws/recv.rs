@@ -1,0 +1,175 @@
+//! The receive half of a client connection: parses each client message,
+//! checks it, and turns it into a session call. Answers go to the send
+//! task, which owns the socket.
+
+use std::sync::Arc;
+
+use axum::extract::ws::{close_code, CloseFrame, Message, Utf8Bytes, WebSocket};
+use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
+use futures_util::stream::SplitStream;
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, watch};
+use tracing::debug;
+
+use super::Outgoing;
+use crate::session::channel::approvals::Choice;
+use crate::session::channel::delivery::Accepted;
+use crate::session::Session;
+
+/// Turns client messages into session calls; answers go to the send task.
+pub(super) async fn receive(
+    mut stream: SplitStream<WebSocket>,
+    session: Arc<Session>,
+    replies: mpsc::Sender<Outgoing>,
+    pause: watch::Sender<bool>,
+    max_message: usize,
+) {
+    while let Some(msg) = stream.next().await {
+        let reply = match msg {
+            Ok(Message::Binary(bytes)) => match session.write_keys(bytes).await {
+                Ok(()) => None,
+                Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), None)),
+            },
+            Ok(Message::Text(text)) => handle_text(&session, &text, &pause).await,
+            Ok(Message::Close(frame)) => {
+                // RFC 6455 5.5.1: answer a close with a close, echoing its
+                // code, so the client is not left waiting for its timeout.
+                let reply = frame.map(|f| CloseFrame {
+                    code: f.code,
+                    reason: Utf8Bytes::from_static(""),
+                });
+                let _ = replies.send(Outgoing::Close(reply)).await;
+                return;
+            }
+            Err(e) => {
+                debug!(?e, "client stream ended");
+                // The only error a client can cause while the socket works
+                // is a message over the limit; say so before closing.
+                let close = e.to_string().contains("too long").then(|| CloseFrame {
+                    code: close_code::SIZE,
+                    reason: Utf8Bytes::from(format!(
+                        "message too big: the limit is {max_message} bytes"
+                    )),
+                });
+                let _ = replies.send(Outgoing::Close(close)).await;
+                return;
+            }
+            Ok(Message::Ping(_) | Message::Pong(_)) => None,
+        };
+        if let Some(reply) = reply {
+            if replies.send(Outgoing::Reply(reply)).await.is_err() {
+                break;
+            }
+        }
+    }
+}
+
+const CLIENT_TYPES: &[&str] = &[
+    "submit", "approve", "resize", "cancel", "pause", "resume", "ping",
+];
+
+/// Parses a client message with errors that say what was wrong.
+fn parse(text: &str) -> Result<ClientMessage, Box<ServerMessage>> {
+    let err = |code, message: String, id| Box::new(ServerMessage::error(code, message, id));
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| err(ErrorCode::BadMessage, format!("not JSON: {e}"), None))?;
+    let Some(obj) = value.as_object() else {
+        return Err(err(
+            ErrorCode::BadMessage,
+            "expected a JSON object with a \"type\" field".into(),
+            None,
+        ));
+    };
+    let id = obj.get("id").and_then(|v| v.as_str()).map(str::to_string);
+    let Some(kind) = obj.get("type").and_then(|v| v.as_str()).map(str::to_string) else {
+        return Err(err(
+            ErrorCode::BadMessage,
+            "missing string field \"type\"".into(),
+            id,
+        ));
+    };
+    if !CLIENT_TYPES.contains(&kind.as_str()) {
+        return Err(err(
+            ErrorCode::UnknownType,
+            format!(
+                "unknown message type {kind:?}; expected one of {}",
+                CLIENT_TYPES.join(", ")
+            ),
+            id,
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        err(
+            ErrorCode::BadMessage,
+            format!("bad {kind:?} message: {e}"),
+            id,
+        )
+    })
+}
+
+async fn handle_text(
+    session: &Session,
+    text: &str,
+    pause: &watch::Sender<bool>,
+) -> Option<ServerMessage> {
+    let msg = match parse(text) {
+        Ok(m) => m,
+        Err(reply) => return Some(*reply),
+    };
+    let ack = |id: Option<String>, queued: bool| id.map(|id| ServerMessage::Ack { id, queued });
+    match msg {
+        ClientMessage::Submit { text, id } => match session.submit(text) {
+            Ok(d) => ack(id, d == Accepted::Queued),
+            Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), id)),
+        },
+        ClientMessage::Approve {
+            request_id,
+            allowed,
+            option,
+            id,
+        } => {
+            let choice =
+                match (option, allowed) {
+                    (Some(option), _) => Choice::Option(option),
+                    (None, Some(allowed)) => Choice::Allowed(allowed),
+                    (None, None) => return Some(ServerMessage::error(
+                        ErrorCode::BadMessage,
+                        "approve needs \"option\" (one of the approval's options) or \"allowed\"",
+                        id,
+                    )),
+                };
+            match session.approve(&request_id, &choice) {
+                Ok(_) => ack(id, false),
+                Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), id)),
+            }
+        }
+        ClientMessage::Resize { cols, rows, id } => {
+            if cols == 0 || rows == 0 {
+                return Some(ServerMessage::error(
+                    ErrorCode::BadMessage,
+                    "cols and rows must be positive",
+                    id,
+                ));
+            }
+            session.resize(cols, rows);
+            ack(id, false)
+        }
+        ClientMessage::Cancel { id } => {
+            // Escape is how the TUIs duet hosts cancel a turn (the RFC's
+            // control/cancel "simulates ESC").
+            match session.cancel().await {
+                Ok(()) => ack(id, false),
+                Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), id)),
+            }
+        }
+        ClientMessage::Pause { id } => {
+            pause.send_replace(true);
+            ack(id, false)
+        }
+        ClientMessage::Resume { id } => {
+            pause.send_replace(false);
+            ack(id, false)
+        }
+        ClientMessage::Ping { id } => Some(ServerMessage::Pong { id }),
+    }
+}
