@@ -19,7 +19,13 @@ repo=$(cd "$here/.." && pwd)
 status=0
 
 duet=${DUET_BIN:-}
-if [ -z "$duet" ]; then
+if [ -n "$duet" ]; then
+  # Asked for a binary: it must be there (no silent skips), and the checks
+  # that cd elsewhere get it as an absolute path.
+  [ -x "$duet" ] || { echo "DUET_BIN=$duet is not an executable" >&2; exit 1; }
+  duet=$(realpath "$duet")
+  export DUET_BIN=$duet
+else
   for b in "$repo/target/release/duet" "$repo/target/debug/duet"; do
     [ -x "$b" ] && { duet=$b; break; }
   done
