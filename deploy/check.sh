@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # All offline checks of the deployment recipes, in one go; scripts/test.sh
-# runs it with DUET_BIN set to its debug duet. About 10 s; a first run also
-# installs the validators into a cached virtualenv (tools.sh, 10-45 s):
+# runs it with DUET_BIN set to its debug duet. About 5 s; a first run also
+# installs the validators into a cached virtualenv (tools.sh, 15-40 s):
 #   profiles             every shipped profiles file loads in duet and offers
 #                        the profiles it should (docker/*.toml,
 #                        duet.example.toml, the k8s ConfigMap)
