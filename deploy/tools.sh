@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the deploy/ checks: puts pinned validators from PyPI into a
 # private virtualenv (no system changes; under the repository's .cache/, which
 # git ignores) and on PATH.
