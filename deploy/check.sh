@@ -44,8 +44,8 @@ else
     file=${spec%%:*} want=${spec#*:}
     path=$here/$file
     [ -f "$path" ] || path=$work/$file
-    # Emptied here, not only by the redirection below: that happens in the
-    # background child, and the loop could read the previous duet's URL first.
+    # Made here: the loop below may read it before the background duet has
+    # opened it (a failed sed would end the script under set -e).
     : >"$work/out"
     DUET_STATE_DIR=$work/state "$duet" serve --listen 127.0.0.1:0 --token "$token" --config "$path" >"$work/out" 2>"$work/err" &
     pid=$!
