@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# All offline checks of the deployment recipes, in one go (a few minutes on
-# first run, which installs the validators into a cached virtualenv):
+# All offline checks of the deployment recipes, in one go; scripts/test.sh
+# runs it with DUET_BIN set to its debug duet. About 5 s; a first run also
+# installs the validators into a cached virtualenv (tools.sh, 15-40 s):
 #   profiles             every shipped profiles file loads in duet and offers
 #                        the profiles it should (docker/*.toml,
 #                        duet.example.toml, the k8s ConfigMap)
@@ -19,7 +20,13 @@ repo=$(cd "$here/.." && pwd)
 status=0
 
 duet=${DUET_BIN:-}
-if [ -z "$duet" ]; then
+if [ -n "$duet" ]; then
+  # Asked for a binary: it must be there (no silent skips), and the checks
+  # that cd elsewhere get it as an absolute path.
+  [ -x "$duet" ] || { echo "DUET_BIN=$duet is not an executable" >&2; exit 1; }
+  duet=$(realpath "$duet")
+  export DUET_BIN=$duet
+else
   for b in "$repo/target/release/duet" "$repo/target/debug/duet"; do
     [ -x "$b" ] && { duet=$b; break; }
   done
@@ -37,6 +44,9 @@ else
     file=${spec%%:*} want=${spec#*:}
     path=$here/$file
     [ -f "$path" ] || path=$work/$file
+    # Made here: the loop below may read it before the background duet has
+    # opened it (a failed sed would end the script under set -e).
+    : >"$work/out"
     DUET_STATE_DIR=$work/state "$duet" serve --listen 127.0.0.1:0 --token "$token" --config "$path" >"$work/out" 2>"$work/err" &
     pid=$!
     url=""

