@@ -447,3 +447,174 @@ fn message(n: usize, model: &str, reply: &Reply) -> Value {
         "usage": usage(5),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A main-loop request as Claude Code 2.1.330 sends it (trimmed): the
+    /// last message has the role `system`, the prompt follows a reminder.
+    fn main_request(user_content: Value) -> Value {
+        json!({
+            "model": "claude-opus-5-5",
+            "stream": true,
+            "tools": [{"name": "Agent"}, {"name": "Bash"}, {"name": "Write"}],
+            "messages": [
+                {"role": "user", "content": user_content},
+                {"role": "system", "content": "# Environment\nYou have been invoked…"},
+            ],
+        })
+    }
+
+    fn text(reply: Reply) -> String {
+        match reply {
+            Reply::Text(pieces) => pieces.concat(),
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_script_reads_the_last_user_message_from_the_end() {
+        let prompt = main_request(json!([
+            {"type": "text", "text": "<system-reminder>\nAttribution…</system-reminder>"},
+            {"type": "text", "text": "hello there"},
+        ]));
+        assert_eq!(text(script(&prompt)), "Mock reply to: hello there");
+
+        let tool = main_request(json!("Please run touch now"));
+        assert_eq!(
+            script(&tool),
+            Reply::Tool {
+                name: "Bash".into(),
+                input: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
+            }
+        );
+
+        let result = main_request(
+            json!([{"type": "tool_result", "tool_use_id": "toolu_mock_2",
+            "content": "(Bash completed with no output)", "is_error": false}]),
+        );
+        assert_eq!(
+            text(script(&result)),
+            "Tool finished: (Bash completed with no output)"
+        );
+
+        // After a rejection in the terminal, the next prompt shares the
+        // rejection's message.
+        let after_reject = main_request(json!([
+            {"type": "tool_result", "tool_use_id": "toolu_mock_8", "is_error": true,
+             "content": "The user doesn't want to proceed with this tool use."},
+            {"type": "text", "text": "[Request interrupted by user for tool use]\n"},
+            {"type": "text", "text": "a new prompt"},
+        ]));
+        assert_eq!(text(script(&after_reject)), "Mock reply to: a new prompt");
+    }
+
+    #[test]
+    fn side_requests_get_the_side_reply() {
+        // The haiku title request: streamed, no tools, a JSON schema.
+        let title = json!({
+            "model": "claude-haiku-5-5", "stream": true, "tools": [],
+            "messages": [{"role": "user", "content": "<session>\nplease run touch\n</session>"}],
+            "output_config": {"format": {"type": "json_schema", "schema": {
+                "type": "object", "properties": {"title": {"type": "string"}},
+                "required": ["title"]}}},
+        });
+        assert_eq!(text(script(&title)), r#"{"title":"(mock side reply)"}"#);
+        let plain = json!({"model": "x", "messages": [{"role": "user", "content": "hi"}]});
+        assert_eq!(text(script(&plain)), SIDE_REPLY);
+    }
+
+    #[tokio::test]
+    async fn it_streams_records_and_answers_the_other_endpoints() {
+        let mock = MockAnthropic::start().await;
+        let http = reqwest::Client::new();
+        let body = http
+            .post(format!("{}/v1/messages?beta=true", mock.base_url))
+            .json(&main_request(json!("please run touch")))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let events: Vec<(&str, Value)> = body
+            .split("\n\n")
+            .filter(|e| !e.is_empty())
+            .map(|e| {
+                let (name, data) = e.split_once('\n').unwrap();
+                let data: Value =
+                    serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
+                (name.strip_prefix("event: ").unwrap(), data)
+            })
+            .collect();
+        let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        for (name, data) in &events {
+            assert_eq!(data["type"], *name);
+        }
+        assert_eq!(events[1].1["content_block"]["name"], "Bash");
+        let input: String = events[2..4]
+            .iter()
+            .map(|(_, d)| d["delta"]["partial_json"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            serde_json::from_str::<Value>(&input).unwrap()["command"],
+            TOOL_COMMAND
+        );
+        assert_eq!(events[5].1["delta"]["stop_reason"], "tool_use");
+
+        let message: Value = http
+            .post(format!("{}/v1/messages", mock.base_url))
+            .json(&json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(message["content"][0]["text"], SIDE_REPLY);
+
+        let hello = http
+            .head(format!("{}/api/hello", mock.base_url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(hello.status(), 200);
+        let tokens: Value = http
+            .post(format!("{}/v1/messages/count_tokens", mock.base_url))
+            .json(&json!({"messages": []}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(tokens["input_tokens"].is_u64());
+        let missing = http
+            .post(format!("{}/v1/other", mock.base_url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(missing.status(), 404);
+
+        assert_eq!(mock.all_requests().len(), 5);
+        assert_eq!(mock.requests().len(), 1);
+        assert!(
+            mock.summary().contains("tool_use Bash"),
+            "{}",
+            mock.summary()
+        );
+    }
+}
