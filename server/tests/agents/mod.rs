@@ -4,6 +4,7 @@
 //! reply must contain, and is otherwise the same for both: that is the point,
 //! duet makes them interchangeable for its clients.
 
+pub mod mock_anthropic;
 pub mod mock_llm;
 pub mod qwen;
 
