@@ -60,6 +60,7 @@ function helloMessage(approvals: Approval[] = []): ServerMessage {
     server_version: 'test',
     capabilities: [],
     profile: 'qwen',
+    channel: { kind: 'dual_output', events: true, submit: true, approve: true },
     status: 'running',
     cols: 80,
     rows: 24,
@@ -75,6 +76,8 @@ function approvalMessage(state: Approval['state'], extra: Partial<Approval> = {}
     tool_use_id: 'call_mock_7',
     input: { command: 'touch made_by_tool.txt && ls' },
     state,
+    options: [],
+    confirmed: state !== 'pending',
     seq: seqOf(events, (e) => typeOf(e) === 'control_request'),
     ...extra,
   };

@@ -71,7 +71,7 @@ describe('ChatView', () => {
     const { v } = view();
     const pending = reduceAll(initialChatState, events.slice(0, req + 1));
     v.render(pending, ctx);
-    const decided = reduce(pending, { type: 'approval', request_id: '158de962-dd6d-4415-ab26-dc02bd3c33b7', tool_name: 'run_shell_command', tool_use_id: 'call_mock_7', input: {}, state: 'denied', decided_by: 'terminal', seq: req + 1 });
+    const decided = reduce(pending, { type: 'approval', request_id: '158de962-dd6d-4415-ab26-dc02bd3c33b7', tool_name: 'run_shell_command', tool_use_id: 'call_mock_7', input: {}, state: 'denied', decided_by: 'terminal', options: [], confirmed: true, seq: req + 1 });
     v.render(decided, ctx);
     expect(v.root.querySelector('button[data-action="allow"]')).toBeNull();
     expect(v.root.querySelector('[data-approval-state="denied"]')?.textContent).toBe('Denied in the terminal.');
