@@ -9,10 +9,11 @@ import { loadQwenEvents } from './fixture';
 const events = loadQwenEvents();
 /** Index of the control_request event (not the handshake that merely names the type). */
 const req = events.findIndex((m) => JSON.stringify(m.event).startsWith('{"type":"control_request"'));
-const ctx = { sidecar: true, connected: true };
+const channel = { kind: 'dual_output', events: true, submit: true, approve: true };
+const ctx = { channel, connected: true, resumable: false };
 
 function view() {
-  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn() };
+  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()) };
   const v = new ChatView(cb);
   document.body.replaceChildren(v.root);
   return { v, cb };
@@ -64,7 +65,7 @@ describe('ChatView', () => {
     const allow = v.root.querySelector<HTMLButtonElement>('button[data-action="allow"]');
     expect(allow).not.toBeNull();
     allow?.click();
-    expect(cb.onApprove).toHaveBeenCalledWith('158de962-dd6d-4415-ab26-dc02bd3c33b7', true);
+    expect(cb.onApprove).toHaveBeenCalledWith('158de962-dd6d-4415-ab26-dc02bd3c33b7', { allowed: true });
   });
 
   it('flips the card when the approval is decided elsewhere', () => {
