@@ -199,7 +199,8 @@ export class ChatView {
     }
     if (refocus) {
       const { el, key } = refocus;
-      const target = (key !== undefined ? el.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(key)}"]:not(:disabled)`) : null) ?? el.querySelector<HTMLElement>('.approval[tabindex]') ?? el;
+      const same = [...el.querySelectorAll<HTMLElement>('[data-focus-key]')].find((e) => e.dataset.focusKey === key && !(e instanceof HTMLButtonElement && e.disabled));
+      const target = same ?? el.querySelector<HTMLElement>('.approval[tabindex], .approval-done[tabindex]') ?? el;
       target.focus({ preventScroll: true });
     }
     if (stick) this.log.scrollTop = this.log.scrollHeight;
