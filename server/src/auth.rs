@@ -42,11 +42,6 @@ impl Auth {
         }
     }
 
-    /// Whether a token is required.
-    pub fn enabled(&self) -> bool {
-        self.token.is_some()
-    }
-
     /// Whether `candidate` is the token (constant time).
     pub fn token_matches(&self, candidate: &str) -> bool {
         match &self.token {

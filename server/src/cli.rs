@@ -35,6 +35,10 @@ pub enum Command {
     /// Run duet's demo agent, an offline dual-output TUI (what the default
     /// profile hosts).
     DemoAgent(duet_demo_agent::Options),
+    /// Hand a Claude Code hook event to its duet session (duet puts this
+    /// in the settings of the Claude Code sessions it starts).
+    #[command(hide = true)]
+    Hook(crate::hook::HookArgs),
 }
 
 /// `duet serve` flags.

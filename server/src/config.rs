@@ -76,6 +76,9 @@ pub enum ChannelKind {
     None,
     /// JSONL events in `{events_file}`, commands in `{input_file}`.
     DualOutput,
+    /// Claude Code's hooks: the profile passes `{claude_settings}` to
+    /// `--settings` (and `{agent_session_id}` to `--session-id`).
+    Claude,
 }
 
 impl ChannelKind {
@@ -84,6 +87,7 @@ impl ChannelKind {
         match self {
             ChannelKind::None => "none",
             ChannelKind::DualOutput => "dual_output",
+            ChannelKind::Claude => "claude",
         }
     }
 }
@@ -110,7 +114,7 @@ pub struct ResolvedProfile {
 }
 
 /// Values for the placeholders of one session.
-pub struct Placeholders<'a> {
+pub(crate) struct Placeholders<'a> {
     pub events_file: &'a Path,
     pub input_file: &'a Path,
     pub session_dir: &'a Path,
@@ -118,6 +122,11 @@ pub struct Placeholders<'a> {
     pub session_id: SessionId,
     pub cols: u16,
     pub rows: u16,
+    /// The `--settings` JSON of a Claude Code session (empty otherwise).
+    pub claude_settings: &'a str,
+    /// The agent's own conversation id, when duet picks it (Claude's
+    /// `--session-id`) or resumes it.
+    pub agent_session_id: &'a str,
 }
 
 /// What Qwen Code's status line shows once it takes prompts.
@@ -132,11 +141,13 @@ const PLACEHOLDERS: &[&str] = &[
     "cols",
     "rows",
     "duet",
+    "claude_settings",
+    "agent_session_id",
 ];
 
 impl ResolvedProfile {
     /// The command line and environment for one session.
-    pub fn spawn_options(&self, p: &Placeholders<'_>) -> SpawnOptions {
+    pub(crate) fn spawn_options(&self, p: &Placeholders<'_>) -> SpawnOptions {
         let expand = |s: &str| -> String {
             s.replace("{events_file}", &p.events_file.to_string_lossy())
                 .replace("{input_file}", &p.input_file.to_string_lossy())
@@ -146,6 +157,9 @@ impl ResolvedProfile {
                 .replace("{cols}", &p.cols.to_string())
                 .replace("{rows}", &p.rows.to_string())
                 .replace("{duet}", &self.duet_exe.to_string_lossy())
+                .replace("{agent_session_id}", p.agent_session_id)
+                // Last: the JSON holds paths, never placeholders.
+                .replace("{claude_settings}", p.claude_settings)
         };
         SpawnOptions {
             program: expand(&self.profile.command),
@@ -169,13 +183,22 @@ impl ResolvedProfile {
 
     /// What the profile's side channel can do.
     pub fn channel_info(&self) -> ChannelInfo {
-        let on = self.channel != ChannelKind::None;
+        let (events, input) = match self.channel {
+            ChannelKind::None => (false, false),
+            ChannelKind::DualOutput => (self.has_events, self.has_input),
+            ChannelKind::Claude => (true, true),
+        };
         ChannelInfo {
             kind: self.channel.as_str().into(),
-            events: on && self.has_events,
-            submit: on && self.has_input,
-            approve: on && self.has_input,
+            events,
+            submit: input,
+            approve: input,
         }
+    }
+
+    /// This duet executable.
+    pub(crate) fn duet_exe(&self) -> &Path {
+        &self.duet_exe
     }
 
     fn mentions(&self, placeholder: &str) -> bool {
@@ -237,6 +260,10 @@ impl Profiles {
             resolved.channel = match resolved.profile.channel {
                 Some(ChannelKind::DualOutput) if !resolved.has_events => bail!(
                     "profile {:?}: channel \"dual_output\" needs {{events_file}} in its arguments",
+                    resolved.name
+                ),
+                Some(ChannelKind::Claude) if !resolved.mentions("{claude_settings}") => bail!(
+                    "profile {:?}: channel \"claude\" needs \"--settings\", \"{{claude_settings}}\" in its arguments (that is how its hooks reach duet)",
                     resolved.name
                 ),
                 Some(kind) => kind,
@@ -418,6 +445,8 @@ mod tests {
             session_id: id,
             cols: 80,
             rows: 24,
+            claude_settings: "",
+            agent_session_id: "",
         });
         assert_eq!(spawn.program, "/usr/bin/duet");
         assert_eq!(spawn.args[2], "/s/events.jsonl");

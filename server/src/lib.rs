@@ -11,6 +11,7 @@ pub(crate) mod auth;
 pub mod cli;
 pub mod config;
 pub(crate) mod error;
+pub mod hook;
 pub(crate) mod registry;
 pub mod server;
 pub(crate) mod session;

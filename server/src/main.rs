@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Hook(args) => duet_server::hook::run(&args),
         Command::DemoAgent(opts) => match duet_demo_agent::run(opts) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {

@@ -26,6 +26,7 @@ use tracing::{info, Instrument};
 
 use crate::config::{ChannelKind, ResolvedProfile};
 use channel::approvals::{Choice, DecideError};
+use channel::claude;
 use channel::delivery::{Accepted, DeliveryError};
 use channel::dual_output::{DualOutput, DualOutputOptions};
 use channel::log::EventLog;
@@ -152,7 +153,7 @@ pub(crate) struct Session {
     pub(crate) created_at: u64,
     pub(crate) dir: PathBuf,
     pub(crate) limits: SessionLimits,
-    pub(crate) terminal: Terminal,
+    pub(crate) terminal: Arc<Terminal>,
     pub(crate) conversation: Arc<Conversation>,
     channel: Option<Arc<dyn Channel>>,
     channel_info: ChannelInfo,
@@ -205,6 +206,12 @@ impl Session {
         create_private_file(&input_path).context("creating the input file")?;
 
         let profile = &opts.profile;
+        let hook_socket = opts.dir.join("hook.sock");
+        let claude_settings = match profile.channel {
+            ChannelKind::Claude => claude::settings_json(profile.duet_exe(), &hook_socket),
+            _ => String::new(),
+        };
+        let agent_session_id = uuid::Uuid::new_v4().to_string();
         let spawn = profile.spawn_options(&crate::config::Placeholders {
             events_file: &events_path,
             input_file: &input_path,
@@ -213,22 +220,45 @@ impl Session {
             session_id: opts.id,
             cols: opts.cols,
             rows: opts.rows,
+            claude_settings: &claude_settings,
+            agent_session_id: &agent_session_id,
         });
         let control = broadcast::channel(256).0;
+        // A dual-output agent writes its events file; for other channels
+        // duet writes the normalised events itself.
+        let log = match profile.channel {
+            ChannelKind::Claude => {
+                EventLog::owned(events_path.clone(), opts.limits.event_cache_bytes)
+                    .context("creating the events file")?
+            }
+            _ => EventLog::new(events_path.clone(), opts.limits.event_cache_bytes),
+        };
         let conversation = Arc::new(Conversation::new(
-            Arc::new(EventLog::new(
-                events_path.clone(),
-                opts.limits.event_cache_bytes,
-            )),
+            Arc::new(log),
             control.clone(),
             opts.limits.max_held_submits,
             opts.limits.max_submit_bytes,
         ));
         // Everything that can fail comes before the program starts, so a
         // failed start never leaves a program running with no session.
-        let terminal = Terminal::new(opts.cols, opts.rows, opts.limits.output)?;
+        let terminal = Arc::new(Terminal::new(opts.cols, opts.rows, opts.limits.output)?);
         let channel: Option<Arc<dyn Channel>> = match profile.channel {
             ChannelKind::None => None,
+            ChannelKind::Claude => {
+                let started = claude::ClaudeHooks::start(
+                    hook_socket,
+                    &opts.dir.join("hooks.jsonl"),
+                    terminal.clone(),
+                    conversation.clone(),
+                );
+                match started {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        terminal.abandon();
+                        return Err(e);
+                    }
+                }
+            }
             ChannelKind::DualOutput => {
                 let started = DualOutput::start(
                     DualOutputOptions {
@@ -360,6 +390,9 @@ impl Session {
         }
         if interrupt {
             self.conversation.interrupted();
+            if let Some(channel) = &self.channel {
+                channel.interrupted();
+            }
         }
         Ok(())
     }
