@@ -15,6 +15,8 @@ pub struct AppError {
     pub status: StatusCode,
     pub code: ErrorCode,
     pub message: String,
+    /// Sent as `Retry-After` (whole seconds, rounded up).
+    pub retry_after: Option<std::time::Duration>,
 }
 
 impl AppError {
@@ -24,6 +26,19 @@ impl AppError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// 429: try again after `wait`.
+    pub fn too_many(message: impl Into<String>, wait: std::time::Duration) -> Self {
+        Self {
+            retry_after: Some(wait),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorCode::LimitReached,
+                message,
+            )
         }
     }
 
@@ -69,6 +84,12 @@ impl IntoResponse for AppError {
                 message: self.message,
             },
         };
-        (self.status, Json(body)).into_response()
+        let mut resp = (self.status, Json(body)).into_response();
+        if let Some(wait) = self.retry_after {
+            let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            resp.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, secs.max(1).into());
+        }
+        resp
     }
 }

@@ -11,9 +11,12 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod host;
 pub mod registry;
 pub mod server;
 pub mod session;
+pub mod state_dir;
+pub mod throttle;
 pub mod watcher;
 pub mod ws;
 
