@@ -8,8 +8,10 @@ use axum::http::header::{
 };
 use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Response};
+use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
 
+use crate::error::AppError;
 use crate::server::{AppState, Conn};
 
 include!(concat!(env!("OUT_DIR"), "/assets.rs"));
@@ -105,7 +107,12 @@ pub async fn static_file(uri: Uri) -> Response {
                 ([(CONTENT_TYPE, ty), (CACHE_CONTROL, cache)], bytes).into_response(),
             )
         }
-        None if path.starts_with("/api/") => StatusCode::NOT_FOUND.into_response(),
+        None if path.starts_with("/api/") => AppError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::BadMessage,
+            format!("no API route {path}"),
+        )
+        .into_response(),
         None if path
             .rsplit('/')
             .next()

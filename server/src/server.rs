@@ -115,7 +115,8 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             crate::auth::require_auth,
         ))
-        .route("/login", post(api::login));
+        .route("/login", post(api::login))
+        .layer(axum::middleware::from_fn(crate::error::json_errors));
     Router::new()
         .route(host::HEALTH_PATH, get(api::healthz))
         .route("/", get(assets::root))
