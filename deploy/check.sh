@@ -37,6 +37,9 @@ else
     file=${spec%%:*} want=${spec#*:}
     path=$here/$file
     [ -f "$path" ] || path=$work/$file
+    # Made here: the loop below may read it before the background duet has
+    # opened it (a failed sed would end the script under set -e).
+    : >"$work/out"
     DUET_STATE_DIR=$work/state "$duet" serve --listen 127.0.0.1:0 --token "$token" --config "$path" >"$work/out" 2>"$work/err" &
     pid=$!
     url=""
