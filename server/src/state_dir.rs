@@ -93,7 +93,15 @@ pub fn create_session_dir(state_dir: &Path, name: &str) -> std::io::Result<PathB
     let dir = state_dir.join(name);
     // Not recursive, and an existing directory is an error: a session
     // directory is always new.
-    DirBuilder::new().mode(0o700).create(&dir)?;
+    match DirBuilder::new().mode(0o700).create(&dir) {
+        // The state directory went away while duet ran (a tmp cleaner ages
+        // out /tmp/duet-<uid>): make it again, checked as at start.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            prepare(state_dir).map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+            DirBuilder::new().mode(0o700).create(&dir)?;
+        }
+        r => r?,
+    }
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
     std::fs::OpenOptions::new()
         .write(true)

@@ -133,3 +133,17 @@ async fn only_directories_duet_made_are_swept() {
     assert!(foreign.exists(), "a directory duet did not make was swept");
     assert!(foreign.join("events.jsonl").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_directory_removed_while_running_is_made_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let server = TestServer::start_with(|o| o.state_dir = state.clone()).await;
+    // The server is up (and made the directory) once it answers.
+    server.json::<serde_json::Value>("/api/sessions").await;
+    // A tmp cleaner removed it (systemd-tmpfiles ages out /tmp/duet-<uid>).
+    std::fs::remove_dir_all(&state).unwrap();
+    let s = server.create("plain").await;
+    assert_eq!(mode(&state), 0o700);
+    assert!(state.join(s.id.to_string()).is_dir());
+}
