@@ -78,7 +78,7 @@ impl Auth {
         if self.token_matches(candidate) {
             return Ok(());
         }
-        self.throttle.failed(peer);
+        self.throttle.failed(peer, candidate);
         Err(AppError::new(
             StatusCode::UNAUTHORIZED,
             ErrorCode::Unauthorized,

@@ -319,8 +319,23 @@ async fn login(http: &reqwest::Client, server: &TestServer, token: &str) -> reqw
 async fn failed_logins_are_rate_limited_per_address() {
     let server = TestServer::start().await;
     let http = &server.http;
-    for i in 0..10 {
-        let resp = login(http, &server, "wrong-token-wrong-token").await;
+    // One stale token sent again and again (a browser with the cookie of a
+    // restarted duet) is one wrong guess, not many.
+    for _ in 0..30 {
+        let stale = http
+            .get(server.url("/api/sessions"))
+            .header(
+                "cookie",
+                format!("duet_token_{}=stale-token-0123456789", server.addr.port()),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stale.status(), 401);
+    }
+    // Different guesses count.
+    for i in 1..10 {
+        let resp = login(http, &server, &format!("wrong-token-wrong-token-{i}")).await;
         assert_eq!(resp.status(), 401, "attempt {i}");
     }
     let resp = login(http, &server, "wrong-token-wrong-token").await;
