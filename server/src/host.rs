@@ -102,16 +102,18 @@ impl AllowedHosts {
             return true;
         }
         if let Ok(ip) = name.parse::<IpAddr>() {
+            // A dual-stack socket sees IPv4 peers as ::ffff:a.b.c.d.
+            let ip = ip.to_canonical();
             if ip.is_loopback() {
                 return true;
             }
-            let listen = self.listen.ip();
+            let listen = self.listen.ip().to_canonical();
             if !listen.is_unspecified() && ip == listen {
                 return true;
             }
             // Listening on every address: the address this connection was
             // made to is this server's own, whatever the interface.
-            if listen.is_unspecified() && local.is_some_and(|l| l.ip() == ip) {
+            if listen.is_unspecified() && local.is_some_and(|l| l.ip().to_canonical() == ip) {
                 return true;
             }
         }
@@ -252,6 +254,10 @@ mod tests {
         assert!(all.allows("10.1.2.3:8080", Some(local)));
         assert!(!all.allows("10.1.2.4:8080", Some(local)));
         assert!(!all.allows("0.0.0.0:8080", Some(local)));
+        let dual = hosts(&[], "[::]:8080");
+        let mapped: SocketAddr = "[::ffff:10.1.2.3]:8080".parse().unwrap();
+        assert!(dual.allows("10.1.2.3:8080", Some(mapped)));
+        assert!(dual.allows("[::ffff:127.0.0.1]:8080", None));
     }
 
     #[test]
