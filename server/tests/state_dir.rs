@@ -147,3 +147,20 @@ async fn a_state_directory_removed_while_running_is_made_again() {
     assert_eq!(mode(&state), 0o700);
     assert!(state.join(s.id.to_string()).is_dir());
 }
+
+#[test]
+fn the_binary_refuses_before_it_prints_a_start_url() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = dir_with_mode(tmp.path(), "shared", 0o1777);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_duet"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(&shared)
+        .env_remove("DUET_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("duet is ready"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("state directory"), "{stderr}");
+}
