@@ -2,7 +2,7 @@
 
 use axum::body::Body;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::extract::{Extension, FromRequest, Path, Query, Request, State};
 use axum::http::header::{CONTENT_TYPE, SET_COOKIE};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -16,7 +16,7 @@ use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
 
 use crate::error::AppError;
-use crate::server::AppState;
+use crate::server::{AppState, Conn};
 use crate::session::channel::approvals::Choice;
 use crate::session::channel::delivery::Accepted;
 use crate::session::Session;
@@ -57,14 +57,14 @@ pub struct Login {
 }
 
 /// `POST /api/login`: trades the token for the HttpOnly cookie.
-pub async fn login(State(state): State<AppState>, ApiJson(body): ApiJson<Login>) -> Response {
-    if !state.auth.token_matches(&body.token) {
-        return AppError::new(
-            StatusCode::UNAUTHORIZED,
-            ErrorCode::Unauthorized,
-            "wrong token",
-        )
-        .into_response();
+pub async fn login(
+    State(state): State<AppState>,
+    conn: Option<Extension<Conn>>,
+    ApiJson(body): ApiJson<Login>,
+) -> Response {
+    let peer = conn.map(|c| c.remote.ip());
+    if let Err(e) = state.auth.verify(&body.token, peer) {
+        return e.into_response();
     }
     let mut resp = StatusCode::NO_CONTENT.into_response();
     resp.headers_mut()

@@ -54,6 +54,9 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     // could sign in.
     let token_supplied = args.token.is_some() || args.token_file.is_some();
     let (addr, opts) = args.into_options(exe)?;
+    // An unsafe state directory is refused before a start URL is printed
+    // that would lead nowhere (the server checks it again as it starts).
+    duet_server::state_dir::prepare(&opts.state_dir)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("listening on {addr}: {e}"))?;
