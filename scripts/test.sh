@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one command that runs every test duet has, on a fresh Debian machine
 # with Rust and Node: it installs what it needs (Chromium and Python from
-# apt, the web's npm packages, Qwen Code 0.15.10 into .cache/), then runs
+# apt, the web's npm packages, Qwen Code and Claude Code into .cache/), then runs
 # formatting and lint checks, the Rust tests (including real Qwen Code
 # through duet, against a mock LLM), the web's lint/typecheck/unit tests,
 # the browser end-to-end tests against a real duet, and the offline checks
@@ -47,6 +47,9 @@ step "web: install, lint, typecheck, unit tests, build"
 
 step "Qwen Code for the end-to-end tests"
 bash scripts/install-qwen.sh
+
+step "Claude Code for the end-to-end tests"
+bash scripts/install-claude.sh
 
 step "rustfmt and clippy"
 cargo fmt --all -- --check

@@ -129,6 +129,21 @@ pub(crate) struct Placeholders<'a> {
     pub agent_session_id: &'a str,
 }
 
+/// Claude Code's arguments under duet: it asks before running tools
+/// (`manual`; its default, `auto`, asks nothing), duet picks its session
+/// id, and its hooks lead to duet (docs/claude-code.md).
+pub const CLAUDE_ARGS: [&str; 6] = [
+    "--permission-mode",
+    "manual",
+    "--session-id",
+    "{agent_session_id}",
+    "--settings",
+    "{claude_settings}",
+];
+
+/// What Claude Code's footer shows once it takes prompts.
+pub const CLAUDE_READY_TEXT: &str = "? for shortcuts";
+
 /// What Qwen Code's status line shows once it takes prompts.
 pub const QWEN_READY_TEXT: &str = "? for shortcuts";
 
@@ -292,7 +307,8 @@ impl Profiles {
     }
 
     /// The profiles used with no config file: the demo agent (default), a
-    /// login shell, and Qwen Code when `qwen` is on the PATH.
+    /// login shell, and Qwen Code and Claude Code when `qwen` and `claude`
+    /// are on the PATH.
     pub fn builtin(duet_exe: PathBuf) -> Self {
         let sidecar_args = [
             "--json-file",
@@ -331,7 +347,11 @@ impl Profiles {
                 channel: None,
             },
         ];
-        if which("qwen").is_some() {
+        if let Some(qwen) = which("qwen") {
+            // 0.15 shows a prompt read right after session_start as taken,
+            // then fails it; later versions keep it until they are ready
+            // (docs/qwen-code.md §8) and never show this text.
+            let old = package_version(&qwen, "@qwen-code/qwen-code").is_some_and(|v| v < (0, 16));
             profiles.push(Profile {
                 name: "qwen".into(),
                 description: Some("Qwen Code with dual output".into()),
@@ -339,8 +359,22 @@ impl Profiles {
                 args: sidecar_args.map(String::from).to_vec(),
                 env: BTreeMap::from([("QWEN_CODE_NO_RELAUNCH".into(), "1".into())]),
                 cwd: None,
-                ready_text: Some(QWEN_READY_TEXT.into()),
+                ready_text: old.then(|| QWEN_READY_TEXT.into()),
                 channel: None,
+            });
+        }
+        if which("claude").is_some() {
+            profiles.push(Profile {
+                name: "claude".into(),
+                description: Some("Claude Code, its chat from its hooks".into()),
+                command: "claude".into(),
+                args: CLAUDE_ARGS.map(String::from).to_vec(),
+                env: BTreeMap::new(),
+                cwd: None,
+                // Its prompt line; before it, a trust or login dialog may be
+                // up, which a pasted prompt would answer.
+                ready_text: Some(CLAUDE_READY_TEXT.into()),
+                channel: Some(ChannelKind::Claude),
             });
         }
         Self::from_config(
@@ -401,6 +435,28 @@ fn check_placeholders(profile: &str, s: &str) -> Result<()> {
         rest = &rest[start + len..];
     }
     Ok(())
+}
+
+/// The `(major, minor)` version of the npm package `name` that the
+/// executable `bin` (usually a symlink into it) belongs to.
+fn package_version(bin: &Path, name: &str) -> Option<(u32, u32)> {
+    let real = std::fs::canonicalize(bin).ok()?;
+    for dir in real.ancestors().skip(1).take(5) {
+        let Ok(text) = std::fs::read_to_string(dir.join("package.json")) else {
+            continue;
+        };
+        let Ok(pkg) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if pkg["name"] != name {
+            continue;
+        }
+        let mut parts = pkg["version"].as_str()?.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        return Some((major, minor));
+    }
+    None
 }
 
 fn which(program: &str) -> Option<PathBuf> {
