@@ -45,6 +45,7 @@ export class SessionController {
   private readonly exitBanner: HTMLElement;
   private readonly exitBannerText: HTMLElement;
   private readonly bannerResume: ResumeControl;
+  private bannerDismissed = false;
   private counter = 0;
   private frame = 0;
   /** The current connection got its hello. */
@@ -76,7 +77,8 @@ export class SessionController {
     );
     this.exitBannerText = h('span', { class: 'term-banner-text' });
     this.bannerResume = new ResumeControl(() => this.host.resume(this.id));
-    this.exitBanner = h('div', { class: 'term-banner', role: 'status', hidden: true }, this.exitBannerText, this.bannerResume.root);
+    const dismiss = h('button', { type: 'button', class: 'btn btn-quiet dismiss', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => { this.bannerDismissed = true; this.render(); } }, '✕');
+    this.exitBanner = h('div', { class: 'term-banner', role: 'status', hidden: true }, this.exitBannerText, this.bannerResume.root, dismiss);
     this.terminal.root.append(this.exitBanner);
     this.socket = new SessionSocket(id, {
       message: (m) => { this.onMessage(m); },
@@ -210,7 +212,7 @@ export class SessionController {
     });
     // Where terminal users look: a banner over the terminal once the program ended.
     const exit = this.state.exit;
-    this.exitBanner.hidden = exit === null;
+    this.exitBanner.hidden = exit === null || this.bannerDismissed;
     if (exit) {
       const text = `${exitSentence(exit)}.`;
       if (this.exitBannerText.textContent !== text) this.exitBannerText.textContent = text;

@@ -231,7 +231,8 @@ export class ChatView {
       placeholder = 'No chat for this program.';
     } else if (!canSubmit) {
       placeholder = 'Type prompts in the terminal.';
-      note = `This agent’s side channel (${ctx.channel?.kind ?? 'unknown'}) reports what happens but cannot take prompts from the chat. Type in the terminal; your prompt and the reply will show here.`;
+      const via = ctx.channel?.kind === 'claude_hooks' ? ' (through Claude Code’s hooks)' : '';
+      note = `This agent reports to the chat${via} but cannot take prompts from the chat. Type in the terminal; your prompt and the reply will show here.`;
     }
     const disabled = ended || !events || !canSubmit;
     this.input.disabled = disabled;

@@ -63,7 +63,7 @@ export class Sidebar {
   /** Fills the profile picker. */
   setProfiles(profiles: ProfileInfo[]): void {
     this.profileSelect.replaceChildren(
-      ...profiles.map((p) => h('option', { value: p.name, selected: p.default, title: p.description }, p.sidecar ? p.name : `${p.name} (terminal only)`)),
+      ...profiles.map((p) => h('option', { value: p.name, selected: p.default, title: p.description }, p.channel.events ? p.name : `${p.name} (terminal only)`)),
     );
     this.profileSelect.hidden = profiles.length <= 1;
     this.startButton.textContent = profiles.length <= 1 ? `Start ${profiles[0]?.name ?? 'session'}` : 'Start session';
