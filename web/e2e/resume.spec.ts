@@ -49,4 +49,9 @@ test('Resume shows a refusal next to the button, and opens the new session on su
   await expect.poll(() => resumed).not.toBe('');
   await expect(page).toHaveURL(new RegExp(`#/session/${resumed}$`));
   await expect(page.locator('.session-title')).toContainText(`resumed from ${ended.slice(0, 8)}`);
+  // The new chat says where it came from, with a way back.
+  const note = page.locator('.chat-log .resumed-note');
+  await expect(note).toHaveText(`Resumed from an earlier session (${ended.slice(0, 8)}).`);
+  await note.getByRole('link').click();
+  await expect(page).toHaveURL(new RegExp(`#/session/${ended}$`));
 });

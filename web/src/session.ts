@@ -204,11 +204,13 @@ export class SessionController {
   }
 
   private render(): void {
-    const resumable = this.host.info(this.id)?.resumable ?? false;
+    const info = this.host.info(this.id);
+    const resumable = info?.resumable ?? false;
     this.chat.render(this.state, {
       channel: this.channelInfo,
       connected: this.socket.state.kind === 'open',
       resumable,
+      resumedFrom: info?.resumed_from,
     });
     // Where terminal users look: a banner over the terminal once the program ended.
     const exit = this.state.exit;

@@ -50,6 +50,8 @@ export interface ChatContext {
   readonly connected: boolean;
   /** The session ended and the agent can pick its conversation up again. */
   readonly resumable: boolean;
+  /** The ended session this one resumed, if it is a resumption. */
+  readonly resumedFrom?: string | undefined;
 }
 
 interface Rendered {
@@ -107,6 +109,7 @@ export class ChatView {
   private readonly statusText: HTMLElement;
   private readonly log: HTMLElement;
   private readonly empty: HTMLElement;
+  private readonly resumedNote: HTMLElement;
   private readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
@@ -123,7 +126,8 @@ export class ChatView {
     this.resume.visible = false;
     this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.stopButton, this.resume.root);
     this.empty = h('p', { class: 'chat-empty' }, 'No messages yet. Type a prompt below, or in the terminal.');
-    this.log = h('div', { class: 'chat-log', role: 'log', 'aria-label': 'Conversation', tabindex: 0 }, this.empty);
+    this.resumedNote = h('p', { class: 'resumed-note', hidden: true });
+    this.log = h('div', { class: 'chat-log', role: 'log', 'aria-label': 'Conversation', tabindex: 0 }, this.resumedNote, this.empty);
     this.input = h('textarea', {
       class: 'composer-input',
       rows: 1,
@@ -195,7 +199,7 @@ export class ChatView {
       else cursor = cursor.nextElementSibling;
     }
     for (const child of [...this.log.children]) {
-      if (child !== this.empty && !keep.has(child as HTMLElement)) child.remove();
+      if (child !== this.empty && child !== this.resumedNote && !keep.has(child as HTMLElement)) child.remove();
     }
     if (refocus) {
       const { el, key } = refocus;
@@ -206,7 +210,17 @@ export class ChatView {
     if (stick) this.log.scrollTop = this.log.scrollHeight;
   }
 
+  private renderResumed(from: string | undefined): void {
+    if (this.resumedNote.dataset.from === (from ?? '')) return;
+    this.resumedNote.dataset.from = from ?? '';
+    this.resumedNote.hidden = from === undefined;
+    this.resumedNote.replaceChildren(
+      ...(from === undefined ? [] : ['Resumed from an earlier session (', h('a', { href: `#/session/${encodeURIComponent(from)}` }, from.slice(0, 8)), ').']),
+    );
+  }
+
   private renderStatus(state: ChatState, ctx: ChatContext): void {
+    this.renderResumed(ctx.resumedFrom);
     const status = chatStatus(state);
     let text = STATUS_TEXT[status];
     if (status === 'exited' && state.exit) {
