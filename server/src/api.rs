@@ -100,6 +100,17 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(session.info())))
 }
 
+/// `POST /api/sessions/{id}/resume` → 201: a new session that continues
+/// the ended session's conversation (its profile's `resume_args`).
+pub async fn resume(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
+    let id: SessionId = id.parse().map_err(|_| AppError::no_session())?;
+    let session = state.registry.resume(id)?;
+    Ok((StatusCode::CREATED, Json(session.info())))
+}
+
 /// `GET /api/sessions`.
 pub async fn list(State(state): State<AppState>) -> Json<Vec<SessionInfo>> {
     Json(state.registry.list())

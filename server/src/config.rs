@@ -63,9 +63,14 @@ pub struct Profile {
     #[serde(default)]
     pub ready_text: Option<String>,
     /// The side channel: `dual_output` (the default when the profile
-    /// mentions `{events_file}`) or `none`.
+    /// mentions `{events_file}`), `claude` or `none`.
     #[serde(default)]
     pub channel: Option<ChannelKind>,
+    /// The arguments that continue an ended conversation instead of `args`
+    /// (e.g. `--resume {agent_session_id}`): with them, an ended session can
+    /// be resumed (`POST /api/sessions/{id}/resume`), in the same work dir.
+    #[serde(default)]
+    pub resume_args: Option<Vec<String>>,
 }
 
 /// Which structured side channel a profile's agent has.
@@ -141,6 +146,16 @@ pub const CLAUDE_ARGS: [&str; 6] = [
     "{claude_settings}",
 ];
 
+/// [`CLAUDE_ARGS`], continuing the conversation `{agent_session_id}`.
+pub const CLAUDE_RESUME_ARGS: [&str; 6] = [
+    "--permission-mode",
+    "manual",
+    "--resume",
+    "{agent_session_id}",
+    "--settings",
+    "{claude_settings}",
+];
+
 /// What Claude Code's footer shows once it takes prompts.
 pub const CLAUDE_READY_TEXT: &str = "? for shortcuts";
 
@@ -161,8 +176,14 @@ const PLACEHOLDERS: &[&str] = &[
 ];
 
 impl ResolvedProfile {
-    /// The command line and environment for one session.
-    pub(crate) fn spawn_options(&self, p: &Placeholders<'_>) -> SpawnOptions {
+    /// Whether ended sessions of this profile can be resumed.
+    pub(crate) fn can_resume(&self) -> bool {
+        self.profile.resume_args.is_some()
+    }
+
+    /// The command line and environment for one session; `resume` takes
+    /// the profile's `resume_args`.
+    pub(crate) fn spawn_options(&self, p: &Placeholders<'_>, resume: bool) -> SpawnOptions {
         let expand = |s: &str| -> String {
             s.replace("{events_file}", &p.events_file.to_string_lossy())
                 .replace("{input_file}", &p.input_file.to_string_lossy())
@@ -178,7 +199,13 @@ impl ResolvedProfile {
         };
         SpawnOptions {
             program: expand(&self.profile.command),
-            args: self.profile.args.iter().map(|a| expand(a)).collect(),
+            args: match (&self.profile.resume_args, resume) {
+                (Some(args), true) => args,
+                _ => &self.profile.args,
+            }
+            .iter()
+            .map(|a| expand(a))
+            .collect(),
             env: self
                 .profile
                 .env
@@ -220,6 +247,7 @@ impl ResolvedProfile {
         let p = &self.profile;
         std::iter::once(&p.command)
             .chain(&p.args)
+            .chain(p.resume_args.iter().flatten())
             .chain(p.env.values())
             .any(|s| s.contains(placeholder))
     }
@@ -255,6 +283,7 @@ impl Profiles {
             }
             for s in std::iter::once(&profile.command)
                 .chain(&profile.args)
+                .chain(profile.resume_args.iter().flatten())
                 .chain(profile.env.values())
                 .chain(profile.cwd.iter())
             {
@@ -332,6 +361,7 @@ impl Profiles {
                 cwd: None,
                 ready_text: None,
                 channel: None,
+                resume_args: None,
             },
             Profile {
                 name: "shell".into(),
@@ -345,6 +375,7 @@ impl Profiles {
                 cwd: None,
                 ready_text: None,
                 channel: None,
+                resume_args: None,
             },
         ];
         if let Some(qwen) = which("qwen") {
@@ -361,6 +392,13 @@ impl Profiles {
                 cwd: None,
                 ready_text: old.then(|| QWEN_READY_TEXT.into()),
                 channel: None,
+                resume_args: Some(
+                    sidecar_args
+                        .into_iter()
+                        .chain(["--resume", "{agent_session_id}"])
+                        .map(String::from)
+                        .collect(),
+                ),
             });
         }
         if which("claude").is_some() {
@@ -375,6 +413,7 @@ impl Profiles {
                 // up, which a pasted prompt would answer.
                 ready_text: Some(CLAUDE_READY_TEXT.into()),
                 channel: Some(ChannelKind::Claude),
+                resume_args: Some(CLAUDE_RESUME_ARGS.map(String::from).to_vec()),
             });
         }
         Self::from_config(
@@ -405,7 +444,7 @@ impl Profiles {
                 description: p.description.clone(),
                 sidecar: p.channel_info().events,
                 channel: p.channel_info(),
-                resume: false,
+                resume: p.can_resume(),
                 default: i == self.default,
             })
             .collect()
@@ -493,17 +532,20 @@ mod tests {
         assert!(b.has_events && b.has_input);
         assert!(!profiles.get(Some("a")).unwrap().has_events);
         let id = SessionId::new();
-        let spawn = b.spawn_options(&Placeholders {
-            events_file: Path::new("/s/events.jsonl"),
-            input_file: Path::new("/s/input.jsonl"),
-            session_dir: Path::new("/s"),
-            work_dir: Path::new("/s/work"),
-            session_id: id,
-            cols: 80,
-            rows: 24,
-            claude_settings: "",
-            agent_session_id: "",
-        });
+        let spawn = b.spawn_options(
+            &Placeholders {
+                events_file: Path::new("/s/events.jsonl"),
+                input_file: Path::new("/s/input.jsonl"),
+                session_dir: Path::new("/s"),
+                work_dir: Path::new("/s/work"),
+                session_id: id,
+                cols: 80,
+                rows: 24,
+                claude_settings: "",
+                agent_session_id: "",
+            },
+            false,
+        );
         assert_eq!(spawn.program, "/usr/bin/duet");
         assert_eq!(spawn.args[2], "/s/events.jsonl");
         assert_eq!(spawn.args[5], "80x24");

@@ -117,6 +117,52 @@ impl Registry {
 
     /// Starts a session.
     pub(crate) fn create(self: &Arc<Self>, req: CreateSession) -> Result<Arc<Session>, AppError> {
+        self.start(req, None)
+    }
+
+    /// Starts a session that continues the ended session `id`'s
+    /// conversation, with its profile and size, in its work dir.
+    pub(crate) fn resume(self: &Arc<Self>, id: SessionId) -> Result<Arc<Session>, AppError> {
+        let old = self.get(id).ok_or_else(AppError::no_session)?;
+        let not_resumable = |why: &str| {
+            AppError::new(
+                StatusCode::CONFLICT,
+                ErrorCode::NotResumable,
+                why.to_string(),
+            )
+        };
+        if !old.is_exited() {
+            return Err(not_resumable("the session is still running"));
+        }
+        let from = old.resume_from().ok_or_else(|| {
+            not_resumable(
+                "this session cannot be resumed: its profile has no resume_args, or the agent never said its conversation id",
+            )
+        })?;
+        if self
+            .table()
+            .sessions
+            .values()
+            .any(|s| s.resumes(id) && !s.is_exited())
+        {
+            return Err(not_resumable(
+                "a resumed copy of this session is already running",
+            ));
+        }
+        let (cols, rows) = old.size();
+        let req = CreateSession {
+            profile: Some(old.profile.clone()),
+            cols: Some(cols),
+            rows: Some(rows),
+        };
+        self.start(req, Some(from))
+    }
+
+    fn start(
+        self: &Arc<Self>,
+        req: CreateSession,
+        resume: Option<crate::session::ResumeFrom>,
+    ) -> Result<Arc<Session>, AppError> {
         let profile = self.profiles.get(req.profile.as_deref()).ok_or_else(|| {
             AppError::new(
                 StatusCode::NOT_FOUND,
@@ -166,6 +212,7 @@ impl Registry {
             rows,
             limits: self.opts.limits,
             watcher: self.watcher.clone(),
+            resume,
         })
         .map_err(|e| {
             let _ = std::fs::remove_dir_all(&dir);
@@ -216,8 +263,32 @@ impl Registry {
         };
         session.terminate();
         // The transcript goes first: once the session is unknown (404), its
-        // files are gone too.
-        if let Err(e) = std::fs::remove_dir_all(&session.dir) {
+        // files are gone too. A work dir that a resumed session runs in
+        // stays, and goes with the last session that used it.
+        let (work_users, parent_live) = {
+            let table = self.table();
+            let others = || table.sessions.values().filter(|s| s.id != id);
+            (
+                others().filter(|s| s.work_dir == session.work_dir).count(),
+                others().any(|s| Some(s.dir.as_path()) == session.work_dir.parent()),
+            )
+        };
+        let own_work = session.dir.join("work");
+        let result = if work_users > 0 && session.work_dir == own_work {
+            remove_all_but(&session.dir, "work")
+        } else {
+            if work_users == 0 && !parent_live && !session.work_dir.starts_with(&session.dir) {
+                // An adopted work dir (of the session this one resumed),
+                // under that session's directory, which goes with it.
+                if let Some(parent) = session.work_dir.parent() {
+                    if state_dir::is_session_dir(parent) {
+                        let _ = std::fs::remove_dir_all(parent);
+                    }
+                }
+            }
+            std::fs::remove_dir_all(&session.dir)
+        };
+        if let Err(e) = result {
             if e.kind() != std::io::ErrorKind::NotFound {
                 warn!(%id, ?e, "removing the session directory");
             }
@@ -259,6 +330,23 @@ fn last_change(dir: &std::path::Path) -> std::time::SystemTime {
         })
         .max()
         .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
+}
+
+/// Deletes everything in `dir` but its entry `keep`.
+fn remove_all_but(dir: &std::path::Path, keep: &str) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name() == keep {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
 }
 
 fn remove_leftover(path: &std::path::Path) {

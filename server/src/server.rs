@@ -105,6 +105,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions", get(api::list).post(api::create))
         .route("/sessions/{id}", get(api::get).delete(api::delete))
         .route("/sessions/{id}/events", get(api::events))
+        .route("/sessions/{id}/resume", post(api::resume))
         .route("/sessions/{id}/screen", get(api::screen))
         .route("/sessions/{id}/submit", post(api::submit))
         .route("/sessions/{id}/approvals", get(api::approvals))

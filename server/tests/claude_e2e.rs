@@ -83,16 +83,7 @@ impl Run {
             name: "claude".into(),
             description: None,
             command: bin.to_string_lossy().into_owned(),
-            args: [
-                "--permission-mode",
-                "manual",
-                "--session-id",
-                "{agent_session_id}",
-                "--settings",
-                "{claude_settings}",
-            ]
-            .map(String::from)
-            .to_vec(),
+            args: duet_server::config::CLAUDE_ARGS.map(String::from).to_vec(),
             env: [
                 ("HOME", home.path().to_string_lossy().into_owned()),
                 ("ANTHROPIC_BASE_URL", mock.base_url.clone()),
@@ -104,8 +95,13 @@ impl Run {
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
             cwd: Some(cwd.to_string_lossy().into_owned()),
-            ready_text: Some("? for shortcuts".into()),
+            ready_text: Some(duet_server::config::CLAUDE_READY_TEXT.into()),
             channel: Some(ChannelKind::Claude),
+            resume_args: Some(
+                duet_server::config::CLAUDE_RESUME_ARGS
+                    .map(String::from)
+                    .to_vec(),
+            ),
         };
         let profiles = Profiles::from_config(
             ConfigFile {
@@ -325,5 +321,66 @@ async fn a_prompt_typed_in_the_terminal_shows_in_the_chat_and_exit_ends_the_sess
     assert_eq!(exit.code, Some(0), "{exit:?}");
     let info = run.server.info(run.id).await;
     assert_eq!(info.agent_session_id.as_deref().map(str::len), Some(36));
+    run.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_conversation_is_resumed_with_its_history() {
+    let Some(mut run) = Run::start().await else {
+        return;
+    };
+    run.client.submit("remember the word kiwi").await;
+    run.reply("Mock reply to: remember the word kiwi").await;
+    run.client.until_event(|e| kind(e) == "result").await;
+    run.client.submit("/exit").await;
+    run.client
+        .until(|m| matches!(m, ServerMessage::Exit(_)))
+        .await;
+    let ended = run.server.info(run.id).await;
+    assert!(ended.resumable, "{ended:?}");
+    let agent_id = ended.agent_session_id.clone().unwrap();
+
+    let resp = run
+        .server
+        .post_json(&format!("/api/sessions/{}/resume", run.id), json!({}))
+        .await;
+    assert_eq!(resp.status(), 201);
+    let resumed: duet_protocol::rest::SessionInfo = resp.json().await.unwrap();
+    assert_eq!(resumed.resumed_from, Some(run.id));
+    let mut c = run.server.connect(resumed.id, None).await;
+    let (_, start) = c.until_event(|e| e["subtype"] == "session_start").await;
+    assert_eq!(start["data"]["source"], "resume", "{start}");
+    assert_eq!(start["data"]["session_id"], agent_id.as_str());
+    c.submit("what was the word?").await;
+    c.until_event(|e| {
+        kind(e) == "assistant"
+            && e["message"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("what was the word?"))
+    })
+    .await;
+    // Claude sent the earlier conversation with the new prompt.
+    let last = run.mock.requests().last().cloned().unwrap();
+    assert!(
+        last.to_string().contains("remember the word kiwi"),
+        "the resumed request carries the history"
+    );
+    // The earlier chat stays readable beside the new one.
+    let old = run
+        .server
+        .get(&format!("/api/sessions/{}/events", run.id))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(old.contains("remember the word kiwi"));
+    // Only one live copy at a time.
+    let again = run
+        .server
+        .post_json(&format!("/api/sessions/{}/resume", run.id), json!({}))
+        .await;
+    assert_eq!(again.status(), 409);
     run.server.shutdown().await;
 }

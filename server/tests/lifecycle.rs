@@ -332,3 +332,37 @@ async fn a_failed_start_gives_its_slot_back() {
     }
     server.create("demo").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_ended_sessions_of_resumable_profiles_resume() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    assert!(!s.resumable);
+    let running = server
+        .post_json(
+            &format!("/api/sessions/{}/resume", s.id),
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(running.status(), 409);
+    let body: serde_json::Value = running.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "not_resumable");
+    let mut c = server.connect(s.id, None).await;
+    c.submit("/quit").await;
+    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    // Its profile has no resume_args.
+    let ended = server
+        .post_json(
+            &format!("/api/sessions/{}/resume", s.id),
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(ended.status(), 409);
+    let unknown = server
+        .post_json(
+            &format!("/api/sessions/{}/resume", uuid::Uuid::new_v4()),
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(unknown.status(), 404);
+}

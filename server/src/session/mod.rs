@@ -81,6 +81,17 @@ pub(crate) struct SessionOptions {
     pub(crate) rows: u16,
     pub(crate) limits: SessionLimits,
     pub(crate) watcher: Arc<Watcher>,
+    /// Continue an ended session's conversation.
+    pub(crate) resume: Option<ResumeFrom>,
+}
+
+/// The ended session a new one continues.
+pub(crate) struct ResumeFrom {
+    pub(crate) session: SessionId,
+    /// The agent's own id for the conversation.
+    pub(crate) agent_session_id: String,
+    /// Where it ran: agents find their conversations by directory.
+    pub(crate) work_dir: PathBuf,
 }
 
 /// Control-plane news for attached clients. Terminal bytes and events are not
@@ -152,6 +163,11 @@ pub(crate) struct Session {
     pub(crate) profile: String,
     pub(crate) created_at: u64,
     pub(crate) dir: PathBuf,
+    /// Where the program runs (its profile's `cwd`, or `dir/work`, or the
+    /// work dir of the session it resumed).
+    pub(crate) work_dir: PathBuf,
+    resumed_from: Option<SessionId>,
+    can_resume: bool,
     pub(crate) limits: SessionLimits,
     pub(crate) terminal: Arc<Terminal>,
     pub(crate) conversation: Arc<Conversation>,
@@ -200,7 +216,10 @@ impl Session {
         let _enter = span.enter();
         let events_path = opts.dir.join("events.jsonl");
         let input_path = opts.dir.join("input.jsonl");
-        let work_dir = opts.dir.join("work");
+        let work_dir = match &opts.resume {
+            Some(r) => r.work_dir.clone(),
+            None => opts.dir.join("work"),
+        };
         std::fs::create_dir_all(&work_dir).context("creating the session's work directory")?;
         create_private_file(&events_path).context("creating the events file")?;
         create_private_file(&input_path).context("creating the input file")?;
@@ -211,18 +230,24 @@ impl Session {
             ChannelKind::Claude => claude::settings_json(profile.duet_exe(), &hook_socket),
             _ => String::new(),
         };
-        let agent_session_id = uuid::Uuid::new_v4().to_string();
-        let spawn = profile.spawn_options(&crate::config::Placeholders {
-            events_file: &events_path,
-            input_file: &input_path,
-            session_dir: &opts.dir,
-            work_dir: &work_dir,
-            session_id: opts.id,
-            cols: opts.cols,
-            rows: opts.rows,
-            claude_settings: &claude_settings,
-            agent_session_id: &agent_session_id,
-        });
+        let agent_session_id = match &opts.resume {
+            Some(r) => r.agent_session_id.clone(),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let spawn = profile.spawn_options(
+            &crate::config::Placeholders {
+                events_file: &events_path,
+                input_file: &input_path,
+                session_dir: &opts.dir,
+                work_dir: &work_dir,
+                session_id: opts.id,
+                cols: opts.cols,
+                rows: opts.rows,
+                claude_settings: &claude_settings,
+                agent_session_id: &agent_session_id,
+            },
+            opts.resume.is_some(),
+        );
         let control = broadcast::channel(256).0;
         // A dual-output agent writes its events file; for other channels
         // duet writes the normalised events itself.
@@ -303,6 +328,9 @@ impl Session {
             profile: profile.name.clone(),
             created_at: now_ms(),
             dir: opts.dir.clone(),
+            work_dir: spawn.cwd.clone(),
+            resumed_from: opts.resume.as_ref().map(|r| r.session),
+            can_resume: profile.can_resume(),
             limits: opts.limits,
             terminal,
             conversation,
@@ -499,6 +527,8 @@ impl Session {
 
     /// The REST view of this session.
     pub(crate) fn info(&self) -> SessionInfo {
+        // Before the state lock: it takes that lock itself.
+        let resumable = self.resume_from().is_some();
         let st = lock(&self.state);
         SessionInfo {
             id: self.id,
@@ -520,9 +550,27 @@ impl Session {
             title: self.terminal.output.title(),
             channel: self.channel_info.clone(),
             agent_session_id: self.conversation.agent_session_id(),
-            resumed_from: None,
-            resumable: false,
+            resumed_from: self.resumed_from,
+            resumable,
         }
+    }
+
+    /// Whether this session continues the conversation of session `id`.
+    pub(crate) fn resumes(&self, id: SessionId) -> bool {
+        self.resumed_from == Some(id)
+    }
+
+    /// How to continue this session's conversation, when it has ended and
+    /// its profile can resume it.
+    pub(crate) fn resume_from(&self) -> Option<ResumeFrom> {
+        if !self.can_resume || lock(&self.state).exit.is_none() || !self.work_dir.is_dir() {
+            return None;
+        }
+        Some(ResumeFrom {
+            session: self.id,
+            agent_session_id: self.conversation.agent_session_id()?,
+            work_dir: self.work_dir.clone(),
+        })
     }
 }
 

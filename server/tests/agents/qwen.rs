@@ -96,6 +96,7 @@ pub fn profile(bin: &Path, home: &Path, workspace: &Path, mock: &MockLlm) -> Pro
         cwd: Some(workspace.to_string_lossy().into_owned()),
         ready_text: Some(duet_server::config::QWEN_READY_TEXT.into()),
         channel: None,
+        resume_args: None,
     }
 }
 
