@@ -128,6 +128,8 @@ pub(crate) enum SessionError {
     Delivery(#[from] DeliveryError),
     #[error("the agent could not be reached: {0}")]
     Channel(#[from] ChannelError),
+    #[error("{0}")]
+    InputFull(String),
 }
 
 impl SessionError {
@@ -143,7 +145,8 @@ impl SessionError {
             SessionError::Decide(DecideError::UnknownOption(..)) => ErrorCode::BadMessage,
             SessionError::Decide(DecideError::AlreadyResolved(..)) => ErrorCode::AlreadyResolved,
             SessionError::TooManyClients(_)
-            | SessionError::Delivery(DeliveryError::QueueFull(_)) => ErrorCode::LimitReached,
+            | SessionError::Delivery(DeliveryError::QueueFull(_))
+            | SessionError::InputFull(_) => ErrorCode::LimitReached,
             SessionError::Channel(ChannelError::Closed) => ErrorCode::SessionEnded,
             SessionError::Channel(_) => ErrorCode::Internal,
         }
@@ -413,8 +416,10 @@ impl Session {
         // A lone Escape or Ctrl-C is how a user dismisses an approval in
         // the terminal (see `Conversation::interrupted`).
         let interrupt = matches!(&bytes[..], b"\x1b" | b"\x03");
-        if !self.terminal.write(bytes).await {
-            return Err(SessionError::Ended);
+        match self.terminal.write(bytes).await {
+            Ok(()) => {}
+            Err(terminal::KeysError::Closed) => return Err(SessionError::Ended),
+            Err(terminal::KeysError::Full(why)) => return Err(SessionError::InputFull(why)),
         }
         if interrupt {
             self.conversation.interrupted();
