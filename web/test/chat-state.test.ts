@@ -282,7 +282,10 @@ describe('approvals decided elsewhere', () => {
     expect(sending.approvals[REQUEST_ID]?.sending).toBe(true);
     const failed = reduce(sending, { type: 'error', code: 'already_resolved', message: 'already resolved', id: 'a1' });
     expect(failed.approvals[REQUEST_ID]?.sending).toBe(false);
-    expect(failed.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error' });
+    // Answered first elsewhere is no failure of this tab's: said calmly.
+    expect(failed.items.at(-1)).toMatchObject({ kind: 'notice', level: 'info', text: expect.stringContaining('already answered elsewhere') as unknown });
+    const broken = reduce(sending, { type: 'error', code: 'internal', message: 'could not write', id: 'a1' });
+    expect(broken.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error', text: 'could not write' });
   });
 
   it('creates a card for an approval without a streamed tool', () => {

@@ -196,7 +196,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'ack':
       return applyAck(state, input.id, input.queued);
     case 'error':
-      return applyError(state, input.id, input.message);
+      return applyError(state, input.id, input.code, input.message);
     case 'resync':
     case 'resize':
     case 'pong':
@@ -554,14 +554,21 @@ function applyAck(state: ChatState, id: string, queued: boolean): ChatState {
   return { ...state, pending };
 }
 
-function applyError(state: ChatState, id: string | undefined, message: string): ChatState {
+function applyError(state: ChatState, id: string | undefined, code: string, message: string): ChatState {
   let next = state;
+  let wasAnswering = false;
   if (id !== undefined) {
     next = { ...next, pending: next.pending.filter((s) => s.id !== id) };
     // An approval click that failed (already resolved elsewhere): stop the spinner.
     for (const a of Object.values(next.approvals)) {
-      if (a.sending) next = setApproval(next, { ...a, sending: false, sentOption: undefined });
+      if (!a.sending) continue;
+      wasAnswering = true;
+      next = setApproval(next, { ...a, sending: false, sentOption: undefined });
     }
+  }
+  if (wasAnswering && code === 'already_resolved') {
+    // Another tab or the terminal answered first: not a failure, and the card says who.
+    return addNotice(next, 'info', 'That approval was already answered elsewhere; its card shows the outcome.');
   }
   return addNotice(next, 'error', message);
 }
