@@ -298,6 +298,7 @@ impl Registry {
             table.sessions.remove(&id);
             table.reapers.remove(&id)
         };
+        session.mark_removed();
         if let Some(reaper) = reaper {
             reaper.abort();
         }

@@ -179,6 +179,8 @@ pub(crate) struct Session {
     control: broadcast::Sender<Control>,
     state: Mutex<State>,
     exited: watch::Sender<bool>,
+    /// Turns true when the registry forgets the session: clients close.
+    removed: watch::Sender<bool>,
     process: Process,
     clients: AtomicU32,
     span: tracing::Span,
@@ -347,6 +349,7 @@ impl Session {
                 ended_at: None,
             }),
             exited: watch::channel(false).0,
+            removed: watch::channel(false).0,
             process: Process::new(spawned.pid),
             clients: AtomicU32::new(0),
             span: span.clone(),
@@ -558,6 +561,17 @@ impl Session {
             resumed_from: self.resumed_from,
             resumable,
         }
+    }
+
+    /// The registry forgot this session (purged, or its retention ended):
+    /// attached clients are closed, so none keeps it alive.
+    pub(crate) fn mark_removed(&self) {
+        self.removed.send_replace(true);
+    }
+
+    /// A receiver that turns true when the session is removed.
+    pub(crate) fn removed(&self) -> watch::Receiver<bool> {
+        self.removed.subscribe()
     }
 
     /// Whether this session continues the conversation of session `id`.
