@@ -3,7 +3,7 @@
 // go to the terminal; user intents go out over the socket, or over REST while
 // the socket is down. Rendering is batched to one per animation frame, so a
 // burst of deltas costs one layout.
-import type { ApprovalDecision, ChannelInfo, ClientMessage, ErrorCode, ServerMessage, SessionInfo } from './generated/protocol';
+import type { ApprovalDecision, ChannelInfo, ClientMessage, ServerMessage, SessionInfo } from './generated/protocol';
 import { ChatView, exitSentence, type ApprovalChoice } from './chat/view';
 import { initialChatState, reduce, type ChatInput, type ChatState } from './chat/state';
 import { api, ApiError } from './net/api';
@@ -65,6 +65,7 @@ export class SessionController {
       onCancel: () => { this.send({ type: 'cancel' }); },
       onShowTerminal: () => { this.host.showTerminal(); },
       onResume: () => this.host.resume(this.id),
+      onDiscard: (id) => { this.dispatch({ type: 'local_discard', id }); },
     });
     this.terminal = new TerminalPane(
       {
@@ -240,7 +241,7 @@ export class SessionController {
     // The socket is down: REST carries it, and the answer plays the ack's role.
     api.submit(this.id, text).then(
       (r) => { this.dispatch({ type: 'ack', id, queued: r.queued }); },
-      (err: unknown) => { this.dispatch({ type: 'error', code: errorCode(err), message: errorText(err), id }); },
+      (err: unknown) => { this.dispatch({ type: 'local_failure', target: 'submit', id, message: errorText(err) }); },
     );
     return true;
   }
@@ -252,7 +253,7 @@ export class SessionController {
     // The socket is down: REST carries it; the `approval` broadcast (or the
     // hello's list on reconnect) brings the outcome.
     api.approve(this.id, requestId, decision).catch((err: unknown) => {
-      this.dispatch({ type: 'error', code: errorCode(err), message: errorText(err), id: requestId });
+      this.dispatch({ type: 'local_failure', target: 'approve', id: requestId, message: errorText(err) });
     });
   }
 
@@ -281,11 +282,6 @@ export class SessionController {
 
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
-}
-
-/** The server's error code of a failed REST call (transport trouble counts as internal). */
-function errorCode(err: unknown): ErrorCode {
-  return err instanceof ApiError && err.code !== 'network' && err.code !== 'bad_response' ? err.code : 'internal';
 }
 
 function errorText(err: unknown): string {

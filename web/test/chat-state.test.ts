@@ -449,3 +449,24 @@ describe('exit', () => {
 function fail(): never {
   throw new Error('missing');
 }
+
+describe('REST failures stay with the action that failed', () => {
+  it('marks the prompt as not sent, keeping its text, without a notice in the conversation', () => {
+    const s = reduceAll(initialChatState, [
+      { type: 'local_submit', id: 's1', text: 'important prompt' },
+      { type: 'local_failure', target: 'submit', id: 's1', message: 'the program has exited' },
+    ]);
+    expect(s.pending).toEqual([{ id: 's1', text: 'important prompt', state: 'failed', error: 'the program has exited' }]);
+    expect(s.items).toEqual([]);
+  });
+
+  it('puts an approval’s failure on its card, and clears it with the next answer or the server’s word', () => {
+    const req = seqOf(events, (e) => typeOf(e) === 'control_request');
+    const sending = reduce(upTo(req), { type: 'local_approve', requestId: REQUEST_ID });
+    const failed = reduce(sending, { type: 'local_failure', target: 'approve', id: REQUEST_ID, message: 'network error' });
+    expect(failed.approvals[REQUEST_ID]).toMatchObject({ state: 'pending', sending: false, error: 'network error' });
+    expect(failed.items.some((i) => i.kind === 'notice')).toBe(false);
+    expect(reduce(failed, { type: 'local_approve', requestId: REQUEST_ID }).approvals[REQUEST_ID]?.error).toBeUndefined();
+    expect(reduce(failed, approvalMessage('allowed', { decided_by: 'terminal' })).approvals[REQUEST_ID]?.error).toBeUndefined();
+  });
+});

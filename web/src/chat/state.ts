@@ -102,6 +102,8 @@ export interface ApprovalView {
   readonly sending: boolean;
   /** The option this tab sent (while `sending`). */
   readonly sentOption: string | undefined;
+  /** Why this tab's answer could not be delivered (a failed REST call), shown on the card. */
+  readonly error: string | undefined;
 }
 
 /** A prompt this tab submitted that the program has not echoed yet. */
@@ -110,9 +112,11 @@ export interface PendingSubmit {
   readonly text: string;
   /**
    * `sending`: on its way; `queued`: the server holds it until the program is
-   * ready; `unconfirmed`: the connection dropped before the server said so.
+   * ready; `unconfirmed`: the connection dropped before the server said so;
+   * `failed`: it could not be delivered (`error` says why).
    */
-  readonly state: 'sending' | 'queued' | 'unconfirmed';
+  readonly state: 'sending' | 'queued' | 'unconfirmed' | 'failed';
+  readonly error?: string;
 }
 
 /** The assistant message being streamed. */
@@ -147,7 +151,11 @@ export interface ChatState {
 export type LocalAction =
   | { readonly type: 'local_submit'; readonly id: string; readonly text: string }
   | { readonly type: 'local_approve'; readonly requestId: string; readonly option?: string }
-  | { readonly type: 'local_notice'; readonly level: NoticeItem['level']; readonly text: string };
+  | { readonly type: 'local_notice'; readonly level: NoticeItem['level']; readonly text: string }
+  /** A request this tab made over REST failed: the failure belongs to that prompt or that card. */
+  | { readonly type: 'local_failure'; readonly target: 'submit' | 'approve'; readonly id: string; readonly message: string }
+  /** The user let go of a prompt that was not sent. */
+  | { readonly type: 'local_discard'; readonly id: string };
 
 /** What the reducer accepts. */
 export type ChatInput = ServerMessage | LocalAction;
@@ -206,10 +214,21 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'local_approve': {
       const a = state.approvals[input.requestId];
       if (a?.state !== 'pending') return state;
-      return { ...state, approvals: { ...state.approvals, [a.requestId]: { ...a, sending: true, sentOption: input.option } } };
+      return { ...state, approvals: { ...state.approvals, [a.requestId]: { ...a, sending: true, sentOption: input.option, error: undefined } } };
     }
     case 'local_notice':
       return addNotice(state, input.level, input.text);
+    case 'local_discard':
+      return state.pending.some((p) => p.id === input.id) ? { ...state, pending: state.pending.filter((p) => p.id !== input.id) } : state;
+    case 'local_failure': {
+      if (input.target === 'submit') {
+        if (!state.pending.some((p) => p.id === input.id)) return state;
+        return { ...state, pending: state.pending.map((p): PendingSubmit => (p.id === input.id ? { ...p, state: 'failed', error: input.message } : p)) };
+      }
+      const a = state.approvals[input.id];
+      if (!a) return state;
+      return setApproval(state, { ...a, sending: false, sentOption: undefined, error: a.state === 'pending' ? input.message : undefined });
+    }
   }
 }
 
@@ -252,6 +271,7 @@ function applyEvent(state: ChatState, ev: SidecarEvent): ChatState {
         confirmed: false,
         sending: false,
         sentOption: undefined,
+        error: undefined,
       }, 'event');
     case 'control_response': {
       const a = state.approvals[ev.requestId];
@@ -468,6 +488,7 @@ function applyApproval(state: ChatState, a: ApprovalView, source: 'event' | 'ser
       options: a.options.length > 0 ? a.options : old.options,
       sending: a.state === 'pending' ? old.sending : false,
       sentOption: a.state === 'pending' ? old.sentOption : undefined,
+      error: a.state === 'pending' ? old.error : undefined,
     };
   }
   let next = setApproval(state, merged);
@@ -503,6 +524,7 @@ function applyServerApproval(state: ChatState, a: Approval): ChatState {
       confirmed: a.confirmed,
       sending: false,
       sentOption: undefined,
+      error: undefined,
     },
     'server',
   );

@@ -40,6 +40,8 @@ export interface ChatCallbacks {
   onShowTerminal(): void;
   /** Resume the ended conversation in a new session; rejects with the reason. */
   onResume(): Promise<void>;
+  /** Forget a prompt that was not sent. */
+  onDiscard(pendingId: string): void;
 }
 
 /** Extra facts the view needs besides the chat state. */
@@ -94,6 +96,7 @@ const PENDING_NOTE: Record<PendingSubmit['state'], string> = {
   sending: 'sending…',
   queued: 'queued until the agent is ready',
   unconfirmed: 'not confirmed: the connection dropped. If it does not appear, send it again.',
+  failed: 'not sent',
 };
 
 /** Results longer than this are cut in the card (the terminal has them whole). */
@@ -154,7 +157,8 @@ export class ChatView {
   render(state: ChatState, ctx: ChatContext): void {
     this.renderStatus(state, ctx);
     const stick = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48;
-    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(state.exit !== null)}`;
+    const exited = state.exit !== null;
+    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}`;
     const active = document.activeElement;
     let refocus: { el: HTMLElement; key: string | undefined } | undefined;
 
@@ -176,9 +180,9 @@ export class ChatView {
     };
     for (const item of state.items) {
       const approval = item.kind === 'tool' ? approvalOf(state, item) : undefined;
-      place(item.id, item, approval, (old) => this.renderItem(item, approval, old, ctx, state.exit !== null));
+      place(item.id, item, approval, (old) => this.renderItem(item, approval, old, ctx, exited));
     }
-    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(p));
+    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => this.pendingEl(p, exited));
     if (state.exit) {
       const exit = state.exit;
       place('exit', exit, undefined, () => h('p', { class: `exit-note${exit.success ? '' : ' is-error'}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));
@@ -391,6 +395,7 @@ export class ChatView {
           },
         },
         h('p', { class: 'approval-q' }, line),
+        a.error !== undefined && h('p', { class: 'approval-error', role: 'alert' }, `Your answer was not delivered: ${a.error}`),
         h(
           'div',
           { class: 'approval-buttons' },
@@ -421,6 +426,24 @@ export class ChatView {
       return h('p', { class: 'approval-done approval-sent', 'data-approval-state': 'sent', 'data-focus-key': 'outcome', tabindex: -1 }, text);
     }
     return h('p', { class: `approval-done approval-${a.state}`, 'data-approval-state': a.state, 'data-focus-key': 'outcome', tabindex: -1 }, outcomeText(a, chosen));
+  }
+
+  private pendingEl(p: PendingSubmit, exited: boolean): HTMLElement {
+    const failed = p.state === 'failed';
+    return h(
+      'article',
+      { class: `msg user pending${failed ? ' failed' : ''}`, 'data-kind': 'pending', 'data-pending-state': p.state, 'aria-label': failed ? 'You (not sent)' : 'You (sending)' },
+      h('div', { class: 'bubble' }, p.text),
+      h(
+        'span',
+        { class: 'pending-note', role: failed ? 'alert' : undefined },
+        failed && p.error !== undefined ? `${PENDING_NOTE.failed}: ${p.error}` : PENDING_NOTE[p.state],
+        failed && !exited && ' ',
+        failed && !exited && h('button', { type: 'button', class: 'linkish', onclick: () => { this.cb.onDiscard(p.id); this.cb.onSubmit(p.text); } }, 'Send again'),
+        failed && ' ',
+        failed && h('button', { type: 'button', class: 'linkish', onclick: () => { this.cb.onDiscard(p.id); } }, 'Dismiss'),
+      ),
+    );
   }
 
   private onKey(ev: KeyboardEvent): void {
@@ -489,15 +512,6 @@ export function outcomeText(a: ApprovalView, chosen: ApprovalOption | undefined)
 export function exitSentence(e: ExitInfo): string {
   if (e.signal !== undefined) return `The program was ended by ${e.signal}`;
   return `The program exited with code ${e.code ?? '?'}`;
-}
-
-function pendingEl(p: PendingSubmit): HTMLElement {
-  return h(
-    'article',
-    { class: 'msg user pending', 'data-kind': 'pending', 'aria-label': 'You (sending)' },
-    h('div', { class: 'bubble' }, p.text),
-    h('span', { class: 'pending-note' }, PENDING_NOTE[p.state]),
-  );
 }
 
 function diffView(path: string, before: string, after: string): HTMLElement {
