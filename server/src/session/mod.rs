@@ -100,16 +100,18 @@ pub(crate) struct ResumeFrom {
 #[derive(Debug, Clone)]
 pub(crate) enum Control {
     Approval(Approval),
-    Resize {
-        cols: u16,
-        rows: u16,
-    },
-    Warning {
-        code: &'static str,
-        message: String,
-        seq: Option<u64>,
-    },
+    Resize { cols: u16, rows: u16 },
+    Warning(Warning),
     Exit(ExitInfo),
+}
+
+/// A warning about the side channel, as kept for clients that come later.
+#[derive(Debug, Clone)]
+pub(crate) struct Warning {
+    pub(crate) id: u64,
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+    pub(crate) seq: Option<u64>,
 }
 
 /// Why a session operation was refused; maps to an [`ErrorCode`].
@@ -580,6 +582,11 @@ impl Session {
     /// Current approvals, oldest first.
     pub(crate) fn approvals(&self) -> Vec<Approval> {
         self.conversation.approvals()
+    }
+
+    /// Recent warnings with an id over `after`, oldest first.
+    pub(crate) fn warnings_after(&self, after: u64) -> Vec<Warning> {
+        self.conversation.warnings_after(after)
     }
 
     /// Current size.
