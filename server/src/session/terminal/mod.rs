@@ -10,6 +10,7 @@
 pub(crate) mod flow;
 pub(crate) mod output;
 pub(crate) mod pty;
+pub(crate) mod recording;
 pub(crate) mod screen;
 
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,7 @@ use tracing::{debug, warn};
 use super::lock;
 use output::{Output, OutputLimits};
 use pty::Pty;
+use recording::Recording;
 
 /// Why keys did not reach the program.
 #[derive(Debug)]
@@ -36,11 +38,17 @@ pub(crate) enum KeysError {
 pub(crate) struct Terminal {
     pub(crate) output: Arc<Output>,
     pty: Mutex<Option<Arc<Pty>>>,
+    recording: Option<Arc<Recording>>,
 }
 
 impl Terminal {
     /// Output for a `cols`×`rows` screen, and the thread that parses it.
-    pub(crate) fn new(cols: u16, rows: u16, limits: OutputLimits) -> Result<Self> {
+    pub(crate) fn new(
+        cols: u16,
+        rows: u16,
+        limits: OutputLimits,
+        recording: Option<Recording>,
+    ) -> Result<Self> {
         let output = Arc::new(Output::new(cols, rows, limits));
         // The parser is CPU-bound; it gets a thread of its own rather than a
         // runtime worker the forwarding path needs. Closing the output ends it.
@@ -55,13 +63,14 @@ impl Terminal {
         Ok(Self {
             output,
             pty: Mutex::new(None),
+            recording: recording.map(Arc::new),
         })
     }
 
     /// Starts moving the program's output into the ring, until EOF.
     pub(crate) fn attach_pty(&self, pty: Arc<Pty>) -> impl std::future::Future<Output = ()> {
         *lock(&self.pty) = Some(pty.clone());
-        pump(pty, self.output.clone())
+        pump(pty, self.output.clone(), self.recording.clone())
     }
 
     /// Sends bytes to the program.
@@ -84,6 +93,9 @@ impl Terminal {
             warn!(?e, "resizing the PTY");
         }
         self.output.resize(cols, rows);
+        if let Some(r) = &self.recording {
+            r.resize(cols, rows);
+        }
     }
 
     /// The program exited: hang up whatever still holds the terminal (a job
@@ -101,7 +113,7 @@ impl Terminal {
 }
 
 /// Moves program output into the ring until EOF.
-async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
+async fn pump(pty: Arc<Pty>, output: Arc<Output>, recording: Option<Arc<Recording>>) {
     // Up to 64 KiB per push: a flood arrives in 4 KiB reads, and each push
     // wakes the parser and every client.
     let mut buf = vec![0u8; 64 * 1024];
@@ -109,7 +121,12 @@ async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
         output.make_room().await;
         match pty.read_burst(&mut buf).await {
             Ok(0) => break,
-            Ok(n) => output.push(Bytes::copy_from_slice(&buf[..n])),
+            Ok(n) => {
+                if let Some(r) = &recording {
+                    r.output(&buf[..n]);
+                }
+                output.push(Bytes::copy_from_slice(&buf[..n]));
+            }
             Err(e) => {
                 debug!(?e, "reading the PTY");
                 break;
