@@ -28,30 +28,29 @@ use duet_protocol::rest::{ApprovalState, Decider, SessionInfo};
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
 use support::kind;
 
-/// Declares each scenario as a test for both programs: `demo::NAME` and
-/// `qwen::NAME`.
-macro_rules! for_both_programs {
+/// Declares each scenario as a test for every program: `demo::NAME`,
+/// `qwen_0_15::NAME` and `qwen_0_24::NAME`.
+macro_rules! for_every_program {
     ($($name:ident),* $(,)?) => {
-        mod demo {
+        for_every_program!(@mod demo, super::agents::Kind::Demo; $($name),*);
+        for_every_program!(@mod qwen_0_15,
+            super::agents::Kind::Qwen(super::agents::QwenVersion::V0_15); $($name),*);
+        for_every_program!(@mod qwen_0_24,
+            super::agents::Kind::Qwen(super::agents::QwenVersion::V0_24); $($name),*);
+    };
+    (@mod $module:ident, $kind:expr; $($name:ident),*) => {
+        mod $module {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    super::$name(super::agents::Kind::Demo).await
-                }
-            )*
-        }
-        mod qwen {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::agents::Kind::Qwen).await
+                    super::$name($kind).await
                 }
             )*
         }
     };
 }
 
-for_both_programs!(
+for_every_program!(
     handshake_is_the_first_event,
     a_submit_reaches_the_program_and_the_reply_streams_back,
     an_approval_from_a_client_runs_the_tool,
@@ -59,6 +58,8 @@ for_both_programs!(
     quit_ends_the_session_with_code_0,
     delete_ends_the_session_with_session_end,
     a_submit_before_session_start_is_held_and_delivered,
+    a_submit_sent_the_instant_the_session_is_created_is_answered,
+    a_submit_mid_turn_is_held_and_answered_once,
     a_submit_during_an_approval_is_held_until_the_turn_is_over,
     a_slash_command_does_not_hold_up_the_next_prompt,
     a_cancel_during_an_approval_ends_the_turn,
@@ -81,7 +82,11 @@ async fn handshake_is_the_first_event(kind: Kind) {
     assert_eq!(support::kind(&event), "system");
     assert_eq!(event["subtype"], "session_start", "{event}");
     let data = &event["data"];
-    assert_eq!(data["protocol_version"], 1, "{data}");
+    assert_eq!(
+        data["protocol_version"],
+        run.program.protocol_version(),
+        "{data}"
+    );
     assert_eq!(data["version"], run.program.version(), "{data}");
     assert!(data["session_id"].is_string(), "{data}");
     let cwd = std::path::PathBuf::from(data["cwd"].as_str().unwrap());
@@ -140,7 +145,7 @@ async fn a_submit_reaches_the_program_and_the_reply_streams_back(kind: Kind) {
         let messages = last["messages"].as_array().unwrap();
         let prompt_msg = messages.last().unwrap();
         assert_eq!(prompt_msg["role"], "user");
-        assert_eq!(mock_llm::text_of(&prompt_msg["content"]), prompt);
+        assert_eq!(mock_llm::prompt_of(&prompt_msg["content"]), prompt);
     }
     run.finish().await;
 }
@@ -343,6 +348,108 @@ async fn a_submit_before_session_start_is_held_and_delivered(kind: Kind) {
     run.finish().await;
 }
 
+/// A client that creates a session and submits in the same breath (REST,
+/// before any WebSocket and long before `session_start`) gets its prompt
+/// answered, once. Qwen 0.15 loses input written before `session_start` and
+/// fails a prompt read in the second after it (§3.6, §3.18); 0.24 loses
+/// input before `session_start` (§8.2).
+async fn a_submit_sent_the_instant_the_session_is_created_is_answered(kind: Kind) {
+    let Some(program) = Program::new(kind).await else {
+        return;
+    };
+    let prompt = "first words";
+    let profiles = program.profiles();
+    let server = support::TestServer::start_with(|o| o.profiles = profiles).await;
+    let session = server.create("agent").await;
+    let sent = std::time::Instant::now();
+    let resp = server
+        .post_json(
+            &format!("/api/sessions/{}/submit", session.id),
+            serde_json::json!({"text": prompt}),
+        )
+        .await;
+    assert_eq!(resp.status(), 200);
+    let ack: serde_json::Value = resp.json().await.unwrap();
+    if program.slow_start() {
+        assert_eq!(ack["queued"], true, "written before the handshake: {ack}");
+    }
+    // Attached afterwards, from the first event on.
+    let client = server.connect(session.id, Some(0)).await;
+    let mut run = Run {
+        program,
+        server: Some(server),
+        session,
+        client,
+    };
+    let c = &mut run.client;
+    let (start_seq, _) = c.until_event(|e| e["subtype"] == "session_start").await;
+    let started = sent.elapsed();
+    let user_seq = user_event(c, prompt).await;
+    assert!(user_seq > start_seq);
+    reply_containing(c, &run.program.reply_to(prompt)).await;
+    eprintln!(
+        "TIMING {:?}: submit at creation -> session_start {:.2}s, -> reply {:.2}s",
+        run.program.kind,
+        started.as_secs_f64(),
+        sent.elapsed().as_secs_f64()
+    );
+    c.until_event(|e| e["event"]["type"] == "message_stop")
+        .await;
+    assert_eq!(asked(&run, prompt), 1, "the prompt was not asked once");
+    run.finish().await;
+}
+
+/// A submit sent while a reply streams is held (Qwen 0.15 drops input
+/// mid-turn in most states, 0.24 steers it into the running turn without a
+/// `user` event; §3.5, §8.3), then delivered as a turn of its own: both
+/// prompts are answered, in order, each exactly once.
+async fn a_submit_mid_turn_is_held_and_answered_once(kind: Kind) {
+    let Some(mut run) = Run::started(kind).await else {
+        return;
+    };
+    // Replies that take seconds to stream: the demo agent's is a paragraph
+    // at 25 ms a word; the mock streams filler after "slow story".
+    let first = "tell me a slow story please";
+    let second = "and then a second question";
+    let c = &mut run.client;
+    c.submit(first).await;
+    user_event(c, first).await;
+    c.until_event(|e| e["event"]["delta"]["type"] == "text_delta")
+        .await;
+    assert!(queued(&c.submit(second).await), "the program is busy");
+    let first_reply = reply_containing(c, &run.program.reply_to(first)).await;
+    let second_user = user_event(c, second).await;
+    assert!(
+        second_user > first_reply,
+        "delivered before the turn was over"
+    );
+    let second_reply = reply_containing(c, &run.program.reply_to(second)).await;
+    assert!(second_reply > second_user);
+    c.until_event(|e| e["event"]["type"] == "message_stop")
+        .await;
+    for prompt in [first, second] {
+        assert_eq!(asked(&run, prompt), 1, "{prompt:?} was not asked once");
+    }
+    run.finish().await;
+}
+
+/// How often the program was asked `prompt`: by the model requests for
+/// Qwen, by `user` events for the demo agent.
+fn asked(run: &Run, prompt: &str) -> usize {
+    match &run.program.mock {
+        Some(mock) => mock_llm::times_asked(&mock.requests(), prompt),
+        None => run
+            .client
+            .texts
+            .iter()
+            .filter(|m| {
+                matches!(m, ServerMessage::Event { event, .. }
+                    if user_text(event).as_deref() == Some(prompt))
+            })
+            .count(),
+    }
+}
+
 /// Qwen drops a submit that arrives while it waits for an approval or runs
 /// the turn after a tool (§3.5): duet holds it and writes it when the whole
 /// turn is over, and it is answered.
@@ -362,6 +469,10 @@ async fn a_submit_during_an_approval_is_held_until_the_turn_is_over(kind: Kind) 
     let user_seq = user_event(c, later).await;
     assert!(user_seq > after_seq, "delivered before the turn was over");
     reply_containing(c, &run.program.reply_to(later)).await;
+    c.until_event(|e| e["event"]["type"] == "message_stop")
+        .await;
+    assert_eq!(asked(&run, later), 1, "{later:?} was not asked once");
+    assert_eq!(asked(&run, tool_prompt), 1);
     run.finish().await;
 }
 
