@@ -107,7 +107,8 @@ impl Session {
     }
 
     /// Ends the program: SIGTERM to its process group, SIGHUP a third of the
-    /// grace period later, SIGKILL when the grace period is over.
+    /// grace period later (unless it has announced its end), SIGKILL when
+    /// the grace period is over.
     pub(crate) fn terminate(self: &Arc<Self>) {
         if self.is_exited() {
             return;
@@ -129,7 +130,13 @@ impl Session {
             {
                 return;
             }
-            session.process.signal_group(Signal::SIGHUP);
+            // A program that wrote its session_end took the SIGTERM and is
+            // cleaning up: Qwen Code 0.24 takes 0.2-0.6 s from session_end
+            // to exit, more on a loaded machine, and a SIGHUP then only cuts
+            // that short (and makes a clean 143 look like a hang-up).
+            if !session.conversation.ended() {
+                session.process.signal_group(Signal::SIGHUP);
+            }
             if tokio::time::timeout(grace - hup_after, exited.wait_for(|e| *e))
                 .await
                 .is_err()

@@ -41,6 +41,8 @@ struct State {
     /// False until the screen shows the profile's `ready_text`, for agents
     /// that announce themselves before they can take a prompt.
     screen_ready: bool,
+    /// `session_end` seen: the agent is on its way out.
+    ended: bool,
 }
 
 /// See the module docs.
@@ -99,6 +101,7 @@ impl Conversation {
                 handshake: None,
                 agent_session_id: None,
                 screen_ready: true,
+                ended: false,
             }),
             control,
             channel: OnceLock::new(),
@@ -198,6 +201,7 @@ impl Conversation {
                 self.turn(&mut st, Signal::SessionStart);
             }
             KnownEvent::System(sys) if sys.subtype == "session_end" => {
+                st.ended = true;
                 changed = st.approvals.abandon_pending();
             }
             KnownEvent::Assistant(msg) => {
@@ -423,6 +427,11 @@ impl Conversation {
     /// The agent's handshake data, once seen.
     pub(crate) fn handshake(&self) -> Option<Value> {
         lock(&self.state).handshake.clone()
+    }
+
+    /// Whether the agent has announced its end (`session_end`).
+    pub(crate) fn ended(&self) -> bool {
+        lock(&self.state).ended
     }
 
     /// The agent's own conversation id, once seen.
