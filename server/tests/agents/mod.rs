@@ -130,6 +130,12 @@ impl Program {
         }
     }
 
+    /// Whether `/help` opens a modal box that holds every prompt until a
+    /// key closes it (Qwen 0.24; docs/qwen-code.md §8.3).
+    pub fn help_is_a_dialog(&self) -> bool {
+        self.kind == Kind::Qwen(QwenVersion::V0_24)
+    }
+
     /// Whether `session_start` takes long enough (seconds) that a submit sent
     /// right after the session is created certainly arrives before it.
     pub fn slow_start(&self) -> bool {

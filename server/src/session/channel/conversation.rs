@@ -197,6 +197,14 @@ impl Conversation {
                     .and_then(Value::as_str)
                     .or(sys.envelope.session_id.as_deref())
                     .map(str::to_string);
+                // Dual output protocol 2 (Qwen Code 0.24) keeps every
+                // prompt read after session_start: queued behind a dialog,
+                // or merged into a turn without a `user` event of its own
+                // (docs/qwen-code.md §8.3). A copy would be answered twice.
+                let protocol = sys.data.as_ref().and_then(|d| d.get("protocol_version"));
+                if protocol.and_then(Value::as_u64).is_some_and(|v| v >= 2) {
+                    st.delivery.keeps_prompts();
+                }
                 st.handshake = sys.data.clone();
                 self.turn(&mut st, Signal::SessionStart);
             }
@@ -322,6 +330,18 @@ impl Conversation {
                     "submit_ignored",
                     format!(
                         "the agent did not take the prompt {:?} (sent twice); it was dropped",
+                        preview(&text)
+                    ),
+                    None,
+                );
+                self.pump(&mut st);
+            }
+            Some(Overdue::Unshown(text)) => {
+                self.warn(
+                    "submit_unshown",
+                    format!(
+                        "the agent has not shown the prompt {:?} yet; it keeps what it reads \
+                         (a dialog may be open in its terminal), so it is not sent again",
                         preview(&text)
                     ),
                     None,

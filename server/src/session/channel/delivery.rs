@@ -13,6 +13,12 @@
 //! of the first copy ends it, so an agent that took the prompt never gets
 //! it twice.
 //!
+//! An agent that keeps every prompt it reads (Qwen Code 0.24: dual output
+//! protocol 2) is never sent a copy: it may hold a prompt behind a dialog
+//! open in its terminal, or fold it into a turn with no `user` event of its
+//! own, and would answer a copy twice. Such a prompt counts as taken once
+//! the wait is over, with a warning, and the next one may go.
+//!
 //! Slash commands are the agent's own business (Qwen Code writes no event
 //! for them): they go out once, with no echo to wait for.
 //!
@@ -52,6 +58,9 @@ pub enum Overdue {
     Redeliver(String),
     /// The agent never showed this prompt; it was dropped.
     GaveUp(String),
+    /// The agent has not shown this prompt, but keeps what it reads (see
+    /// [`Delivery::keeps_prompts`]): counted as taken, not written again.
+    Unshown(String),
 }
 
 struct InFlight {
@@ -66,6 +75,8 @@ pub struct Delivery {
     in_flight: Option<InFlight>,
     max_held: usize,
     closed: bool,
+    /// Whether an unshown prompt is written again.
+    resend: bool,
 }
 
 impl Delivery {
@@ -76,7 +87,14 @@ impl Delivery {
             in_flight: None,
             max_held,
             closed: false,
+            resend: true,
         }
+    }
+
+    /// The agent keeps every prompt it reads, so none is written twice
+    /// (see the module docs).
+    pub fn keeps_prompts(&mut self) {
+        self.resend = false;
     }
 
     /// Takes a prompt; [`Delivery::next`] says when to write it.
@@ -132,6 +150,10 @@ impl Delivery {
         let waiting_since = f.written_at.max(idle_since);
         if now.duration_since(waiting_since) < REDELIVER_AFTER {
             return None;
+        }
+        if !self.resend {
+            let text = self.in_flight.take()?.text;
+            return Some(Overdue::Unshown(text));
         }
         if f.attempts < MAX_ATTEMPTS {
             f.attempts += 1;
@@ -218,6 +240,23 @@ mod tests {
             Some(Overdue::GaveUp("hello".into()))
         );
         assert_eq!(d.next(true, at(t, 6_000)), ["next"]);
+    }
+
+    #[test]
+    fn an_agent_that_keeps_prompts_never_gets_a_copy() {
+        let t = Instant::now();
+        let mut d = Delivery::new(8);
+        d.keeps_prompts();
+        d.submit("after the help".into()).unwrap();
+        d.submit("next".into()).unwrap();
+        assert_eq!(d.next(true, t), ["after the help"]);
+        assert_eq!(d.tick(Some(t), at(t, 2_000)), None);
+        assert_eq!(
+            d.tick(Some(t), at(t, 3_000)),
+            Some(Overdue::Unshown("after the help".into()))
+        );
+        assert_eq!(d.tick(Some(t), at(t, 60_000)), None);
+        assert_eq!(d.next(true, at(t, 3_000)), ["next"]);
     }
 
     #[test]
