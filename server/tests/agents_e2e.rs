@@ -1,24 +1,26 @@
-//! End to end through duet's WebSocket, written once and run against both the
-//! demo agent (`demo::*`) and real Qwen Code 0.15.10 with a mock LLM
-//! (`qwen::*`): (a) handshake, (b) submit and streamed reply, (c) tool
-//! approval, (d) denial, (e) quitting and ending — plus the places where Qwen
-//! differs from its docs in ways that matter to clients (docs/qwen-code.md §3
-//! and §7): input before it is ready and input during a turn are lost by
-//! Qwen, so duet holds them; a denial or an Escape on an approval writes no
-//! event, so duet must close it and reopen the turn itself; slash commands
-//! write nothing, so they must not hold up the next prompt.
+//! End to end through duet's WebSocket, written once and run against the
+//! demo agent (`demo::*`) and real Qwen Code with a mock LLM, both the last
+//! release on Node 20 (`qwen_0_15::*`, 0.15.10) and the latest
+//! (`qwen_0_24::*`, 0.24.4 on Node 24): (a) handshake, (b) submit and
+//! streamed reply, (c) tool approval, (d) denial, (e) quitting and ending —
+//! plus the places where Qwen differs from its docs in ways that matter to
+//! clients (docs/qwen-code.md §3, §7 and §8): input before it is ready and
+//! input during a turn are lost (0.15) or folded into another turn (0.24),
+//! so duet holds them and every prompt is asked of the model exactly once;
+//! a denial or an Escape on an approval writes no event, so duet must close
+//! it and reopen the turn itself; slash commands write nothing, so they must
+//! not hold up the next prompt.
 //!
-//! Two scenarios fail today because of duet bugs (see their comments):
-//! `qwen::a_submit_before_session_start_is_held_and_delivered` and
-//! `qwen::a_cancel_during_an_approval_ends_the_turn`; so does
-//! `the_exit_is_announced_once`.
-//!
-//! The Qwen tests need Qwen Code installed: `scripts/install-qwen.sh` (or
-//! `DUET_QWEN_BIN=/path/to/qwen`). Without it they fail, unless
-//! `DUET_SKIP_QWEN=1`, which makes them print a skip line and pass.
+//! The Qwen tests need both versions installed: `scripts/install-qwen.sh`
+//! and `scripts/install-qwen.sh 0.24.4` (or, for 0.15.10,
+//! `DUET_QWEN_BIN=/path/to/qwen`; both look under `DUET_CACHE_DIR`, default
+//! `.cache/`). Without them they fail, unless `DUET_SKIP_QWEN=1`, which
+//! makes them print a skip line and pass.
 //!
 //! Run: `cargo nextest run -p duet-server --test agents_e2e`
-//! (only Qwen: add `-E 'test(qwen)'`).
+//! (only Qwen: add `-E 'test(/qwen/)'`; one version: `'test(/qwen_0_24/)'`).
+//! The submit-at-creation and DELETE scenarios print `TIMING` lines
+//! (`--success-output final` shows them).
 
 mod agents;
 mod support;
