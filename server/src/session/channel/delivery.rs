@@ -5,9 +5,9 @@
 //! once for a channel whose agent queues prompts itself. Prompts sent
 //! meanwhile are held in order. A prompt counts as delivered only when the
 //! agent's own `user` event for it appears. Agents drop prompts silently —
-//! Qwen Code 0.15 before it has initialised its chat, 0.24 while it starts
-//! up, any version mid-turn — so a prompt the agent has not shown while it
-//! sat idle for [`REDELIVER_AFTER`] is written once more; if that copy is
+//! Qwen Code 0.15 before it has initialised its chat, or mid-turn — so a
+//! prompt the agent has not shown while it sat idle for [`REDELIVER_AFTER`]
+//! is written once more; if that copy is
 //! not shown either, duet gives up on it with a warning and goes on with
 //! the next. Redelivery happens only while the agent is idle, and the echo
 //! of the first copy ends it, so an agent that took the prompt never gets
