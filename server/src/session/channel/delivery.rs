@@ -17,7 +17,7 @@
 //! protocol 2) is never sent a copy: it may hold a prompt behind a dialog
 //! open in its terminal, or fold it into a turn with no `user` event of its
 //! own, and would answer a copy twice. Such a prompt counts as taken once
-//! the wait is over, with a warning, and the next one may go.
+//! it has waited [`UNSHOWN_AFTER`], with a warning, and the next one may go.
 //!
 //! Slash commands are the agent's own business (Qwen Code writes no event
 //! for them): they go out once, with no echo to wait for.
@@ -31,6 +31,13 @@ use std::time::{Duration, Instant};
 /// it is written again. Qwen Code polls its input file every 500 ms and
 /// writes the `user` event as it takes the prompt.
 pub const REDELIVER_AFTER: Duration = Duration::from_secs(3);
+
+/// How long an idle agent that keeps its prompts may go without showing
+/// one before duet stops waiting for it. Longer than [`REDELIVER_AFTER`]:
+/// nothing is lost by waiting, and Qwen Code 0.24 shows a prompt written at
+/// `session_start` only once its UI is up, 1.8 s later when idle and more
+/// than 3 s later with other sessions starting.
+pub const UNSHOWN_AFTER: Duration = Duration::from_secs(10);
 
 /// Copies of one prompt written at most.
 const MAX_ATTEMPTS: u32 = 2;
@@ -148,7 +155,12 @@ impl Delivery {
         let idle_since = idle_since?;
         let f = self.in_flight.as_mut()?;
         let waiting_since = f.written_at.max(idle_since);
-        if now.duration_since(waiting_since) < REDELIVER_AFTER {
+        let wait = if self.resend {
+            REDELIVER_AFTER
+        } else {
+            UNSHOWN_AFTER
+        };
+        if now.duration_since(waiting_since) < wait {
             return None;
         }
         if !self.resend {
@@ -250,13 +262,13 @@ mod tests {
         d.submit("after the help".into()).unwrap();
         d.submit("next".into()).unwrap();
         assert_eq!(d.next(true, t), ["after the help"]);
-        assert_eq!(d.tick(Some(t), at(t, 2_000)), None);
+        assert_eq!(d.tick(Some(t), at(t, 9_000)), None);
         assert_eq!(
-            d.tick(Some(t), at(t, 3_000)),
+            d.tick(Some(t), at(t, 10_000)),
             Some(Overdue::Unshown("after the help".into()))
         );
         assert_eq!(d.tick(Some(t), at(t, 60_000)), None);
-        assert_eq!(d.next(true, at(t, 3_000)), ["next"]);
+        assert_eq!(d.next(true, at(t, 10_000)), ["next"]);
     }
 
     #[test]
