@@ -592,7 +592,19 @@ async fn the_exit_is_announced_once() {
 /// settings file left untouched, the endpoint from the environment.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documented_qwen_profile_works() {
-    let Some(program) = Program::documented_qwen().await else {
+    documented_qwen_profile_works(QwenVersion::V0_15).await
+}
+
+/// The same profile, `ready_text = "? for shortcuts"` included, with Qwen
+/// 0.24, which never shows that text (§8.2): the first prompt is not held
+/// for duet's 20 s fallback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_qwen_profile_works_with_0_24() {
+    documented_qwen_profile_works(QwenVersion::V0_24).await
+}
+
+async fn documented_qwen_profile_works(version: QwenVersion) {
+    let Some(program) = Program::documented_qwen(version).await else {
         return;
     };
     let settings_path = program.workspace.path().join("qwen-settings.json");
@@ -604,6 +616,13 @@ async fn the_documented_qwen_profile_works() {
     c.submit(prompt).await;
     user_event(c, prompt).await;
     reply_containing(c, &run.program.reply_to(prompt)).await;
+    // Sent before the held prompt goes out, if it was held that long.
+    assert!(
+        !c.texts
+            .iter()
+            .any(|m| matches!(m, ServerMessage::Warning { code, .. } if code == "ready_timeout")),
+        "prompts waited for the ready text's fallback"
+    );
     let session_dir = run.session_dir().unwrap();
     assert!(
         session_dir.join(".qwen/debug").is_dir(),

@@ -158,13 +158,13 @@ impl Program {
 
     /// Qwen with the profile and settings file of docs/qwen-profile.md
     /// (see [`qwen::documented_profile`]). `None` as for [`Program::new`].
-    pub async fn documented_qwen() -> Option<Self> {
-        let bin = qwen::executable()?;
+    pub async fn documented_qwen(version: QwenVersion) -> Option<Self> {
+        let launch = qwen::launch(version)?;
         let workspace = tempfile::tempdir().unwrap();
         let mock = MockLlm::start().await;
-        let profile = qwen::documented_profile(&bin, &mock, workspace.path());
+        let profile = qwen::documented_profile(&launch, &mock, workspace.path());
         Some(Self {
-            kind: Kind::Qwen(QwenVersion::V0_15),
+            kind: Kind::Qwen(version),
             workspace,
             home: None,
             mock: Some(mock),

@@ -238,9 +238,10 @@ pub fn debug_log_summary(home: &Path) -> String {
 }
 
 /// The profile and shared settings file of docs/qwen-profile.md, made to run
-/// here: the installed `qwen`, the mock as the endpoint, the settings file
-/// written to `dir`. Everything else is as documented.
-pub fn documented_profile(bin: &Path, mock: &MockLlm, dir: &Path) -> Profile {
+/// here: the installed Qwen (for 0.24 its `cli.js` on Node 24, as in
+/// [`profile`]), the mock as the endpoint, the settings file written to
+/// `dir`. Everything else, `ready_text` included, is as documented.
+pub fn documented_profile(launch: &Launch, mock: &MockLlm, dir: &Path) -> Profile {
     let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/qwen-profile.md");
     let doc = std::fs::read_to_string(&doc_path).unwrap();
     let toml_text = fenced_block(&doc, "toml", "[[profile]]");
@@ -254,7 +255,8 @@ pub fn documented_profile(bin: &Path, mock: &MockLlm, dir: &Path) -> Profile {
     std::fs::write(&settings_path, &settings).unwrap();
 
     profile.name = "agent".into();
-    profile.command = bin.to_string_lossy().into_owned();
+    profile.command = launch.command.to_string_lossy().into_owned();
+    profile.args = launch.args.iter().cloned().chain(profile.args).collect();
     for key in [
         "HOME",
         "QWEN_CODE_SYSTEM_SETTINGS_PATH",
@@ -274,6 +276,13 @@ pub fn documented_profile(bin: &Path, mock: &MockLlm, dir: &Path) -> Profile {
     // The doc takes the key from duet's environment; a test must not change
     // its process environment, so it goes into the profile.
     env.insert("OPENAI_API_KEY".into(), "sk-mock".into());
+    if let Some(dir) = &launch.path_first {
+        let path = std::env::var("PATH").unwrap_or_default();
+        env.insert("PATH".into(), format!("{}:{path}", dir.display()));
+        // 0.24 writes no debug log without it (§8.6), and the test looks
+        // for it to know Qwen's HOME.
+        env.insert("QWEN_DEBUG_LOG_FILE".into(), "1".into());
+    }
     profile
 }
 

@@ -124,6 +124,11 @@ impl Conversation {
         lock(&self.state).screen_ready = false;
     }
 
+    /// Whether prompts still wait for [`Conversation::screen_ready`].
+    pub(crate) fn waits_for_screen(&self) -> bool {
+        !lock(&self.state).screen_ready
+    }
+
     /// The screen shows that the agent takes prompts.
     pub(crate) fn screen_ready(&self) {
         let mut st = lock(&self.state);
@@ -201,9 +206,13 @@ impl Conversation {
                 // prompt read after session_start: queued behind a dialog,
                 // or merged into a turn without a `user` event of its own
                 // (docs/qwen-code.md §8.3). A copy would be answered twice.
+                // Nor is there screen text to wait for: it never shows
+                // 0.15's `? for shortcuts` (§8.2), so a profile written for
+                // 0.15 would hold the first prompt for the whole fallback.
                 let protocol = sys.data.as_ref().and_then(|d| d.get("protocol_version"));
                 if protocol.and_then(Value::as_u64).is_some_and(|v| v >= 2) {
                     st.delivery.keeps_prompts();
+                    st.screen_ready = true;
                 }
                 st.handshake = sys.data.clone();
                 self.turn(&mut st, Signal::SessionStart);
