@@ -48,8 +48,10 @@ step "web: install, lint, typecheck, unit tests, build"
 
 step "Qwen Code for the end-to-end tests: 0.15.10 (Node 20) and 0.24.4 (Node 24)"
 # Every agents_e2e scenario runs against both (qwen_0_15::*, qwen_0_24::*).
-# 0.24.4 needs Node >= 22: install-qwen.sh installs Node 24 into .cache/node24
-# with scripts/install-node.sh (python3-venv, above) and uses its npm.
+# The tests run 0.24.4 on .cache/node24's node whatever node the PATH has, so
+# Node 24 (scripts/install-node.sh, from PyPI; python3-venv above) is
+# installed first; install-qwen.sh then uses it for 0.24.4 if the PATH's node
+# is older than 22.
 bash scripts/install-qwen.sh
 bash scripts/install-node.sh >/dev/null
 bash scripts/install-qwen.sh 0.24.4
