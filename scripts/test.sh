@@ -2,7 +2,7 @@
 # The one command that runs every test duet has, on a fresh Debian machine
 # with Rust and Node: it installs what it needs (Chromium and Python from
 # apt, the web's npm packages, Qwen Code 0.15.10 (on the system's Node 20)
-# and 0.24.4 (on Node 24 from PyPI) into .cache/), then runs
+# and 0.24.4 (on Node 24 from PyPI) and Claude Code into .cache/), then runs
 # formatting and lint checks, the Rust tests (including real Qwen Code
 # through duet, against a mock LLM), the web's lint/typecheck/unit tests,
 # the browser end-to-end tests against a real duet, and the offline checks
@@ -55,6 +55,9 @@ step "Qwen Code for the end-to-end tests: 0.15.10 (Node 20) and 0.24.4 (Node 24)
 bash scripts/install-qwen.sh
 bash scripts/install-node.sh >/dev/null
 bash scripts/install-qwen.sh 0.24.4
+
+step "Claude Code for the end-to-end tests"
+bash scripts/install-claude.sh
 
 step "rustfmt and clippy"
 cargo fmt --all -- --check

@@ -86,7 +86,9 @@ impl Duet {
             .arg(&config)
             .arg("--state-dir")
             .arg(&state_dir)
+            // Limits far above any workload: the bench measures, it does not defend.
             .args(["--max-sessions", "2000", "--max-clients", "200"])
+            .args(["--max-connections", "100000"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log)

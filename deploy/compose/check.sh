@@ -99,6 +99,11 @@ assert duet["env_file"] == ["qwen.env"]
 d = base["services"]["duet"]
 assert "ports" not in d, "duet must not publish a host port; Caddy is the only way in"
 assert d["environment"]["DUET_TOKEN_FILE"] == "/run/secrets/duet_token"
+# duet answers to the name Caddy serves (its Host check refuses others).
+raw = yaml.safe_load(open("compose.yaml"))
+assert raw["services"]["duet"]["environment"]["DUET_ALLOWED_HOST"] == "${DUET_DOMAIN:-localhost}", \
+    raw["services"]["duet"]["environment"]
+assert d["environment"]["DUET_ALLOWED_HOST"] == env["DUET_DOMAIN"]
 assert "duet-state:/var/lib/duet" in d["volumes"]
 assert d["restart"] == "unless-stopped" and d["read_only"] is True and d["cap_drop"] == ["ALL"]
 assert d["deploy"]["resources"]["limits"]["memory"]
@@ -139,8 +144,9 @@ duet_port=$(free_port) http_port=$(free_port) https_port=$(free_port)
 token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$caddy_home"' EXIT
+# DUET_ALLOWED_HOST as compose.yaml sets it: the DUET_DOMAIN Caddy serves.
 DUET_LISTEN=127.0.0.1:$duet_port DUET_TOKEN=$token DUET_BEHIND_TLS_PROXY=true \
-  DUET_STATE_DIR=$caddy_home/state "$duet" serve >"$caddy_home/duet.log" 2>&1 &
+  DUET_ALLOWED_HOST=duet.localhost DUET_STATE_DIR=$caddy_home/state "$duet" serve >"$caddy_home/duet.log" 2>&1 &
 pids+=($!)
 # Test-only global options: loopback ports, and no attempt to install the
 # local CA into this machine's trust store.
@@ -170,4 +176,6 @@ ws=$("${c[@]}" -i -N --http1.1 --max-time 3 -H "Authorization: Bearer $token" -H
 check "WebSocket upgrade through Caddy (101)" grep -q '^HTTP/1.1 101' <<<"$ws"
 events=$("${c[@]}" -H "Authorization: Bearer $token" "$base/api/sessions/$id/events" | wc -l)
 check "NDJSON event stream through Caddy ($events events)" test "$events" -gt 0
+check "a request for another host name is refused (421)" test "$(curl -s -o /dev/null -w '%{http_code}' \
+  -H "Authorization: Bearer $token" -H 'Host: evil.example' "http://127.0.0.1:$duet_port/api/sessions")" = 421
 if [ "$fails" != 0 ]; then tail -n 20 "$caddy_home/caddy.log" "$caddy_home/duet.log"; exit 1; fi

@@ -69,9 +69,15 @@ dnsmasq --no-daemon --conf-file=/dev/null --no-resolv --no-hosts --bind-interfac
   >"$work/dnsmasq.log" 2>&1 &
 pids+=($!)
 
+# The public name duet answers to, as duet.yaml sets it (the Ingress host).
+public_host=$(python3 -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "StatefulSet":
+        env = {e["name"]: e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}
+        print(env["DUET_ALLOWED_HOST"])' "$here/duet.yaml")
 for i in 0 1; do
   DUET_LISTEN=127.0.0.$((i + 2)):$pod_port DUET_TOKEN=$token DUET_STATE_DIR=$work/state-$i \
-    "$duet" serve >"$work/duet-$i.log" 2>&1 &
+    DUET_ALLOWED_HOST=$public_host "$duet" serve >"$work/duet-$i.log" 2>&1 &
   pids+=($!)
   eval "duet_pid_$i=$!"
 done
@@ -166,6 +172,8 @@ EOF
 ws=$(ws_head "/s/duet-0/api/sessions/$id/ws" || true)
 check "WebSocket upgrade through the router (101)" grep -q '^HTTP/1.1 101' <<<"$ws"
 check "  ... with the server's accept key" grep -qi '^sec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=' <<<"$ws"
+check "the public host name ($public_host) passes through to duet" test "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" -H "Host: $public_host" "$base/s/duet-0/api/sessions/$id")" = 200
+check "another host name is refused by duet (421)" test "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" -H 'Host: evil.example' "$base/s/duet-0/api/sessions")" = 421
 check "a cross-site Origin is refused (403)" test "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" -H 'Origin: https://evil.example' "$base/s/duet-0/api/sessions")" = 403
 
 echo "refusals:"

@@ -121,6 +121,9 @@ for kind, name in (("StatefulSet", "duet"), ("Deployment", "duet-router")):
 
 denv = {e["name"]: e for e in sts["spec"]["template"]["spec"]["containers"][0]["env"]}
 need(denv["DUET_TOKEN_FILE"]["value"].startswith("/run/secrets/duet/"), "duet reads its token from the Secret mount")
+ingress_hosts = {r["host"] for i in by_kind["Ingress"].values() for r in i["spec"]["rules"]}
+allowed = set(denv.get("DUET_ALLOWED_HOST", {}).get("value", "").split(","))
+need(ingress_hosts <= allowed, f"duet's DUET_ALLOWED_HOST {sorted(allowed)} must list the Ingress hosts {sorted(ingress_hosts)}")
 need(len(by_kind["Secret"]["duet-token"]["stringData"]["token"]) < 16, "the placeholder token must be one duet refuses")
 
 if errors:

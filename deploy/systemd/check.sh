@@ -78,8 +78,10 @@ nginx -t -p "$work" -c "$work/nginx.conf" 2>&1 | sed 's/^/  /'
 echo "live: nginx (TLS) -> duet"
 duet_port=$(free_port) http_port=$(free_port) https_port=$(free_port)
 token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+# The allowed host name as the shipped duet.env.example sets it.
+allowed=$(sed -n 's/^DUET_ALLOWED_HOST=//p' "$here/duet.env.example")
 DUET_LISTEN=127.0.0.1:$duet_port DUET_TOKEN=$token DUET_BEHIND_TLS_PROXY=true \
-  DUET_STATE_DIR=$work/state "$duet" serve >"$work/duet.log" 2>&1 &
+  DUET_ALLOWED_HOST=$allowed DUET_STATE_DIR=$work/state "$duet" serve >"$work/duet.log" 2>&1 &
 pids+=($!)
 site "$http_port" "$https_port" "s#server 127.0.0.1:8080;#server 127.0.0.1:$duet_port;#" >"$work/site.conf"
 nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' >"$work/nginx.out" 2>&1 &
@@ -100,4 +102,6 @@ ws=$("${c[@]}" -i -N --http1.1 --max-time 3 -H "Authorization: Bearer $token" -H
   -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$base/api/sessions/$id/ws" 2>/dev/null | head -c 300 | tr -d '\r' || true)
 check "WebSocket upgrade through nginx (101)" grep -q '^HTTP/1.1 101' <<<"$ws"
 check "HSTS header" bash -c "${c[*]} -sI $base/healthz | grep -qi '^strict-transport-security'"
+check "a request for another host name is refused (421)" test "$(curl -s -o /dev/null -w '%{http_code}' \
+  -H "Authorization: Bearer $token" -H 'Host: evil.example' "http://127.0.0.1:$duet_port/api/sessions")" = 421
 if [ "$fails" != 0 ]; then tail -n 20 "$work/logs/error.log" "$work/duet.log"; exit 1; fi

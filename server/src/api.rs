@@ -2,7 +2,7 @@
 
 use axum::body::Body;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::extract::{Extension, FromRequest, Path, Query, Request, State};
 use axum::http::header::{CONTENT_TYPE, SET_COOKIE};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -16,7 +16,7 @@ use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
 
 use crate::error::AppError;
-use crate::server::AppState;
+use crate::server::{AppState, Conn};
 use crate::session::channel::approvals::Choice;
 use crate::session::channel::delivery::Accepted;
 use crate::session::Session;
@@ -57,14 +57,14 @@ pub struct Login {
 }
 
 /// `POST /api/login`: trades the token for the HttpOnly cookie.
-pub async fn login(State(state): State<AppState>, ApiJson(body): ApiJson<Login>) -> Response {
-    if !state.auth.token_matches(&body.token) {
-        return AppError::new(
-            StatusCode::UNAUTHORIZED,
-            ErrorCode::Unauthorized,
-            "wrong token",
-        )
-        .into_response();
+pub async fn login(
+    State(state): State<AppState>,
+    conn: Option<Extension<Conn>>,
+    ApiJson(body): ApiJson<Login>,
+) -> Response {
+    let peer = conn.map(|c| c.remote.ip());
+    if let Err(e) = state.auth.verify(&body.token, peer) {
+        return e.into_response();
     }
     let mut resp = StatusCode::NO_CONTENT.into_response();
     resp.headers_mut()
@@ -97,6 +97,17 @@ pub async fn create(
         serde_json::from_slice(&body).map_err(|e| AppError::bad_request(e.to_string()))?
     };
     let session = state.registry.create(req)?;
+    Ok((StatusCode::CREATED, Json(session.info())))
+}
+
+/// `POST /api/sessions/{id}/resume` → 201: a new session that continues
+/// the ended session's conversation (its profile's `resume_args`).
+pub async fn resume(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
+    let id: SessionId = id.parse().map_err(|_| AppError::no_session())?;
+    let session = state.registry.resume(id)?;
     Ok((StatusCode::CREATED, Json(session.info())))
 }
 

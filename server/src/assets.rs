@@ -1,16 +1,18 @@
 //! The web UI, embedded at build time (see build.rs), served with cache
 //! headers and a strict Content-Security-Policy.
 
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, REFERRER_POLICY, SET_COOKIE,
     X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
 };
 use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Response};
+use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
 
-use crate::server::AppState;
+use crate::error::AppError;
+use crate::server::{AppState, Conn};
 
 include!(concat!(env!("OUT_DIR"), "/assets.rs"));
 
@@ -60,11 +62,19 @@ pub struct LoginQuery {
 
 /// `GET /`: the app. With `?token=`, trades the token for the cookie and
 /// redirects to a clean URL, so the token leaves the address bar and history.
-pub async fn root(State(state): State<AppState>, Query(q): Query<LoginQuery>) -> Response {
+pub async fn root(
+    State(state): State<AppState>,
+    conn: Option<Extension<Conn>>,
+    Query(q): Query<LoginQuery>,
+) -> Response {
     let Some(token) = q.token else {
         return index();
     };
-    if !state.auth.token_matches(&token) {
+    let peer = conn.map(|c| c.remote.ip());
+    if let Err(e) = state.auth.verify(&token, peer) {
+        if e.status != StatusCode::UNAUTHORIZED {
+            return with_security_headers(e.into_response());
+        }
         return with_security_headers(
             (
                 StatusCode::UNAUTHORIZED,
@@ -97,7 +107,12 @@ pub async fn static_file(uri: Uri) -> Response {
                 ([(CONTENT_TYPE, ty), (CACHE_CONTROL, cache)], bytes).into_response(),
             )
         }
-        None if path.starts_with("/api/") => StatusCode::NOT_FOUND.into_response(),
+        None if path.starts_with("/api/") => AppError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::BadMessage,
+            format!("no API route {path}"),
+        )
+        .into_response(),
         None if path
             .rsplit('/')
             .next()

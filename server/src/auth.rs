@@ -1,6 +1,10 @@
 //! Access control: a bearer token (or the HttpOnly cookie a browser gets for
-//! it) on every API route, and an Origin check so another site's page cannot
-//! drive a session through the user's browser.
+//! it) on every API route, with wrong guesses throttled, and an Origin check
+//! so another site's page cannot drive a session through the user's browser.
+//! (The Host check against DNS rebinding is in `host.rs`.)
+
+use std::net::IpAddr;
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::header::{AUTHORIZATION, COOKIE, HOST, ORIGIN};
@@ -10,7 +14,8 @@ use axum::response::{IntoResponse, Response};
 use duet_protocol::ws::ErrorCode;
 
 use crate::error::AppError;
-use crate::server::AppState;
+use crate::server::{AppState, Conn};
+use crate::throttle::Throttle;
 
 /// How clients prove who they are.
 #[derive(Clone)]
@@ -20,6 +25,7 @@ pub struct Auth {
     cookie_name: String,
     secure_cookie: bool,
     allowed_origins: Vec<String>,
+    throttle: Arc<Throttle>,
 }
 
 impl Auth {
@@ -39,20 +45,40 @@ impl Auth {
                 .into_iter()
                 .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
                 .collect(),
+            throttle: Arc::default(),
         }
     }
 
-    /// Whether a token is required.
-    pub fn enabled(&self) -> bool {
-        self.token.is_some()
-    }
-
-    /// Whether `candidate` is the token (constant time).
-    pub fn token_matches(&self, candidate: &str) -> bool {
+    /// Whether `candidate` is the token (constant time). Unthrottled: for
+    /// requests use [`Auth::verify`].
+    fn token_matches(&self, candidate: &str) -> bool {
         match &self.token {
             None => true,
             Some(t) => constant_time_eq(t.as_bytes(), candidate.as_bytes()),
         }
+    }
+
+    /// Checks a token a client sent from `peer`: 429 while that address (or
+    /// everyone) has guessed wrong too often, 401 if wrong (counted).
+    pub fn verify(&self, candidate: &str, peer: Option<IpAddr>) -> Result<(), AppError> {
+        if self.token.is_none() {
+            return Ok(());
+        }
+        if let Err(wait) = self.throttle.check(peer) {
+            return Err(AppError::too_many(
+                "too many wrong tokens from this address; try again later",
+                wait,
+            ));
+        }
+        if self.token_matches(candidate) {
+            return Ok(());
+        }
+        self.throttle.failed(peer, candidate);
+        Err(AppError::new(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthorized,
+            "wrong token",
+        ))
     }
 
     fn credential<'a>(&self, headers: &'a HeaderMap) -> Option<(&'a str, bool)> {
@@ -74,18 +100,13 @@ impl Auth {
         None
     }
 
-    /// Checks the credentials of a request.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), AppError> {
+    /// Checks the credentials of a request from `peer`.
+    pub fn check(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> Result<(), AppError> {
         if self.token.is_none() {
             return Ok(());
         }
         match self.credential(headers) {
-            Some((t, _)) if self.token_matches(t) => Ok(()),
-            Some(_) => Err(AppError::new(
-                StatusCode::UNAUTHORIZED,
-                ErrorCode::Unauthorized,
-                "wrong token",
-            )),
+            Some((t, _)) => self.verify(t, peer),
             None => Err(AppError::new(
                 StatusCode::UNAUTHORIZED,
                 ErrorCode::Unauthorized,
@@ -159,7 +180,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// Middleware for `/api/*`: valid credentials and an acceptable Origin.
 pub async fn require_auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if let Err(e) = state.auth.check(req.headers()) {
+    let peer = req.extensions().get::<Conn>().map(|c| c.remote.ip());
+    if let Err(e) = state.auth.check(req.headers(), peer) {
         return e.into_response();
     }
     if !state.auth.origin_allowed(req.headers()) {
@@ -196,17 +218,17 @@ mod tests {
     fn bearer_and_cookie_both_work() {
         let auth = Auth::new(Some("s3cret".into()), "duet_t".into(), false, vec![]);
         assert!(auth
-            .check(&headers(&[("authorization", "Bearer s3cret")]))
+            .check(&headers(&[("authorization", "Bearer s3cret")]), None)
             .is_ok());
         assert!(auth
-            .check(&headers(&[("cookie", "a=b; duet_t=s3cret")]))
+            .check(&headers(&[("cookie", "a=b; duet_t=s3cret")]), None)
             .is_ok());
         assert!(auth
-            .check(&headers(&[("authorization", "Bearer nope")]))
+            .check(&headers(&[("authorization", "Bearer nope")]), None)
             .is_err());
-        assert!(auth.check(&headers(&[])).is_err());
+        assert!(auth.check(&headers(&[]), None).is_err());
         assert!(auth
-            .check(&headers(&[("cookie", "duet_other=s3cret")]))
+            .check(&headers(&[("cookie", "duet_other=s3cret")]), None)
             .is_err());
     }
 

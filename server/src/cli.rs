@@ -35,6 +35,10 @@ pub enum Command {
     /// Run duet's demo agent, an offline dual-output TUI (what the default
     /// profile hosts).
     DemoAgent(duet_demo_agent::Options),
+    /// Hand a Claude Code hook event to its duet session (duet puts this
+    /// in the settings of the Claude Code sessions it starts).
+    #[command(hide = true)]
+    Hook(crate::hook::HookArgs),
 }
 
 /// `duet serve` flags.
@@ -74,6 +78,18 @@ pub struct ServeArgs {
     )]
     pub allow_origins: Vec<String>,
 
+    /// A host name users reach duet by (e.g. duet.example.com, or
+    /// *.pods.example for every name under it; add :port to allow that port
+    /// only). Repeatable. Requests naming any other host are refused (421),
+    /// against DNS rebinding; localhost, loopback addresses, the listen
+    /// address and the host of --public-url are always allowed.
+    #[arg(
+        long = "allowed-host",
+        env = "DUET_ALLOWED_HOST",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<String>,
+
     /// Turn authentication off. Only allowed on a loopback address.
     #[arg(long, env = "DUET_NO_AUTH", conflicts_with_all = ["token", "token_file"])]
     pub no_auth: bool,
@@ -96,6 +112,16 @@ pub struct ServeArgs {
     /// Running sessions at once.
     #[arg(long, env = "DUET_MAX_SESSIONS", default_value_t = 64)]
     pub max_sessions: usize,
+
+    /// Open connections at once (WebSockets included); more are closed as
+    /// soon as they are accepted.
+    #[arg(long, env = "DUET_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
+
+    /// How long a client may take to send a request's headers; slower (or
+    /// idle keep-alive) connections are closed.
+    #[arg(long, env = "DUET_HEADER_READ_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub header_read_timeout: Duration,
 
     /// Clients attached to one session at once.
     #[arg(long, env = "DUET_MAX_CLIENTS", default_value_t = 128)]
@@ -124,6 +150,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         _ => return Err(format!("unknown unit {unit:?} in {s:?}; use s, m, h or d")),
     };
     Ok(Duration::from_secs(secs))
+}
+
+/// The `host[:port]` of an `http(s)://` URL.
+fn url_host(url: &str) -> Option<String> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    (!authority.is_empty() && !authority.contains('@')).then(|| authority.to_string())
 }
 
 impl ServeArgs {
@@ -170,8 +203,19 @@ impl ServeArgs {
             Some(path) => Profiles::load(path, duet_exe)?,
             None => Profiles::builtin(duet_exe),
         };
+        if self.max_connections == 0 || self.header_read_timeout.is_zero() {
+            bail!("--max-connections and --header-read-timeout must be above zero");
+        }
         let mut opts = ServerOptions::new(profiles, token);
         opts.allowed_origins = self.allow_origins;
+        opts.allowed_hosts = self.allowed_hosts;
+        // The name users are told to open is one duet answers to.
+        if let Some(host) = self.public_url.as_deref().and_then(url_host) {
+            opts.allowed_hosts.push(host);
+        }
+        crate::host::AllowedHosts::new(&opts.allowed_hosts, self.listen, true)?;
+        opts.max_connections = self.max_connections;
+        opts.header_read_timeout = self.header_read_timeout;
         opts.behind_tls_proxy = self.behind_tls_proxy;
         opts.state_dir = self.state_dir.unwrap_or_else(default_state_dir);
         opts.max_sessions = self.max_sessions;
@@ -210,6 +254,31 @@ mod tests {
         .is_err());
         assert!(serve(&["serve", "--token", "short"]).is_err());
         assert!(serve(&["serve", "--no-auth"]).unwrap().1.token.is_none());
+    }
+
+    #[test]
+    fn allowed_hosts() {
+        let (_, opts) = serve(&[
+            "serve",
+            "--allowed-host",
+            "a.example,*.b.example",
+            "--allowed-host",
+            "c.example:8443",
+            "--public-url",
+            "https://duet.example.com/s/duet-0",
+        ])
+        .unwrap();
+        assert_eq!(
+            opts.allowed_hosts,
+            [
+                "a.example",
+                "*.b.example",
+                "c.example:8443",
+                "duet.example.com"
+            ]
+        );
+        assert!(serve(&["serve", "--allowed-host", "a b"]).is_err());
+        assert!(serve(&["serve", "--max-connections", "0"]).is_err());
     }
 
     #[test]

@@ -63,9 +63,14 @@ pub struct Profile {
     #[serde(default)]
     pub ready_text: Option<String>,
     /// The side channel: `dual_output` (the default when the profile
-    /// mentions `{events_file}`) or `none`.
+    /// mentions `{events_file}`), `claude` or `none`.
     #[serde(default)]
     pub channel: Option<ChannelKind>,
+    /// The arguments that continue an ended conversation instead of `args`
+    /// (e.g. `--resume {agent_session_id}`): with them, an ended session can
+    /// be resumed (`POST /api/sessions/{id}/resume`), in the same work dir.
+    #[serde(default)]
+    pub resume_args: Option<Vec<String>>,
 }
 
 /// Which structured side channel a profile's agent has.
@@ -76,6 +81,9 @@ pub enum ChannelKind {
     None,
     /// JSONL events in `{events_file}`, commands in `{input_file}`.
     DualOutput,
+    /// Claude Code's hooks: the profile passes `{claude_settings}` to
+    /// `--settings` (and `{agent_session_id}` to `--session-id`).
+    Claude,
 }
 
 impl ChannelKind {
@@ -84,6 +92,7 @@ impl ChannelKind {
         match self {
             ChannelKind::None => "none",
             ChannelKind::DualOutput => "dual_output",
+            ChannelKind::Claude => "claude",
         }
     }
 }
@@ -110,7 +119,7 @@ pub struct ResolvedProfile {
 }
 
 /// Values for the placeholders of one session.
-pub struct Placeholders<'a> {
+pub(crate) struct Placeholders<'a> {
     pub events_file: &'a Path,
     pub input_file: &'a Path,
     pub session_dir: &'a Path,
@@ -118,7 +127,37 @@ pub struct Placeholders<'a> {
     pub session_id: SessionId,
     pub cols: u16,
     pub rows: u16,
+    /// The `--settings` JSON of a Claude Code session (empty otherwise).
+    pub claude_settings: &'a str,
+    /// The agent's own conversation id, when duet picks it (Claude's
+    /// `--session-id`) or resumes it.
+    pub agent_session_id: &'a str,
 }
+
+/// Claude Code's arguments under duet: it asks before running tools
+/// (`manual`; its default, `auto`, asks nothing), duet picks its session
+/// id, and its hooks lead to duet (docs/claude-code.md).
+pub const CLAUDE_ARGS: [&str; 6] = [
+    "--permission-mode",
+    "manual",
+    "--session-id",
+    "{agent_session_id}",
+    "--settings",
+    "{claude_settings}",
+];
+
+/// [`CLAUDE_ARGS`], continuing the conversation `{agent_session_id}`.
+pub const CLAUDE_RESUME_ARGS: [&str; 6] = [
+    "--permission-mode",
+    "manual",
+    "--resume",
+    "{agent_session_id}",
+    "--settings",
+    "{claude_settings}",
+];
+
+/// What Claude Code's footer shows once it takes prompts.
+pub const CLAUDE_READY_TEXT: &str = "? for shortcuts";
 
 /// What Qwen Code's status line shows once it takes prompts.
 pub const QWEN_READY_TEXT: &str = "? for shortcuts";
@@ -132,11 +171,19 @@ const PLACEHOLDERS: &[&str] = &[
     "cols",
     "rows",
     "duet",
+    "claude_settings",
+    "agent_session_id",
 ];
 
 impl ResolvedProfile {
-    /// The command line and environment for one session.
-    pub fn spawn_options(&self, p: &Placeholders<'_>) -> SpawnOptions {
+    /// Whether ended sessions of this profile can be resumed.
+    pub(crate) fn can_resume(&self) -> bool {
+        self.profile.resume_args.is_some()
+    }
+
+    /// The command line and environment for one session; `resume` takes
+    /// the profile's `resume_args`.
+    pub(crate) fn spawn_options(&self, p: &Placeholders<'_>, resume: bool) -> SpawnOptions {
         let expand = |s: &str| -> String {
             s.replace("{events_file}", &p.events_file.to_string_lossy())
                 .replace("{input_file}", &p.input_file.to_string_lossy())
@@ -146,10 +193,19 @@ impl ResolvedProfile {
                 .replace("{cols}", &p.cols.to_string())
                 .replace("{rows}", &p.rows.to_string())
                 .replace("{duet}", &self.duet_exe.to_string_lossy())
+                .replace("{agent_session_id}", p.agent_session_id)
+                // Last: the JSON holds paths, never placeholders.
+                .replace("{claude_settings}", p.claude_settings)
         };
         SpawnOptions {
             program: expand(&self.profile.command),
-            args: self.profile.args.iter().map(|a| expand(a)).collect(),
+            args: match (&self.profile.resume_args, resume) {
+                (Some(args), true) => args,
+                _ => &self.profile.args,
+            }
+            .iter()
+            .map(|a| expand(a))
+            .collect(),
             env: self
                 .profile
                 .env
@@ -169,19 +225,29 @@ impl ResolvedProfile {
 
     /// What the profile's side channel can do.
     pub fn channel_info(&self) -> ChannelInfo {
-        let on = self.channel != ChannelKind::None;
+        let (events, input) = match self.channel {
+            ChannelKind::None => (false, false),
+            ChannelKind::DualOutput => (self.has_events, self.has_input),
+            ChannelKind::Claude => (true, true),
+        };
         ChannelInfo {
             kind: self.channel.as_str().into(),
-            events: on && self.has_events,
-            submit: on && self.has_input,
-            approve: on && self.has_input,
+            events,
+            submit: input,
+            approve: input,
         }
+    }
+
+    /// This duet executable.
+    pub(crate) fn duet_exe(&self) -> &Path {
+        &self.duet_exe
     }
 
     fn mentions(&self, placeholder: &str) -> bool {
         let p = &self.profile;
         std::iter::once(&p.command)
             .chain(&p.args)
+            .chain(p.resume_args.iter().flatten())
             .chain(p.env.values())
             .any(|s| s.contains(placeholder))
     }
@@ -217,6 +283,7 @@ impl Profiles {
             }
             for s in std::iter::once(&profile.command)
                 .chain(&profile.args)
+                .chain(profile.resume_args.iter().flatten())
                 .chain(profile.env.values())
                 .chain(profile.cwd.iter())
             {
@@ -237,6 +304,10 @@ impl Profiles {
             resolved.channel = match resolved.profile.channel {
                 Some(ChannelKind::DualOutput) if !resolved.has_events => bail!(
                     "profile {:?}: channel \"dual_output\" needs {{events_file}} in its arguments",
+                    resolved.name
+                ),
+                Some(ChannelKind::Claude) if !resolved.mentions("{claude_settings}") => bail!(
+                    "profile {:?}: channel \"claude\" needs \"--settings\", \"{{claude_settings}}\" in its arguments (that is how its hooks reach duet)",
                     resolved.name
                 ),
                 Some(kind) => kind,
@@ -265,7 +336,8 @@ impl Profiles {
     }
 
     /// The profiles used with no config file: the demo agent (default), a
-    /// login shell, and Qwen Code when `qwen` is on the PATH.
+    /// login shell, and Qwen Code and Claude Code when `qwen` and `claude`
+    /// are on the PATH.
     pub fn builtin(duet_exe: PathBuf) -> Self {
         let sidecar_args = [
             "--json-file",
@@ -289,6 +361,7 @@ impl Profiles {
                 cwd: None,
                 ready_text: None,
                 channel: None,
+                resume_args: None,
             },
             Profile {
                 name: "shell".into(),
@@ -302,9 +375,14 @@ impl Profiles {
                 cwd: None,
                 ready_text: None,
                 channel: None,
+                resume_args: None,
             },
         ];
-        if which("qwen").is_some() {
+        if let Some(qwen) = which("qwen") {
+            // 0.15 shows a prompt read right after session_start as taken,
+            // then fails it; later versions keep it until they are ready
+            // (docs/qwen-code.md §8) and never show this text.
+            let old = package_version(&qwen, "@qwen-code/qwen-code").is_some_and(|v| v < (0, 16));
             profiles.push(Profile {
                 name: "qwen".into(),
                 description: Some("Qwen Code with dual output".into()),
@@ -312,8 +390,30 @@ impl Profiles {
                 args: sidecar_args.map(String::from).to_vec(),
                 env: BTreeMap::from([("QWEN_CODE_NO_RELAUNCH".into(), "1".into())]),
                 cwd: None,
-                ready_text: Some(QWEN_READY_TEXT.into()),
+                ready_text: old.then(|| QWEN_READY_TEXT.into()),
                 channel: None,
+                resume_args: Some(
+                    sidecar_args
+                        .into_iter()
+                        .chain(["--resume", "{agent_session_id}"])
+                        .map(String::from)
+                        .collect(),
+                ),
+            });
+        }
+        if which("claude").is_some() {
+            profiles.push(Profile {
+                name: "claude".into(),
+                description: Some("Claude Code, its chat from its hooks".into()),
+                command: "claude".into(),
+                args: CLAUDE_ARGS.map(String::from).to_vec(),
+                env: BTreeMap::new(),
+                cwd: None,
+                // Its prompt line; before it, a trust or login dialog may be
+                // up, which a pasted prompt would answer.
+                ready_text: Some(CLAUDE_READY_TEXT.into()),
+                channel: Some(ChannelKind::Claude),
+                resume_args: Some(CLAUDE_RESUME_ARGS.map(String::from).to_vec()),
             });
         }
         Self::from_config(
@@ -344,7 +444,7 @@ impl Profiles {
                 description: p.description.clone(),
                 sidecar: p.channel_info().events,
                 channel: p.channel_info(),
-                resume: false,
+                resume: p.can_resume(),
                 default: i == self.default,
             })
             .collect()
@@ -374,6 +474,28 @@ fn check_placeholders(profile: &str, s: &str) -> Result<()> {
         rest = &rest[start + len..];
     }
     Ok(())
+}
+
+/// The `(major, minor)` version of the npm package `name` that the
+/// executable `bin` (usually a symlink into it) belongs to.
+fn package_version(bin: &Path, name: &str) -> Option<(u32, u32)> {
+    let real = std::fs::canonicalize(bin).ok()?;
+    for dir in real.ancestors().skip(1).take(5) {
+        let Ok(text) = std::fs::read_to_string(dir.join("package.json")) else {
+            continue;
+        };
+        let Ok(pkg) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if pkg["name"] != name {
+            continue;
+        }
+        let mut parts = pkg["version"].as_str()?.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        return Some((major, minor));
+    }
+    None
 }
 
 fn which(program: &str) -> Option<PathBuf> {
@@ -410,15 +532,20 @@ mod tests {
         assert!(b.has_events && b.has_input);
         assert!(!profiles.get(Some("a")).unwrap().has_events);
         let id = SessionId::new();
-        let spawn = b.spawn_options(&Placeholders {
-            events_file: Path::new("/s/events.jsonl"),
-            input_file: Path::new("/s/input.jsonl"),
-            session_dir: Path::new("/s"),
-            work_dir: Path::new("/s/work"),
-            session_id: id,
-            cols: 80,
-            rows: 24,
-        });
+        let spawn = b.spawn_options(
+            &Placeholders {
+                events_file: Path::new("/s/events.jsonl"),
+                input_file: Path::new("/s/input.jsonl"),
+                session_dir: Path::new("/s"),
+                work_dir: Path::new("/s/work"),
+                session_id: id,
+                cols: 80,
+                rows: 24,
+                claude_settings: "",
+                agent_session_id: "",
+            },
+            false,
+        );
         assert_eq!(spawn.program, "/usr/bin/duet");
         assert_eq!(spawn.args[2], "/s/events.jsonl");
         assert_eq!(spawn.args[5], "80x24");

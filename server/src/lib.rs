@@ -11,9 +11,13 @@ pub(crate) mod auth;
 pub mod cli;
 pub mod config;
 pub(crate) mod error;
+pub mod hook;
+pub(crate) mod host;
 pub(crate) mod registry;
 pub mod server;
 pub(crate) mod session;
+pub mod state_dir;
+pub(crate) mod throttle;
 pub(crate) mod ws;
 
 pub use server::{run, ServerOptions};

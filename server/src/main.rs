@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Hook(args) => duet_server::hook::run(&args),
         Command::DemoAgent(opts) => match duet_demo_agent::run(opts) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
@@ -53,6 +54,9 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     // could sign in.
     let token_supplied = args.token.is_some() || args.token_file.is_some();
     let (addr, opts) = args.into_options(exe)?;
+    // An unsafe state directory is refused before a start URL is printed
+    // that would lead nowhere (the server checks it again as it starts).
+    duet_server::state_dir::prepare(&opts.state_dir)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("listening on {addr}: {e}"))?;

@@ -6,17 +6,18 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use anyhow::Context;
 use axum::http::StatusCode;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{CreateSession, SessionInfo};
 use duet_protocol::ws::ErrorCode;
+use tokio::task::AbortHandle;
 use tracing::{info, warn};
 
 use crate::config::Profiles;
 use crate::error::AppError;
 use crate::session::channel::watcher::Watcher;
 use crate::session::{Session, SessionLimits, SessionOptions};
+use crate::state_dir;
 
 /// Limits and places that apply to every session.
 #[derive(Debug, Clone)]
@@ -29,9 +30,20 @@ pub(crate) struct RegistryOptions {
     pub limits: SessionLimits,
 }
 
+/// The sessions, under one lock.
+#[derive(Default)]
+struct Table {
+    sessions: HashMap<SessionId, Arc<Session>>,
+    /// Each session's reaper, aborted when the session goes earlier.
+    reapers: HashMap<SessionId, AbortHandle>,
+    /// Sessions past the limit check and not yet in `sessions`: they count
+    /// against the limit.
+    starting: usize,
+}
+
 /// See the module docs.
 pub(crate) struct Registry {
-    sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
+    table: Mutex<Table>,
     profiles: Profiles,
     opts: RegistryOptions,
     watcher: Arc<Watcher>,
@@ -40,11 +52,9 @@ pub(crate) struct Registry {
 impl Registry {
     /// A registry that starts sessions from `profiles`.
     pub(crate) fn new(profiles: Profiles, opts: RegistryOptions) -> anyhow::Result<Arc<Self>> {
-        create_private_dir(&opts.state_dir).with_context(|| {
-            format!("creating the state directory {}", opts.state_dir.display())
-        })?;
+        state_dir::prepare(&opts.state_dir)?;
         let registry = Arc::new(Self {
-            sessions: Mutex::new(HashMap::new()),
+            table: Mutex::new(Table::default()),
             profiles,
             opts,
             watcher: Arc::new(Watcher::new()?),
@@ -56,7 +66,8 @@ impl Registry {
     /// Session directories left by an earlier run of duet (a restart, a
     /// crash) are no session of this one, and nothing else would ever
     /// delete them: each is deleted once its retention time, counted from
-    /// its last change, is over. Must run inside a tokio runtime.
+    /// its last change, is over. Only directories duet made (with the
+    /// marker) are touched. Must run inside a tokio runtime.
     fn sweep_leftovers(&self) {
         let Ok(entries) = std::fs::read_dir(&self.opts.state_dir) else {
             return;
@@ -68,7 +79,7 @@ impl Registry {
                 .file_name()
                 .to_str()
                 .is_some_and(|n| n.parse::<SessionId>().is_ok());
-            if !is_session || !path.is_dir() {
+            if !is_session || !state_dir::is_session_dir(&path) {
                 continue;
             }
             let age = last_change(&path).elapsed().unwrap_or_default();
@@ -95,8 +106,8 @@ impl Registry {
         }
     }
 
-    fn map(&self) -> MutexGuard<'_, HashMap<SessionId, Arc<Session>>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The profiles on offer.
@@ -106,6 +117,52 @@ impl Registry {
 
     /// Starts a session.
     pub(crate) fn create(self: &Arc<Self>, req: CreateSession) -> Result<Arc<Session>, AppError> {
+        self.start(req, None)
+    }
+
+    /// Starts a session that continues the ended session `id`'s
+    /// conversation, with its profile and size, in its work dir.
+    pub(crate) fn resume(self: &Arc<Self>, id: SessionId) -> Result<Arc<Session>, AppError> {
+        let old = self.get(id).ok_or_else(AppError::no_session)?;
+        let not_resumable = |why: &str| {
+            AppError::new(
+                StatusCode::CONFLICT,
+                ErrorCode::NotResumable,
+                why.to_string(),
+            )
+        };
+        if !old.is_exited() {
+            return Err(not_resumable("the session is still running"));
+        }
+        let from = old.resume_from().ok_or_else(|| {
+            not_resumable(
+                "this session cannot be resumed: its profile has no resume_args, or the agent never said its conversation id",
+            )
+        })?;
+        if self
+            .table()
+            .sessions
+            .values()
+            .any(|s| s.resumes(id) && !s.is_exited())
+        {
+            return Err(not_resumable(
+                "a resumed copy of this session is already running",
+            ));
+        }
+        let (cols, rows) = old.size();
+        let req = CreateSession {
+            profile: Some(old.profile.clone()),
+            cols: Some(cols),
+            rows: Some(rows),
+        };
+        self.start(req, Some(from))
+    }
+
+    fn start(
+        self: &Arc<Self>,
+        req: CreateSession,
+        resume: Option<crate::session::ResumeFrom>,
+    ) -> Result<Arc<Session>, AppError> {
         let profile = self.profiles.get(req.profile.as_deref()).ok_or_else(|| {
             AppError::new(
                 StatusCode::NOT_FOUND,
@@ -118,31 +175,35 @@ impl Registry {
         })?;
         let cols = req.cols.unwrap_or(120).clamp(2, 1000);
         let rows = req.rows.unwrap_or(36).clamp(1, 500);
-        // Check and reserve under one lock so concurrent creates cannot
-        // overshoot the limit.
+        // Check and reserve a slot under one lock, so concurrent creates
+        // cannot overshoot the limit while each starts its program; the
+        // slot is given back if the start fails.
         let id = SessionId::new();
-        let dir = self.opts.state_dir.join(id.to_string());
-        {
-            let map = self.map();
-            let running = map.values().filter(|s| !s.is_exited()).count();
-            if running >= self.opts.max_sessions {
+        let slot = {
+            let mut table = self.table();
+            let running = table.sessions.values().filter(|s| !s.is_exited()).count();
+            let busy = running + table.starting;
+            if busy >= self.opts.max_sessions {
                 return Err(AppError::new(
                     StatusCode::TOO_MANY_REQUESTS,
                     ErrorCode::LimitReached,
                     format!(
-                        "{running} sessions are running, the limit is {} (--max-sessions)",
+                        "{busy} sessions are running or starting, the limit is {} (--max-sessions)",
                         self.opts.max_sessions
                     ),
                 ));
             }
-        }
-        create_private_dir(&dir).map_err(|e| {
-            AppError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::Internal,
-                format!("creating the session directory: {e}"),
-            )
-        })?;
+            table.starting += 1;
+            Slot { registry: self }
+        };
+        let dir =
+            state_dir::create_session_dir(&self.opts.state_dir, &id.to_string()).map_err(|e| {
+                AppError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::Internal,
+                    format!("creating the session directory: {e}"),
+                )
+            })?;
         let session = Session::start(SessionOptions {
             id,
             profile: profile.clone(),
@@ -151,6 +212,7 @@ impl Registry {
             rows,
             limits: self.opts.limits,
             watcher: self.watcher.clone(),
+            resume,
         })
         .map_err(|e| {
             let _ = std::fs::remove_dir_all(&dir);
@@ -160,25 +222,35 @@ impl Registry {
                 format!("starting profile {:?}: {e:#}", profile.name),
             )
         })?;
-        self.map().insert(id, session.clone());
-        let registry = self.clone();
-        let reaped = session.clone();
-        tokio::spawn(async move {
-            reaped.wait_exited().await;
-            tokio::time::sleep(registry.opts.retain).await;
-            registry.remove(reaped.id);
-        });
+        {
+            let mut table = self.table();
+            table.sessions.insert(id, session.clone());
+            // The reaper holds neither the session nor the registry while it
+            // waits: a purged session is freed at once, not after `retain`.
+            let mut exited = session.exited();
+            let registry = Arc::downgrade(self);
+            let retain = self.opts.retain;
+            let reaper = tokio::spawn(async move {
+                let _ = exited.wait_for(|e| *e).await;
+                tokio::time::sleep(retain).await;
+                if let Some(registry) = registry.upgrade() {
+                    registry.remove(id);
+                }
+            });
+            table.reapers.insert(id, reaper.abort_handle());
+            slot.fill(table);
+        }
         Ok(session)
     }
 
     /// The session `id`, running or retained.
     pub(crate) fn get(&self, id: SessionId) -> Option<Arc<Session>> {
-        self.map().get(&id).cloned()
+        self.table().sessions.get(&id).cloned()
     }
 
     /// All sessions, oldest first.
     pub(crate) fn list(&self) -> Vec<SessionInfo> {
-        let sessions: Vec<Arc<Session>> = self.map().values().cloned().collect();
+        let sessions: Vec<Arc<Session>> = self.table().sessions.values().cloned().collect();
         let mut infos: Vec<SessionInfo> = sessions.iter().map(|s| s.info()).collect();
         infos.sort_by_key(|i| (i.created_at, i.id));
         infos
@@ -186,19 +258,56 @@ impl Registry {
 
     /// Forgets a session and deletes its directory (the transcript).
     pub(crate) fn remove(&self, id: SessionId) {
-        let Some(session) = self.map().remove(&id) else {
+        let Some(session) = self.table().sessions.get(&id).cloned() else {
             return;
         };
         session.terminate();
-        if let Err(e) = std::fs::remove_dir_all(&session.dir) {
-            warn!(%id, ?e, "removing the session directory");
+        // The transcript goes first: once the session is unknown (404), its
+        // files are gone too. A work dir that a resumed session runs in
+        // stays, and goes with the last session that used it.
+        let (work_users, parent_live) = {
+            let table = self.table();
+            let others = || table.sessions.values().filter(|s| s.id != id);
+            (
+                others().filter(|s| s.work_dir == session.work_dir).count(),
+                others().any(|s| Some(s.dir.as_path()) == session.work_dir.parent()),
+            )
+        };
+        let own_work = session.dir.join("work");
+        let result = if work_users > 0 && session.work_dir == own_work {
+            remove_all_but(&session.dir, "work")
+        } else {
+            if work_users == 0 && !parent_live && !session.work_dir.starts_with(&session.dir) {
+                // An adopted work dir (of the session this one resumed),
+                // under that session's directory, which goes with it.
+                if let Some(parent) = session.work_dir.parent() {
+                    if state_dir::is_session_dir(parent) {
+                        let _ = std::fs::remove_dir_all(parent);
+                    }
+                }
+            }
+            std::fs::remove_dir_all(&session.dir)
+        };
+        if let Err(e) = result {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                warn!(%id, ?e, "removing the session directory");
+            }
+        }
+        let reaper = {
+            let mut table = self.table();
+            table.sessions.remove(&id);
+            table.reapers.remove(&id)
+        };
+        session.mark_removed();
+        if let Some(reaper) = reaper {
+            reaper.abort();
         }
         info!(%id, "session removed");
     }
 
     /// Ends every program and waits (bounded) for them to exit.
     pub(crate) async fn shutdown(&self) {
-        let sessions: Vec<Arc<Session>> = self.map().values().cloned().collect();
+        let sessions: Vec<Arc<Session>> = self.table().sessions.values().cloned().collect();
         for s in &sessions {
             s.terminate();
         }
@@ -224,6 +333,23 @@ fn last_change(dir: &std::path::Path) -> std::time::SystemTime {
         .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
 }
 
+/// Deletes everything in `dir` but its entry `keep`.
+fn remove_all_but(dir: &std::path::Path, keep: &str) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name() == keep {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
 fn remove_leftover(path: &std::path::Path) {
     if let Err(e) = std::fs::remove_dir_all(path) {
         if e.kind() != std::io::ErrorKind::NotFound {
@@ -232,13 +358,23 @@ fn remove_leftover(path: &std::path::Path) {
     }
 }
 
-/// Creates a directory only its owner can enter (and any missing parents).
-pub(crate) fn create_private_dir(path: &std::path::Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)?;
-    // `mode` is filtered by the umask and ignored for existing directories.
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+/// A reserved place under `--max-sessions` while a session starts.
+struct Slot<'a> {
+    registry: &'a Registry,
+}
+
+impl Slot<'_> {
+    /// The session is in the table (under the same lock): the slot has
+    /// become a running session.
+    fn fill(self, mut table: MutexGuard<'_, Table>) {
+        table.starting -= 1;
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Slot<'_> {
+    /// The start failed: give the slot back.
+    fn drop(&mut self) {
+        self.registry.table().starting -= 1;
+    }
 }

@@ -1,24 +1,31 @@
-//! The HTTP server: routes, shared state, and graceful shutdown. Takes its
-//! listener from the caller, so tests bind port 0 and `main` binds the
-//! configured address.
+//! The HTTP server: routes, shared state, the accept loop (a connection
+//! cap, a header timeout) and graceful shutdown. Takes its listener from the
+//! caller, so tests bind port 0 and `main` binds the configured address.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::extract::ConnectInfo;
 use axum::routing::{get, post};
 use axum::Router;
-use tokio::net::TcpListener;
-use tokio::sync::watch;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
 use tower_http::trace::TraceLayer;
-use tracing::info;
+use tracing::{debug, info, warn};
 
 use crate::auth::Auth;
 use crate::config::Profiles;
+use crate::host::AllowedHosts;
 use crate::registry::{Registry, RegistryOptions};
 use crate::session::SessionLimits;
-use crate::{api, assets, ws};
+use crate::{api, assets, host, ws};
 
 /// Everything a server needs; build with [`ServerOptions::new`] and adjust.
 #[derive(Clone)]
@@ -28,6 +35,10 @@ pub struct ServerOptions {
     pub token: Option<String>,
     /// Origins (besides the server's own) allowed to use the API from a browser.
     pub allowed_origins: Vec<String>,
+    /// Host names (besides loopback names and the listen address) that
+    /// requests may name in `Host`: the names users reach duet by. An entry
+    /// `*.example.com` allows every name under example.com.
+    pub allowed_hosts: Vec<String>,
     /// TLS is terminated by a proxy in front: cookies get `Secure`.
     pub behind_tls_proxy: bool,
     pub profiles: Profiles,
@@ -39,6 +50,11 @@ pub struct ServerOptions {
     pub retain: Duration,
     /// Largest WebSocket message accepted from a client.
     pub max_ws_message: usize,
+    /// Open connections at once; more are closed as soon as they are accepted.
+    pub max_connections: usize,
+    /// How long a connection may take to send a request's headers (also
+    /// how long an idle keep-alive connection stays open).
+    pub header_read_timeout: Duration,
     pub limits: SessionLimits,
 }
 
@@ -48,12 +64,15 @@ impl ServerOptions {
         Self {
             token,
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             behind_tls_proxy: false,
             profiles,
             state_dir: default_state_dir(),
             max_sessions: 64,
             retain: Duration::from_secs(3600),
             max_ws_message: 4 << 20,
+            max_connections: 1024,
+            header_read_timeout: Duration::from_secs(30),
             limits: SessionLimits::default(),
         }
     }
@@ -73,6 +92,7 @@ pub fn default_state_dir() -> PathBuf {
 pub(crate) struct AppState {
     pub registry: Arc<Registry>,
     pub auth: Auth,
+    pub hosts: Arc<AllowedHosts>,
     pub max_ws_message: usize,
     /// Turns true when the server is stopping; WebSocket handlers close.
     pub stop: watch::Sender<bool>,
@@ -85,6 +105,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions", get(api::list).post(api::create))
         .route("/sessions/{id}", get(api::get).delete(api::delete))
         .route("/sessions/{id}/events", get(api::events))
+        .route("/sessions/{id}/resume", post(api::resume))
         .route("/sessions/{id}/screen", get(api::screen))
         .route("/sessions/{id}/submit", post(api::submit))
         .route("/sessions/{id}/approvals", get(api::approvals))
@@ -95,15 +116,32 @@ pub(crate) fn router(state: AppState) -> Router {
             state.clone(),
             crate::auth::require_auth,
         ))
-        .route("/login", post(api::login));
+        .route("/login", post(api::login))
+        .layer(axum::middleware::from_fn(crate::error::json_errors));
     Router::new()
-        .route("/healthz", get(api::healthz))
+        .route(host::HEALTH_PATH, get(api::healthz))
         .route("/", get(assets::root))
         .nest("/api", api)
         .fallback(assets::static_file)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            host::require_allowed_host,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
+
+/// Where a connection comes from and where it arrived; in the extensions of
+/// every request it carries.
+#[derive(Debug, Clone, Copy)]
+pub struct Conn {
+    pub remote: SocketAddr,
+    pub local: SocketAddr,
+}
+
+/// How long shutdown waits for requests in flight (an event stream, a
+/// DELETE waiting for its program) before it stops anyway.
+const DRAIN: Duration = Duration::from_secs(10);
 
 /// Serves on `listener` until `shutdown` resolves, then ends every session
 /// (their whole process groups) and closes every client.
@@ -122,6 +160,7 @@ pub async fn run(
             limits: opts.limits,
         },
     )?;
+    let local_addr = listener.local_addr()?;
     let state = AppState {
         registry: registry.clone(),
         auth: Auth::new(
@@ -130,6 +169,11 @@ pub async fn run(
             opts.behind_tls_proxy,
             opts.allowed_origins.clone(),
         ),
+        hosts: Arc::new(AllowedHosts::new(
+            &opts.allowed_hosts,
+            local_addr,
+            opts.token.is_some(),
+        )?),
         max_ws_message: opts.max_ws_message,
         stop: watch::channel(false).0,
     };
@@ -144,16 +188,151 @@ pub async fn run(
             stop.send_replace(true);
         }
     };
-    // Keystroke echoes and the last bytes after a Ctrl-C are tiny frames;
-    // with Nagle's algorithm they wait for the peer's delayed ACK.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(?e, "setting TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(stopping)
-        .await?;
+    serve(listener, app, &opts, stopping).await;
     info!("stopped");
     Ok(())
+}
+
+/// Accepts connections until `stopping` resolves, then lets the requests in
+/// flight finish (bounded by [`DRAIN`]).
+///
+/// Every connection holds one of `max_connections` permits for as long as
+/// its socket is open, WebSockets included; one over the cap is closed as
+/// soon as it is accepted, so a flood of idle connections cannot use up the
+/// process's file descriptors. A connection gets `header_read_timeout` to
+/// send each request's headers (the first as well as the next on a kept
+/// alive connection), so idle and half-sent connections do not hold their
+/// permit for long. HTTP/1.1 only: browsers speak HTTP/2 only over TLS,
+/// which ends at the proxy in front of duet.
+async fn serve(
+    listener: TcpListener,
+    app: Router,
+    opts: &ServerOptions,
+    stopping: impl Future<Output = ()>,
+) {
+    let permits = Arc::new(Semaphore::new(opts.max_connections));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(opts.header_read_timeout);
+    // Each connection task holds a sender; all dropped = all done
+    // (mini-redis's shutdown pattern).
+    let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
+    let (closing_tx, closing) = watch::channel(false);
+    let mut over_cap_logged = false;
+    tokio::pin!(stopping);
+    loop {
+        let (tcp, remote) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors (EMFILE) or the like: the error
+                    // repeats at once, so pause rather than spin.
+                    warn!(?e, "accepting a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut stopping => break,
+        };
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            if !over_cap_logged {
+                warn!(%remote, max = opts.max_connections, "connection limit reached (--max-connections): closing new connections");
+                over_cap_logged = true;
+            }
+            drop(tcp);
+            continue;
+        };
+        over_cap_logged = false;
+        // Keystroke echoes and the last bytes after a Ctrl-C are tiny
+        // frames; with Nagle's algorithm they wait for the peer's delayed ACK.
+        if let Err(e) = tcp.set_nodelay(true) {
+            debug!(?e, "setting TCP_NODELAY");
+        }
+        let conn = Conn {
+            remote,
+            local: tcp.local_addr().unwrap_or(remote),
+        };
+        let app = app.clone();
+        let service = hyper::service::service_fn(
+            move |mut req: axum::extract::Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(conn);
+                req.extensions_mut().insert(ConnectInfo(remote));
+                tower::Service::call(&mut app.clone(), req)
+            },
+        );
+        let io = TokioIo::new(Counted {
+            io: tcp,
+            _permit: permit,
+        });
+        let connection = http.serve_connection(io, service).with_upgrades();
+        let mut closing = closing.clone();
+        let done = done_tx.clone();
+        tokio::spawn(async move {
+            tokio::pin!(connection);
+            let result = tokio::select! {
+                r = connection.as_mut() => r,
+                () = async { let _ = closing.wait_for(|c| *c).await; } => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = result {
+                debug!(%remote, ?e, "connection ended");
+            }
+            drop(done);
+        });
+    }
+    drop(listener);
+    closing_tx.send_replace(true);
+    drop(done_tx);
+    if tokio::time::timeout(DRAIN, done_rx.recv()).await.is_err() {
+        warn!("requests still running after {DRAIN:?}; stopping anyway");
+    }
+}
+
+/// A connection's socket with its permit: the permit goes when the socket
+/// is closed, also after a WebSocket upgrade took the socket over.
+struct Counted {
+    io: TcpStream,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl AsyncRead for Counted {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Counted {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
 }

@@ -1,5 +1,6 @@
-//! Access control: token required, cookie login, Origin checked, no session
-//! for bad credentials, and no command line accepted from a client.
+//! Access control: Host and Origin checked, token required (and guesses
+//! throttled), cookie login, no session for bad credentials, and no command
+//! line accepted from a client.
 
 mod support;
 
@@ -188,4 +189,185 @@ async fn session_files_are_private() {
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&dir.join("events.jsonl")), 0o600);
     assert_eq!(mode(&dir.join("input.jsonl")), 0o600);
+}
+
+/// Sends `method path` with a `Host` (and a matching `Origin`) of our choice,
+/// as a page on another name that resolves to this server would.
+async fn as_host(
+    server: &TestServer,
+    method: reqwest::Method,
+    path: &str,
+    host: &str,
+) -> reqwest::Response {
+    server
+        .http
+        .request(method, server.url(path))
+        .header("host", host)
+        .header("origin", format!("http://{host}"))
+        .header("content-type", "application/json")
+        .body(r#"{"profile":"plain"}"#)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebound_name_is_refused_even_without_auth() {
+    let server = TestServer::start_with(|o| {
+        o.token = None;
+        o.allowed_hosts = vec!["duet.example.com".into(), "*.pods.example".into()];
+    })
+    .await;
+    let port = server.addr.port();
+    // DNS rebinding: a page on evil.example whose name now resolves to
+    // 127.0.0.1 is "same origin" with itself, so Origin alone proves
+    // nothing; the Host it names must be one duet answers to.
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        format!("localhost.evil.example:{port}"),
+        format!("duet.example.com.evil.example:{port}"),
+        format!("pods.example:{port}"),
+    ] {
+        let resp = as_host(&server, reqwest::Method::POST, "/api/sessions", &host).await;
+        assert_eq!(resp.status(), 421, "{host}");
+        let body: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "forbidden", "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("--allowed-host"), "{message}");
+    }
+    let evil = format!("evil.example:{port}");
+    for path in ["/", "/index.html", "/api/profiles", "/api/sessions"] {
+        let resp = as_host(&server, reqwest::Method::GET, path, &evil).await;
+        assert_eq!(resp.status(), 421, "GET {path}");
+    }
+    // The WebSocket too (the session exists; the name is what is refused).
+    let s = server.create("plain").await;
+    let mut req = format!("ws://{}/api/sessions/{}/ws", server.addr, s.id)
+        .into_client_request()
+        .unwrap();
+    req.headers_mut()
+        .insert("host", HeaderValue::from_str(&evil).unwrap());
+    req.headers_mut().insert(
+        "origin",
+        HeaderValue::from_str(&format!("http://{evil}")).unwrap(),
+    );
+    match tokio_tungstenite::connect_async(req).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
+            assert_eq!(resp.status().as_u16(), 421)
+        }
+        other => panic!("the WebSocket was not refused: {:?}", other.map(|_| ())),
+    }
+    // Load balancers probe health by the pod's address, any name.
+    let health = as_host(&server, reqwest::Method::GET, "/healthz", &evil).await;
+    assert_eq!(health.status(), 200);
+    // Loopback names, the listen address and configured names are fine.
+    for host in [
+        format!("localhost:{port}"),
+        format!("LocalHost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("127.1.2.3:{port}"),
+        format!("[::1]:{port}"),
+        "duet.example.com".to_string(),
+        "Duet.Example.com:8443".to_string(),
+        format!("duet-0.pods.example:{port}"),
+    ] {
+        let resp = as_host(&server, reqwest::Method::GET, "/api/sessions", &host).await;
+        assert_eq!(resp.status(), 200, "{host}");
+    }
+    let resp = as_host(
+        &server,
+        reqwest::Method::POST,
+        "/api/sessions",
+        &format!("localhost:{port}"),
+    )
+    .await;
+    assert_eq!(resp.status(), 201);
+    // Only the two sessions asked for by allowed names exist.
+    let list: Vec<serde_json::Value> = server.json("/api/sessions").await;
+    assert_eq!(list.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_check_applies_with_auth_on_too() {
+    let server = TestServer::start().await;
+    let resp = server
+        .get("/api/sessions")
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 421);
+    let resp = server
+        .get("/api/sessions")
+        .header("host", format!("localhost:{}", server.addr.port()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
+async fn login(http: &reqwest::Client, server: &TestServer, token: &str) -> reqwest::Response {
+    http.post(server.url("/api/login"))
+        .json(&serde_json::json!({ "token": token }))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_logins_are_rate_limited_per_address() {
+    let server = TestServer::start().await;
+    let http = &server.http;
+    // One stale token sent again and again (a browser with the cookie of a
+    // restarted duet) is one wrong guess, not many.
+    for _ in 0..30 {
+        let stale = http
+            .get(server.url("/api/sessions"))
+            .header(
+                "cookie",
+                format!("duet_token_{}=stale-token-0123456789", server.addr.port()),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stale.status(), 401);
+    }
+    // Different guesses count.
+    for i in 1..10 {
+        let resp = login(http, &server, &format!("wrong-token-wrong-token-{i}")).await;
+        assert_eq!(resp.status(), 401, "attempt {i}");
+    }
+    let resp = login(http, &server, "wrong-token-wrong-token").await;
+    assert_eq!(resp.status(), 429);
+    let retry: u64 = resp.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "Retry-After: {retry}");
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "limit_reached");
+    // While blocked, no token is even looked at (a right one must not stand
+    // out), whichever way it comes: login, the page URL, a bearer header.
+    assert_eq!(login(http, &server, TOKEN).await.status(), 429);
+    let page = http
+        .get(server.url(&format!("/?token={TOKEN}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 429);
+    let bearer = http
+        .get(server.url("/api/sessions"))
+        .bearer_auth("wrong-token-wrong-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bearer.status(), 429);
+    // Another address is not held back by this one.
+    let other = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .build()
+        .unwrap();
+    assert_eq!(login(&other, &server, TOKEN).await.status(), 204);
 }

@@ -4,6 +4,7 @@
 
 mod support;
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -247,12 +248,18 @@ async fn session_directories_from_an_earlier_run_are_swept() {
         o.retain = Duration::from_secs(2);
         state = o.state_dir.clone();
         // What a previous run of duet left: a session that ended long ago,
-        // one that was active a moment ago, and something that is no
+        // one that was active a moment ago (both with the marker duet puts
+        // in the session directories it makes), and something that is no
         // session at all.
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&o.state_dir)
+            .unwrap();
         for id in [old, recent] {
             let dir = o.state_dir.join(id.to_string());
             std::fs::create_dir_all(dir.join("work")).unwrap();
             std::fs::write(dir.join("events.jsonl"), "{}\n").unwrap();
+            std::fs::write(dir.join(duet_server::state_dir::MARKER), "").unwrap();
         }
         let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
         let dir = o.state_dir.join(old.to_string());
@@ -278,4 +285,153 @@ async fn session_directories_from_an_earlier_run_are_swept() {
     .await
     .expect("swept after the retention time");
     assert!(state.join("not-a-session").exists());
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+async fn create_and_purge(server: &TestServer) {
+    let s = server.create("fake").await;
+    let resp = server
+        .delete(&format!("/api/sessions/{}?purge=true", s.id))
+        .await;
+    assert_eq!(resp.status(), 204);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purged_session_leaves_nothing_behind() {
+    // The server runs in this process, so its descriptors are ours to count.
+    let server = TestServer::start().await;
+    // One cycle first, for what is made once (the inotify instance, the
+    // HTTP connection, blocking-pool threads).
+    create_and_purge(&server).await;
+    let before = open_fds();
+    for _ in 0..20 {
+        create_and_purge(&server).await;
+    }
+    // The session's last tasks let go of it just after the answer.
+    let settled = tokio::time::timeout(DEADLINE, async {
+        // Closing a descriptor has no event to await; poll the count.
+        while open_fds() > before + 3 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        settled.is_ok(),
+        "20 purged sessions still hold {} descriptors (was {before})",
+        open_fds()
+    );
+    let left: Vec<_> = std::fs::read_dir(server.state_dir.path().join("state"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let list: Vec<SessionInfo> = server.json("/api/sessions").await;
+    assert!(list.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn the_session_limit_holds_under_concurrent_creates() {
+    let server = TestServer::start_with(|o| o.max_sessions = 4).await;
+    let creates = (0..30).map(|_| async {
+        server
+            .post_json("/api/sessions", serde_json::json!({"profile": "plain"}))
+            .await
+            .status()
+            .as_u16()
+    });
+    let statuses = futures_util::future::join_all(creates).await;
+    let accepted = statuses.iter().filter(|s| **s == 201).count();
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!((accepted, refused), (4, 26), "{statuses:?}");
+    let list: Vec<SessionInfo> = server.json("/api/sessions").await;
+    assert_eq!(list.len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_start_gives_its_slot_back() {
+    let server = TestServer::start_with(|o| {
+        o.max_sessions = 1;
+        // A work directory that does not exist: the program cannot start.
+        let broken = demo_profile("broken", Some("/nonexistent/duet-test-cwd".into()));
+        let config = duet_server::config::ConfigFile {
+            default_profile: Some("demo".into()),
+            profiles: vec![demo_profile("demo", None), broken],
+        };
+        o.profiles =
+            duet_server::config::Profiles::from_config(config, env!("CARGO_BIN_EXE_duet").into())
+                .unwrap();
+    })
+    .await;
+    for _ in 0..3 {
+        let resp = server
+            .post_json("/api/sessions", serde_json::json!({"profile": "broken"}))
+            .await;
+        assert_eq!(resp.status(), 500);
+    }
+    server.create("demo").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_ended_sessions_of_resumable_profiles_resume() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    assert!(!s.resumable);
+    let running = server
+        .post_json(
+            &format!("/api/sessions/{}/resume", s.id),
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(running.status(), 409);
+    let body: serde_json::Value = running.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "not_resumable");
+    let mut c = server.connect(s.id, None).await;
+    c.submit("/quit").await;
+    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    // Its profile has no resume_args.
+    let ended = server
+        .post_json(
+            &format!("/api/sessions/{}/resume", s.id),
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(ended.status(), 409);
+    let unknown = server
+        .post_json(
+            &format!("/api/sessions/{}/resume", uuid::Uuid::new_v4()),
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(unknown.status(), 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attached_clients_are_closed_when_their_session_is_purged() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_screen("fake-tui ready").await;
+    let purge = server
+        .delete(&format!("/api/sessions/{}?purge=true", s.id))
+        .await;
+    assert_eq!(purge.status(), 204);
+    // The socket closes with a reason instead of holding the session.
+    let closed = tokio::time::timeout(DEADLINE, async {
+        use futures_util::StreamExt;
+        loop {
+            match c.ws.next().await {
+                Some(Ok(tokio_tungstenite::tungstenite::Message::Close(frame))) => return frame,
+                Some(Ok(_)) => {}
+                other => panic!("socket ended without a close: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("the client is closed");
+    let frame = closed.expect("a close frame");
+    assert_eq!(frame.reason.as_str(), "the session was removed");
 }

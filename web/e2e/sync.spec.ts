@@ -18,7 +18,7 @@ test('two tabs on one session stay in sync', async ({ loggedIn: a, duet }) => {
   await expect(cardB).toHaveAttribute('data-tool-status', 'awaiting_approval');
   await cardA.getByRole('button', { name: 'Allow' }).click();
   // B never clicked: the server's `approval` message flips its card.
-  await expect(cardB.locator('.approval-done')).toHaveText('Allowed from the chat view.');
+  await expect(cardB.locator('.approval-done')).toHaveText('Allowed in the browser.');
   await expect(cardB).toHaveAttribute('data-tool-status', 'done');
   await expect(b.getByRole('status')).toContainText('Idle');
   await expect(a.getByRole('status')).toContainText('Idle');

@@ -42,6 +42,9 @@ export class App {
   private readonly themeButton: HTMLButtonElement;
   private readonly menuButton: HTMLButtonElement;
   private readonly layoutButtons = new Map<Layout, HTMLButtonElement>();
+  private readonly layoutGroup: HTMLElement;
+  /** The open session had exited at its last render (to poll once when it ends). */
+  private sessionExited = false;
   private profiles: ProfileInfo[] = [];
   private session: SessionController | null = null;
   private theme: ThemeName = currentTheme();
@@ -54,10 +57,12 @@ export class App {
       open: (id) => { this.navigate(id); },
       start: (profile) => this.startSession(profile),
       end: (id) => this.endSession(id),
+      resume: (id) => this.resumeSession(id),
     });
     this.menuButton = h('button', { type: 'button', class: 'btn btn-icon menu', 'aria-label': 'Sessions', 'aria-controls': 'sidebar', 'aria-expanded': 'false', onclick: () => { this.toggleSidebar(); } }, '☰');
     this.titleEl = h('span', { class: 'session-title' });
     const layoutGroup = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Layout' });
+    this.layoutGroup = layoutGroup;
     for (const [layout, label] of [['split', 'Split'], ['chat', 'Chat'], ['terminal', 'Terminal']] as const) {
       const b = h('button', { type: 'button', class: 'seg', 'data-layout': layout, onclick: () => { this.setLayout(layout); } }, label);
       this.layoutButtons.set(layout, b);
@@ -115,24 +120,30 @@ export class App {
     }
     this.emptyState.hidden = true;
     const s = new SessionController(id, {
-      hasSidecar: (profile) => this.profiles.find((p) => p.name === profile)?.sidecar ?? true,
+      profileChannel: (profile) => this.profiles.find((p) => p.name === profile)?.channel,
+      info: (sid) => this.sidebar.known.find((x) => x.id === sid),
+      showTerminal: () => { this.showTerminal(); },
+      resume: (sid) => this.resumeSession(sid),
       connection: (sid, state) => { if (sid === this.session?.id) this.showConnection(state); },
       changed: (sid) => { this.sessionChanged(sid); },
     }, this.theme);
     this.session = s;
+    this.sessionExited = false;
     this.chatSlot.append(s.chat.root);
     this.termSlot.append(s.terminal.root);
     this.sidebar.setCurrent(id);
     const info = this.sidebar.known.find((x) => x.id === id);
-    this.titleEl.textContent = info ? `${info.profile} · ${id.slice(0, 8)}` : id.slice(0, 8);
+    this.titleEl.textContent = info ? `${info.profile} · ${id.slice(0, 8)}${info.resumed_from !== undefined ? ` (resumed from ${info.resumed_from.slice(0, 8)})` : ''}` : id.slice(0, 8);
+    this.sessionChanged(id);
     s.start();
-    if (this.layout === 'terminal') s.terminal.focus();
+    if (this.layout === 'terminal' || !s.hasChat) s.terminal.focus();
     else s.chat.focusComposer();
     this.toggleSidebar(false);
   }
 
   private showEmpty(): void {
     this.sidebar.setCurrent(undefined);
+    this.layoutGroup.hidden = false;
     this.titleEl.textContent = '';
     this.showConnection(null);
     const def = this.profiles.find((p) => p.default) ?? this.profiles[0];
@@ -169,6 +180,25 @@ export class App {
     }
   }
 
+  /**
+   * Starts an ended session's conversation again and opens the new session.
+   * A failure rejects: the button that asked shows it, next to itself.
+   */
+  private async resumeSession(id: string): Promise<void> {
+    const s = await api.resume(id);
+    await this.poll();
+    this.navigate(s.id);
+  }
+
+  /** The terminal, with the keyboard (e.g. to read a slash command's output). */
+  private showTerminal(): void {
+    if (this.layout === 'chat') this.setLayout('split');
+    const s = this.session;
+    if (!s) return;
+    s.terminal.root.scrollIntoView({ block: 'nearest' });
+    s.terminal.focus();
+  }
+
   private async endSession(id: string): Promise<void> {
     try {
       await api.deleteSession(id);
@@ -188,6 +218,7 @@ export class App {
     try {
       const sessions = await api.sessions();
       this.sidebar.setSessions(sessions);
+      this.session?.infoChanged();
       const pending = sessions.reduce((n, s) => n + (s.id === this.session?.id ? 0 : s.pending_approvals), 0);
       this.updateTitle(pending);
     } catch (err) {
@@ -214,7 +245,15 @@ export class App {
     this.sidebar.setLivePending(id, mine);
     this.updateTitle(this.othersPending);
     this.workspace.dataset.status = chatStatus(s.chatState);
+    // A terminal-only program: just the terminal, and no layout to choose.
     this.workspace.dataset.chat = s.hasChat ? 'yes' : 'none';
+    this.layoutGroup.hidden = !s.hasChat;
+    const exited = s.chatState.exit !== null;
+    if (exited && !this.sessionExited) {
+      // It just ended: the list (status, and whether it can be resumed) is stale now.
+      setTimeout(() => { void this.poll(); }, 300);
+    }
+    this.sessionExited = exited;
   }
 
   private showConnection(state: SocketState | null): void {

@@ -3,18 +3,26 @@
 // go to the terminal; user intents go out over the socket, or over REST while
 // the socket is down. Rendering is batched to one per animation frame, so a
 // burst of deltas costs one layout.
-import type { ClientMessage, ExitInfo, ServerMessage } from './generated/protocol';
-import { ChatView } from './chat/view';
+import type { ApprovalDecision, ChannelInfo, ClientMessage, ServerMessage, SessionInfo } from './generated/protocol';
+import { ChatView, exitSentence, type ApprovalChoice } from './chat/view';
 import { initialChatState, reduce, type ChatInput, type ChatState } from './chat/state';
 import { api, ApiError } from './net/api';
 import { SessionSocket, type SocketState } from './net/socket';
 import { TerminalPane } from './terminal/terminal';
+import { h } from './ui/dom';
+import { ResumeControl } from './ui/resume';
 import type { ThemeName } from './ui/theme';
 
 /** What a session needs from the app around it. */
 export interface SessionHost {
-  /** Whether a profile has the chat sidecar (unknown profiles: assume yes). */
-  hasSidecar(profile: string): boolean;
+  /** The profile's side channel, when the profile is known. */
+  profileChannel(profile: string): ChannelInfo | undefined;
+  /** The session as the last poll saw it (channel, resumable, …). */
+  info(id: string): SessionInfo | undefined;
+  /** Show the terminal and give it the keyboard. */
+  showTerminal(): void;
+  /** Resume the ended session `id` and open the new one; rejects with the reason. */
+  resume(id: string): Promise<void>;
   /** The connection changed (for the banner). */
   connection(id: string, s: SocketState): void;
   /** The session's status line changed (for the sidebar). */
@@ -31,6 +39,13 @@ export class SessionController {
   private state: ChatState;
   private readonly socket: SessionSocket;
   private profile: string | undefined;
+  /** The side channel, as the hello said. */
+  private channel: ChannelInfo | undefined;
+  /** The banner over the terminal once the program has exited. */
+  private readonly exitBanner: HTMLElement;
+  private readonly exitBannerText: HTMLElement;
+  private readonly bannerResume: ResumeControl;
+  private bannerDismissed = false;
   private counter = 0;
   private frame = 0;
   /** The current connection got its hello. */
@@ -46,8 +61,11 @@ export class SessionController {
     this.state = cache.get(id) ?? initialChatState;
     this.chat = new ChatView({
       onSubmit: (text) => this.submit(text),
-      onApprove: (requestId, allowed) => { this.approve(requestId, allowed); },
+      onApprove: (requestId, choice) => { this.approve(requestId, choice); },
       onCancel: () => { this.send({ type: 'cancel' }); },
+      onShowTerminal: () => { this.host.showTerminal(); },
+      onResume: () => this.host.resume(this.id),
+      onDiscard: (id) => { this.dispatch({ type: 'local_discard', id }); },
     });
     this.terminal = new TerminalPane(
       {
@@ -58,6 +76,11 @@ export class SessionController {
       },
       theme,
     );
+    this.exitBannerText = h('span', { class: 'term-banner-text' });
+    this.bannerResume = new ResumeControl(() => this.host.resume(this.id));
+    const dismiss = h('button', { type: 'button', class: 'btn btn-quiet dismiss', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => { this.bannerDismissed = true; this.render(); } }, '✕');
+    this.exitBanner = h('div', { class: 'term-banner', role: 'status', hidden: true }, this.exitBannerText, this.bannerResume.root, dismiss);
+    this.terminal.root.append(this.exitBanner);
     this.socket = new SessionSocket(id, {
       message: (m) => { this.onMessage(m); },
       binary: (data) => {
@@ -91,9 +114,20 @@ export class SessionController {
     return this.hello && this.socket.state.kind === 'open';
   }
 
-  /** Whether this session's program has a chat view (a sidecar). */
+  /** The session's side channel: the hello's word, else the last poll's, else the profile's. */
+  get channelInfo(): ChannelInfo | undefined {
+    const profile = this.profile ?? this.host.info(this.id)?.profile;
+    return this.channel ?? this.host.info(this.id)?.channel ?? (profile !== undefined ? this.host.profileChannel(profile) : undefined);
+  }
+
+  /** Whether this session's program has a chat view (its channel carries events; unknown: yes). */
   get hasChat(): boolean {
-    return this.profile === undefined || this.host.hasSidecar(this.profile);
+    return this.channelInfo?.events ?? true;
+  }
+
+  /** New poll results for this session (e.g. it became resumable). */
+  infoChanged(): void {
+    this.scheduleRender();
   }
 
   /** The connection. */
@@ -125,6 +159,7 @@ export class SessionController {
     switch (m.type) {
       case 'hello':
         this.profile = m.profile;
+        this.channel = m.channel;
         if (m.last_seq < this.state.lastSeq) {
           // The server's event log is shorter than what we have: it is a
           // different run (state dir wiped). Start over from its beginning.
@@ -146,7 +181,7 @@ export class SessionController {
         return;
       case 'exit':
         // Say so in the terminal too: a terminal-only profile has no status line.
-        if (!this.expectSnapshot && !this.state.exit) this.terminal.write(new TextEncoder().encode(`\r\n\x1b[2m[${exitText(m)}]\x1b[0m\r\n`));
+        if (!this.expectSnapshot && !this.state.exit) this.terminal.write(new TextEncoder().encode(`\r\n\x1b[2m[${lowerFirst(exitSentence(m))}]\x1b[0m\r\n`));
         break;
       default:
         break;
@@ -170,10 +205,23 @@ export class SessionController {
   }
 
   private render(): void {
+    const info = this.host.info(this.id);
+    const resumable = info?.resumable ?? false;
     this.chat.render(this.state, {
-      sidecar: this.hasChat,
+      channel: this.channelInfo,
       connected: this.socket.state.kind === 'open',
+      resumable,
+      resumedFrom: info?.resumed_from,
     });
+    // Where terminal users look: a banner over the terminal once the program ended.
+    const exit = this.state.exit;
+    this.exitBanner.hidden = exit === null || this.bannerDismissed;
+    if (exit) {
+      const text = `${exitSentence(exit)}.`;
+      if (this.exitBannerText.textContent !== text) this.exitBannerText.textContent = text;
+      this.exitBanner.dataset.success = String(exit.success);
+    }
+    this.bannerResume.visible = exit !== null && resumable;
     this.host.changed(this.id);
   }
 
@@ -193,16 +241,19 @@ export class SessionController {
     // The socket is down: REST carries it, and the answer plays the ack's role.
     api.submit(this.id, text).then(
       (r) => { this.dispatch({ type: 'ack', id, queued: r.queued }); },
-      (err: unknown) => { this.dispatch({ type: 'error', code: 'internal', message: errorText(err), id }); },
+      (err: unknown) => { this.dispatch({ type: 'local_failure', target: 'submit', id, message: errorText(err) }); },
     );
     return true;
   }
 
-  private approve(requestId: string, allowed: boolean): void {
-    this.dispatch({ type: 'local_approve', requestId });
-    if (this.send({ type: 'approve', request_id: requestId, allowed, id: this.nextId('a') })) return;
-    api.approve(this.id, requestId, allowed).catch((err: unknown) => {
-      this.dispatch({ type: 'error', code: 'internal', message: errorText(err), id: requestId });
+  private approve(requestId: string, choice: ApprovalChoice): void {
+    const decision: ApprovalDecision = 'option' in choice ? { option: choice.option } : { allowed: choice.allowed };
+    this.dispatch('option' in choice ? { type: 'local_approve', requestId, option: choice.option } : { type: 'local_approve', requestId });
+    if (this.send({ type: 'approve', request_id: requestId, ...decision, id: this.nextId('a') })) return;
+    // The socket is down: REST carries it; the `approval` broadcast (or the
+    // hello's list on reconnect) brings the outcome.
+    api.approve(this.id, requestId, decision).catch((err: unknown) => {
+      this.dispatch({ type: 'local_failure', target: 'approve', id: requestId, message: errorText(err) });
     });
   }
 
@@ -229,9 +280,8 @@ export class SessionController {
   }
 }
 
-function exitText(e: ExitInfo): string {
-  if (e.signal !== undefined) return `the program was ended by ${e.signal}`;
-  return `the program exited with code ${e.code ?? '?'}`;
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }
 
 function errorText(err: unknown): string {

@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { Approval, JsonValue, ServerMessage } from '../src/generated/protocol';
 import {
   chatStatus,
+  chosenOption,
   initialChatState,
+  isSentUnconfirmed,
+  isSlashCommand,
   reduce,
   reduceAll,
   type ChatInput,
@@ -60,6 +63,7 @@ function helloMessage(approvals: Approval[] = []): ServerMessage {
     server_version: 'test',
     capabilities: [],
     profile: 'qwen',
+    channel: { kind: 'dual_output', events: true, submit: true, approve: true },
     status: 'running',
     cols: 80,
     rows: 24,
@@ -75,6 +79,8 @@ function approvalMessage(state: Approval['state'], extra: Partial<Approval> = {}
     tool_use_id: 'call_mock_7',
     input: { command: 'touch made_by_tool.txt && ls' },
     state,
+    options: [],
+    confirmed: state !== 'pending',
     seq: seqOf(events, (e) => typeOf(e) === 'control_request'),
     ...extra,
   };
@@ -276,7 +282,10 @@ describe('approvals decided elsewhere', () => {
     expect(sending.approvals[REQUEST_ID]?.sending).toBe(true);
     const failed = reduce(sending, { type: 'error', code: 'already_resolved', message: 'already resolved', id: 'a1' });
     expect(failed.approvals[REQUEST_ID]?.sending).toBe(false);
-    expect(failed.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error' });
+    // Answered first elsewhere is no failure of this tab's: said calmly.
+    expect(failed.items.at(-1)).toMatchObject({ kind: 'notice', level: 'info', text: expect.stringContaining('already answered elsewhere') as unknown });
+    const broken = reduce(sending, { type: 'error', code: 'internal', message: 'could not write', id: 'a1' });
+    expect(broken.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error', text: 'could not write' });
   });
 
   it('creates a card for an approval without a streamed tool', () => {
@@ -333,5 +342,131 @@ describe('notices', () => {
     const err: ChatInput = { type: 'error', code: 'session_ended', message: 'the program has exited' };
     const s = reduceAll(initialChatState, [err, err, err]);
     expect(s.items).toEqual([{ kind: 'notice', id: 'n:1', level: 'error', text: 'the program has exited', count: 3 }]);
+  });
+});
+
+describe('approval options and confirmation', () => {
+  const req = seqOf(events, (e) => typeOf(e) === 'control_request');
+  const options: Approval['options'] = [
+    { id: 'proceed_once', label: 'Yes, allow once', kind: 'allow_once' },
+    { id: 'proceed_always', label: 'Yes, allow always', kind: 'allow_always' },
+    { id: 'cancel', label: 'No (esc)', kind: 'reject_once' },
+  ];
+  const pending = reduce(upTo(req), approvalMessage('pending', { options, confirmed: false }));
+
+  it('keeps the agent’s options, in its order, also when the event replays after the server spoke', () => {
+    expect(pending.approvals[REQUEST_ID]?.options.map((o) => o.id)).toEqual(['proceed_once', 'proceed_always', 'cancel']);
+    // A reconnect replays the control_request (no options in the event): they stay.
+    const replayed = reduce({ ...pending, lastSeq: req - 1 }, at(req - 1));
+    expect(replayed.approvals[REQUEST_ID]?.options).toHaveLength(3);
+  });
+
+  it('goes sending → sent, waiting for the agent → confirmed', () => {
+    const sending = reduce(pending, { type: 'local_approve', requestId: REQUEST_ID, option: 'proceed_always' });
+    expect(sending.approvals[REQUEST_ID]).toMatchObject({ sending: true, sentOption: 'proceed_always', state: 'pending' });
+    expect(chosenOption(sending.approvals[REQUEST_ID] ?? fail())?.label).toBe('Yes, allow always');
+    expect(chatStatus(sending)).toBe('approval_sent');
+
+    const sent = reduce(sending, approvalMessage('allowed', { options, decided_by: 'client', chosen: 'proceed_always', confirmed: false }));
+    const a = sent.approvals[REQUEST_ID] ?? fail();
+    expect(a).toMatchObject({ state: 'allowed', decidedBy: 'client', chosen: 'proceed_always', confirmed: false, sending: false });
+    expect(isSentUnconfirmed(a)).toBe(true);
+    expect(tools(sent)[0]?.status).toBe('sent');
+    expect(chatStatus(sent)).toBe('approval_sent');
+
+    const confirmed = reduce(sent, approvalMessage('allowed', { options, decided_by: 'client', chosen: 'proceed_always', confirmed: true }));
+    expect(isSentUnconfirmed(confirmed.approvals[REQUEST_ID] ?? fail())).toBe(false);
+    expect(tools(confirmed)[0]?.status).toBe('running');
+    expect(chatStatus(confirmed)).toBe('running_tool');
+  });
+
+  it('takes the agent’s own answer (control_response event) as the confirmation', () => {
+    const sent = reduce(pending, approvalMessage('allowed', { options, decided_by: 'client', chosen: 'proceed_once', confirmed: false }));
+    const viaEvent = reduce(sent, at(req)); // seq req + 1: the recorded control_response, allowed
+    expect(viaEvent.approvals[REQUEST_ID]).toMatchObject({ state: 'allowed', decidedBy: 'client', chosen: 'proceed_once', confirmed: true });
+  });
+
+  it('lets the server correct a client decision the terminal beat', () => {
+    const sent = reduce(pending, approvalMessage('allowed', { options, decided_by: 'client', chosen: 'proceed_once', confirmed: false }));
+    const corrected = reduce(sent, approvalMessage('denied', { options, decided_by: 'terminal', confirmed: true }));
+    expect(corrected.approvals[REQUEST_ID]).toMatchObject({ state: 'denied', decidedBy: 'terminal', chosen: undefined, confirmed: true });
+    expect(tools(corrected)[0]?.status).toBe('denied');
+  });
+
+  it('shows a decision made in another tab (the broadcast) without any local action', () => {
+    const other = reduce(pending, approvalMessage('denied', { options, decided_by: 'client', chosen: 'cancel', confirmed: false }));
+    const a = other.approvals[REQUEST_ID] ?? fail();
+    expect(a.sending).toBe(false);
+    expect(chosenOption(a)?.label).toBe('No (esc)');
+    expect(tools(other)[0]?.status).toBe('sent');
+  });
+
+  it('forgets the option in flight when the connection is replaced or the answer fails', () => {
+    const sending = reduce(pending, { type: 'local_approve', requestId: REQUEST_ID, option: 'cancel' });
+    expect(reduce(sending, helloMessage()).approvals[REQUEST_ID]).toMatchObject({ sending: false, sentOption: undefined });
+    expect(reduce(sending, { type: 'error', code: 'already_resolved', message: 'x', id: 'a1' }).approvals[REQUEST_ID]).toMatchObject({ sending: false, sentOption: undefined });
+  });
+
+  it('fills options and confirmation for an approval known only from events', () => {
+    const s = reduce(initialChatState, { type: 'event', seq: 1, event: { type: 'control_request', request_id: 'r1', request: { subtype: 'can_use_tool', tool_name: 'x', input: {} } } });
+    expect(s.approvals.r1).toMatchObject({ options: [], chosen: undefined, confirmed: false });
+  });
+});
+
+describe('slash commands sent from the chat', () => {
+  it('join the transcript as the user’s command when the server takes them', () => {
+    let s = reduce(initialChatState, { type: 'local_submit', id: 's1', text: '/help ' });
+    expect(s.pending).toHaveLength(1);
+    s = reduce(s, { type: 'ack', id: 's1', queued: false });
+    expect(s.pending).toEqual([]);
+    expect(s.items).toEqual([{ kind: 'user', id: 'cmd:s1', text: '/help', command: 'sent' }]);
+    // An agent that does echo it does not make it appear twice.
+    s = reduce(s, { type: 'event', seq: 1, event: { type: 'user', message: { role: 'user', content: '/help' } } });
+    expect(transcript(s)).toEqual(['user: /help']);
+  });
+
+  it('say so when the server holds them for the agent', () => {
+    const s = reduceAll(initialChatState, [{ type: 'local_submit', id: 's2', text: '/clear' }, { type: 'ack', id: 's2', queued: true }]);
+    expect(s.items).toEqual([{ kind: 'user', id: 'cmd:s2', text: '/clear', command: 'queued' }]);
+  });
+
+  it('leave ordinary prompts to the agent’s echo', () => {
+    const s = reduceAll(initialChatState, [{ type: 'local_submit', id: 's3', text: 'hello' }, { type: 'ack', id: 's3', queued: false }]);
+    expect(s.items).toEqual([]);
+    expect(isSlashCommand('  /x')).toBe(true);
+    expect(isSlashCommand('a /x')).toBe(false);
+  });
+});
+
+describe('exit', () => {
+  it('comes from the hello when attaching to an ended session', () => {
+    const s = reduce(initialChatState, { ...helloMessage(), status: 'exited', exit: { signal: 'SIGTERM', success: false } } as ServerMessage);
+    expect(s.exit).toEqual({ signal: 'SIGTERM', success: false });
+    expect(chatStatus(s)).toBe('exited');
+  });
+});
+
+function fail(): never {
+  throw new Error('missing');
+}
+
+describe('REST failures stay with the action that failed', () => {
+  it('marks the prompt as not sent, keeping its text, without a notice in the conversation', () => {
+    const s = reduceAll(initialChatState, [
+      { type: 'local_submit', id: 's1', text: 'important prompt' },
+      { type: 'local_failure', target: 'submit', id: 's1', message: 'the program has exited' },
+    ]);
+    expect(s.pending).toEqual([{ id: 's1', text: 'important prompt', state: 'failed', error: 'the program has exited' }]);
+    expect(s.items).toEqual([]);
+  });
+
+  it('puts an approval’s failure on its card, and clears it with the next answer or the server’s word', () => {
+    const req = seqOf(events, (e) => typeOf(e) === 'control_request');
+    const sending = reduce(upTo(req), { type: 'local_approve', requestId: REQUEST_ID });
+    const failed = reduce(sending, { type: 'local_failure', target: 'approve', id: REQUEST_ID, message: 'network error' });
+    expect(failed.approvals[REQUEST_ID]).toMatchObject({ state: 'pending', sending: false, error: 'network error' });
+    expect(failed.items.some((i) => i.kind === 'notice')).toBe(false);
+    expect(reduce(failed, { type: 'local_approve', requestId: REQUEST_ID }).approvals[REQUEST_ID]?.error).toBeUndefined();
+    expect(reduce(failed, approvalMessage('allowed', { decided_by: 'terminal' })).approvals[REQUEST_ID]?.error).toBeUndefined();
   });
 });

@@ -2,17 +2,19 @@
 // The chat pane's DOM: sanitised markdown, tool cards, approval buttons, keyed updates.
 import { describe, expect, it, vi } from 'vitest';
 import { renderMarkdown } from '../src/chat/markdown';
-import { ChatView } from '../src/chat/view';
+import { ChatView, exitSentence, outcomeText } from '../src/chat/view';
+import type { Approval, ServerMessage } from '../src/generated/protocol';
 import { initialChatState, reduce, reduceAll } from '../src/chat/state';
 import { loadQwenEvents } from './fixture';
 
 const events = loadQwenEvents();
 /** Index of the control_request event (not the handshake that merely names the type). */
 const req = events.findIndex((m) => JSON.stringify(m.event).startsWith('{"type":"control_request"'));
-const ctx = { sidecar: true, connected: true };
+const channel = { kind: 'dual_output', events: true, submit: true, approve: true };
+const ctx = { channel, connected: true, resumable: false };
 
 function view() {
-  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn() };
+  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn() };
   const v = new ChatView(cb);
   document.body.replaceChildren(v.root);
   return { v, cb };
@@ -64,14 +66,14 @@ describe('ChatView', () => {
     const allow = v.root.querySelector<HTMLButtonElement>('button[data-action="allow"]');
     expect(allow).not.toBeNull();
     allow?.click();
-    expect(cb.onApprove).toHaveBeenCalledWith('158de962-dd6d-4415-ab26-dc02bd3c33b7', true);
+    expect(cb.onApprove).toHaveBeenCalledWith('158de962-dd6d-4415-ab26-dc02bd3c33b7', { allowed: true });
   });
 
   it('flips the card when the approval is decided elsewhere', () => {
     const { v } = view();
     const pending = reduceAll(initialChatState, events.slice(0, req + 1));
     v.render(pending, ctx);
-    const decided = reduce(pending, { type: 'approval', request_id: '158de962-dd6d-4415-ab26-dc02bd3c33b7', tool_name: 'run_shell_command', tool_use_id: 'call_mock_7', input: {}, state: 'denied', decided_by: 'terminal', seq: req + 1 });
+    const decided = reduce(pending, { type: 'approval', request_id: '158de962-dd6d-4415-ab26-dc02bd3c33b7', tool_name: 'run_shell_command', tool_use_id: 'call_mock_7', input: {}, state: 'denied', decided_by: 'terminal', options: [], confirmed: true, seq: req + 1 });
     v.render(decided, ctx);
     expect(v.root.querySelector('button[data-action="allow"]')).toBeNull();
     expect(v.root.querySelector('[data-approval-state="denied"]')?.textContent).toBe('Denied in the terminal.');
@@ -111,5 +113,147 @@ describe('ChatView', () => {
     expect(v.root.querySelector('.diff figcaption code')?.textContent).toBe('notes.txt');
     expect([...v.root.querySelectorAll('.diff-line')].map((l) => l.className.replace('diff-line ', ''))).toEqual(['diff-same', 'diff-del', 'diff-add']);
     expect(v.root.querySelector('del.diff-del')?.textContent).toContain('two');
+  });
+});
+
+describe('approval cards with the agent’s options', () => {
+  const RID = '158de962-dd6d-4415-ab26-dc02bd3c33b7';
+  const options = [
+    { id: 'proceed_once', label: 'Yes, allow once', kind: 'allow_once' },
+    { id: 'proceed_always', label: 'Yes, allow always', kind: 'allow_always' },
+    { id: 'cancel', label: 'No, suggest changes', kind: 'reject_once' },
+  ] as const;
+  const approval = (extra: Partial<Approval>): ServerMessage => ({ type: 'approval', request_id: RID, tool_name: 'run_shell_command', tool_use_id: 'call_mock_7', input: {}, state: 'pending', options: [...options], confirmed: false, seq: req + 1, ...extra });
+  const pending = reduce(reduceAll(initialChatState, events.slice(0, req + 1)), approval({}));
+
+  it('offers exactly the agent’s options, in its order and wording, styled by kind', () => {
+    const { v, cb } = view();
+    v.render(pending, ctx);
+    const buttons = [...v.root.querySelectorAll<HTMLButtonElement>('.approval-buttons button')];
+    expect(buttons.map((b) => b.textContent)).toEqual(['1Yes, allow once', '2Yes, allow always', '3No, suggest changes']);
+    expect(buttons.map((b) => b.classList.contains('btn-allow'))).toEqual([true, true, false]);
+    expect(buttons[2]?.classList.contains('btn-deny')).toBe(true);
+    buttons[1]?.click();
+    expect(cb.onApprove).toHaveBeenCalledWith(RID, { option: 'proceed_always' });
+  });
+
+  it('answers from the keyboard when the card has the focus: Enter, Escape, digits', () => {
+    const { v, cb } = view();
+    v.render(pending, ctx);
+    const group = v.root.querySelector<HTMLElement>('.approval');
+    if (!group) throw new Error('no approval');
+    const key = (k: string, target: HTMLElement = group): void => { target.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true })); };
+    key('Enter');
+    expect(cb.onApprove).toHaveBeenLastCalledWith(RID, { option: 'proceed_once' });
+    key('Escape');
+    expect(cb.onApprove).toHaveBeenLastCalledWith(RID, { option: 'cancel' });
+    key('Backspace');
+    expect(cb.onApprove).toHaveBeenLastCalledWith(RID, { option: 'cancel' });
+    key('2');
+    expect(cb.onApprove).toHaveBeenLastCalledWith(RID, { option: 'proceed_always' });
+    key('7');
+    key('x');
+    expect(cb.onApprove).toHaveBeenCalledTimes(4);
+    // Enter on a focused button is that button's (the browser clicks it), not "first allow".
+    const third = v.root.querySelectorAll<HTMLButtonElement>('.approval-buttons button')[2];
+    if (!third) throw new Error('no third button');
+    key('Enter', third);
+    expect(cb.onApprove).toHaveBeenCalledTimes(4);
+  });
+
+  it('says "sent, waiting for the agent" with the chosen label, then the outcome and who decided', () => {
+    const { v } = view();
+    const sent = reduce(pending, approval({ state: 'allowed', decided_by: 'client', chosen: 'proceed_always', confirmed: false }));
+    v.render(sent, ctx);
+    expect(v.root.querySelector('[data-approval-state="sent"]')?.textContent).toBe('Sent — waiting for the agent… (you chose “Yes, allow always”)');
+    expect(v.root.querySelector('.approval-buttons')).toBeNull();
+    expect(v.root.querySelector('[data-kind="tool"]')?.getAttribute('data-tool-status')).toBe('sent');
+    v.render(reduce(sent, approval({ state: 'allowed', decided_by: 'client', chosen: 'proceed_always', confirmed: true })), ctx);
+    expect(v.root.querySelector('[data-approval-state="allowed"]')?.textContent).toBe('Allowed in the browser (“Yes, allow always”).');
+  });
+
+  it('words every outcome', () => {
+    const base = { requestId: 'r', toolUseId: undefined, toolName: 't', input: {}, options: [...options], confirmed: true, sending: false, sentOption: undefined, error: undefined };
+    expect(outcomeText({ ...base, state: 'denied', decidedBy: 'terminal', chosen: undefined }, undefined)).toBe('Denied in the terminal.');
+    expect(outcomeText({ ...base, state: 'denied', decidedBy: 'client', chosen: 'cancel' }, options[2])).toBe('Denied in the browser (“No, suggest changes”).');
+    expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'client', chosen: 'allow' }, { id: 'allow', label: 'Allow', kind: 'allow_once' })).toBe('Allowed in the browser.');
+    expect(outcomeText({ ...base, state: 'abandoned', decidedBy: undefined, chosen: undefined }, undefined)).toMatch(/^Abandoned/);
+  });
+
+  it('falls back to Allow / Deny when the agent named no options', () => {
+    const { v, cb } = view();
+    // Known from the events alone: the control_request names no options.
+    v.render(reduceAll(initialChatState, events.slice(0, req + 1)), ctx);
+    const buttons = [...v.root.querySelectorAll<HTMLButtonElement>('.approval-buttons button')];
+    expect(buttons.map((b) => b.textContent)).toEqual(['1Allow', '2Deny']);
+    buttons[1]?.click();
+    expect(cb.onApprove).toHaveBeenCalledWith(RID, { allowed: false });
+  });
+
+  it('keeps the keyboard on the card when a decision from elsewhere replaces the buttons', () => {
+    const { v } = view();
+    v.render(pending, ctx);
+    v.root.querySelector<HTMLButtonElement>('.approval-buttons button')?.focus();
+    v.render(reduce(pending, approval({ state: 'denied', decided_by: 'terminal', confirmed: true })), ctx);
+    expect(v.root.querySelector('[data-kind="tool"]')?.contains(document.activeElement)).toBe(true);
+  });
+
+  it('disables the buttons and says where to answer when the channel cannot approve', () => {
+    const { v } = view();
+    v.render(pending, { ...ctx, channel: { ...channel, approve: false } });
+    expect([...v.root.querySelectorAll<HTMLButtonElement>('.approval-buttons button')].every((b) => b.disabled)).toBe(true);
+    expect(v.root.querySelector('.approval-q')?.textContent).toContain('Answer in the terminal');
+  });
+});
+
+describe('ChatView and the session', () => {
+  it('explains a composer that cannot send', () => {
+    const { v } = view();
+    v.render(initialChatState, { ...ctx, channel: { kind: 'claude_hooks', events: true, submit: false, approve: true } });
+    const input = v.root.querySelector('textarea');
+    expect(input?.disabled).toBe(true);
+    const note = v.root.querySelector<HTMLElement>('.composer-note');
+    expect(note?.hidden).toBe(false);
+    expect(note?.textContent).toContain('cannot take prompts from the chat');
+    v.render(initialChatState, ctx);
+    expect(input?.disabled).toBe(false);
+    expect(v.root.querySelector<HTMLElement>('.composer-note')?.hidden).toBe(true);
+  });
+
+  it('shows the exit in the chat, and Resume when the session can be resumed', async () => {
+    const { v, cb } = view();
+    const ended = reduce(initialChatState, { type: 'exit', code: 3, success: false });
+    v.render(ended, ctx);
+    expect(v.root.querySelector('[data-kind="exit"]')?.textContent).toBe('The program exited with code 3.');
+    expect(v.root.querySelector<HTMLElement>('.chat-status .resume-control')?.hidden).toBe(true);
+    v.render(ended, { ...ctx, resumable: true });
+    const resume = v.root.querySelector<HTMLButtonElement>('.chat-status button.resume');
+    expect(resume?.closest<HTMLElement>('.resume-control')?.hidden).toBe(false);
+    cb.onResume.mockRejectedValueOnce(new Error('the agent cannot resume this conversation'));
+    resume?.click();
+    await vi.waitFor(() => { expect(v.root.querySelector('.chat-status .resume-error')?.textContent).toBe('Could not resume: the agent cannot resume this conversation'); });
+    expect(exitSentence({ signal: 'SIGTERM', success: false })).toBe('The program was ended by SIGTERM');
+  });
+
+  it('shows a slash command as the user’s, pointing at the terminal', () => {
+    const { v, cb } = view();
+    v.render(reduceAll(initialChatState, [{ type: 'local_submit', id: 's1', text: '/help' }, { type: 'ack', id: 's1', queued: false }]), ctx);
+    const item = v.root.querySelector('[data-kind="user"][data-command]');
+    expect(item?.querySelector('.bubble')?.textContent).toBe('/help');
+    expect(item?.textContent).toContain('its output is in the terminal');
+    item?.querySelector<HTMLButtonElement>('button.show-terminal')?.click();
+    expect(cb.onShowTerminal).toHaveBeenCalled();
+  });
+});
+
+describe('a prompt that could not be sent', () => {
+  it('says why, and offers to send it again or let it go', () => {
+    const { v, cb } = view();
+    v.render(reduceAll(initialChatState, [{ type: 'local_submit', id: 's1', text: 'hi' }, { type: 'local_failure', target: 'submit', id: 's1', message: 'network error' }]), ctx);
+    const item = v.root.querySelector('[data-pending-state="failed"]');
+    expect(item?.querySelector('.pending-note')?.textContent).toBe('not sent: network error Send again Dismiss');
+    item?.querySelector<HTMLButtonElement>('button.linkish')?.click();
+    expect(cb.onDiscard).toHaveBeenCalledWith('s1');
+    expect(cb.onSubmit).toHaveBeenCalledWith('hi');
   });
 });

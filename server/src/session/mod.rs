@@ -26,6 +26,7 @@ use tracing::{info, Instrument};
 
 use crate::config::{ChannelKind, ResolvedProfile};
 use channel::approvals::{Choice, DecideError};
+use channel::claude;
 use channel::delivery::{Accepted, DeliveryError};
 use channel::dual_output::{DualOutput, DualOutputOptions};
 use channel::log::EventLog;
@@ -80,6 +81,17 @@ pub(crate) struct SessionOptions {
     pub(crate) rows: u16,
     pub(crate) limits: SessionLimits,
     pub(crate) watcher: Arc<Watcher>,
+    /// Continue an ended session's conversation.
+    pub(crate) resume: Option<ResumeFrom>,
+}
+
+/// The ended session a new one continues.
+pub(crate) struct ResumeFrom {
+    pub(crate) session: SessionId,
+    /// The agent's own id for the conversation.
+    pub(crate) agent_session_id: String,
+    /// Where it ran: agents find their conversations by directory.
+    pub(crate) work_dir: PathBuf,
 }
 
 /// Control-plane news for attached clients. Terminal bytes and events are not
@@ -116,6 +128,8 @@ pub(crate) enum SessionError {
     Delivery(#[from] DeliveryError),
     #[error("the agent could not be reached: {0}")]
     Channel(#[from] ChannelError),
+    #[error("{0}")]
+    InputFull(String),
 }
 
 impl SessionError {
@@ -131,7 +145,8 @@ impl SessionError {
             SessionError::Decide(DecideError::UnknownOption(..)) => ErrorCode::BadMessage,
             SessionError::Decide(DecideError::AlreadyResolved(..)) => ErrorCode::AlreadyResolved,
             SessionError::TooManyClients(_)
-            | SessionError::Delivery(DeliveryError::QueueFull(_)) => ErrorCode::LimitReached,
+            | SessionError::Delivery(DeliveryError::QueueFull(_))
+            | SessionError::InputFull(_) => ErrorCode::LimitReached,
             SessionError::Channel(ChannelError::Closed) => ErrorCode::SessionEnded,
             SessionError::Channel(_) => ErrorCode::Internal,
         }
@@ -151,14 +166,21 @@ pub(crate) struct Session {
     pub(crate) profile: String,
     pub(crate) created_at: u64,
     pub(crate) dir: PathBuf,
+    /// Where the program runs (its profile's `cwd`, or `dir/work`, or the
+    /// work dir of the session it resumed).
+    pub(crate) work_dir: PathBuf,
+    resumed_from: Option<SessionId>,
+    can_resume: bool,
     pub(crate) limits: SessionLimits,
-    pub(crate) terminal: Terminal,
+    pub(crate) terminal: Arc<Terminal>,
     pub(crate) conversation: Arc<Conversation>,
     channel: Option<Arc<dyn Channel>>,
     channel_info: ChannelInfo,
     control: broadcast::Sender<Control>,
     state: Mutex<State>,
     exited: watch::Sender<bool>,
+    /// Turns true when the registry forgets the session: clients close.
+    removed: watch::Sender<bool>,
     process: Process,
     clients: AtomicU32,
     span: tracing::Span,
@@ -199,36 +221,74 @@ impl Session {
         let _enter = span.enter();
         let events_path = opts.dir.join("events.jsonl");
         let input_path = opts.dir.join("input.jsonl");
-        let work_dir = opts.dir.join("work");
+        let work_dir = match &opts.resume {
+            Some(r) => r.work_dir.clone(),
+            None => opts.dir.join("work"),
+        };
         std::fs::create_dir_all(&work_dir).context("creating the session's work directory")?;
         create_private_file(&events_path).context("creating the events file")?;
         create_private_file(&input_path).context("creating the input file")?;
 
         let profile = &opts.profile;
-        let spawn = profile.spawn_options(&crate::config::Placeholders {
-            events_file: &events_path,
-            input_file: &input_path,
-            session_dir: &opts.dir,
-            work_dir: &work_dir,
-            session_id: opts.id,
-            cols: opts.cols,
-            rows: opts.rows,
-        });
+        let hook_socket = opts.dir.join("hook.sock");
+        let claude_settings = match profile.channel {
+            ChannelKind::Claude => claude::settings_json(profile.duet_exe(), &hook_socket),
+            _ => String::new(),
+        };
+        let agent_session_id = match &opts.resume {
+            Some(r) => r.agent_session_id.clone(),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let spawn = profile.spawn_options(
+            &crate::config::Placeholders {
+                events_file: &events_path,
+                input_file: &input_path,
+                session_dir: &opts.dir,
+                work_dir: &work_dir,
+                session_id: opts.id,
+                cols: opts.cols,
+                rows: opts.rows,
+                claude_settings: &claude_settings,
+                agent_session_id: &agent_session_id,
+            },
+            opts.resume.is_some(),
+        );
         let control = broadcast::channel(256).0;
+        // A dual-output agent writes its events file; for other channels
+        // duet writes the normalised events itself.
+        let log = match profile.channel {
+            ChannelKind::Claude => {
+                EventLog::owned(events_path.clone(), opts.limits.event_cache_bytes)
+                    .context("creating the events file")?
+            }
+            _ => EventLog::new(events_path.clone(), opts.limits.event_cache_bytes),
+        };
         let conversation = Arc::new(Conversation::new(
-            Arc::new(EventLog::new(
-                events_path.clone(),
-                opts.limits.event_cache_bytes,
-            )),
+            Arc::new(log),
             control.clone(),
             opts.limits.max_held_submits,
             opts.limits.max_submit_bytes,
         ));
         // Everything that can fail comes before the program starts, so a
         // failed start never leaves a program running with no session.
-        let terminal = Terminal::new(opts.cols, opts.rows, opts.limits.output)?;
+        let terminal = Arc::new(Terminal::new(opts.cols, opts.rows, opts.limits.output)?);
         let channel: Option<Arc<dyn Channel>> = match profile.channel {
             ChannelKind::None => None,
+            ChannelKind::Claude => {
+                let started = claude::ClaudeHooks::start(
+                    hook_socket,
+                    &opts.dir.join("hooks.jsonl"),
+                    terminal.clone(),
+                    conversation.clone(),
+                );
+                match started {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        terminal.abandon();
+                        return Err(e);
+                    }
+                }
+            }
             ChannelKind::DualOutput => {
                 let started = DualOutput::start(
                     DualOutputOptions {
@@ -273,6 +333,9 @@ impl Session {
             profile: profile.name.clone(),
             created_at: now_ms(),
             dir: opts.dir.clone(),
+            work_dir: spawn.cwd.clone(),
+            resumed_from: opts.resume.as_ref().map(|r| r.session),
+            can_resume: profile.can_resume(),
             limits: opts.limits,
             terminal,
             conversation,
@@ -286,6 +349,7 @@ impl Session {
                 ended_at: None,
             }),
             exited: watch::channel(false).0,
+            removed: watch::channel(false).0,
             process: Process::new(spawned.pid),
             clients: AtomicU32::new(0),
             span: span.clone(),
@@ -355,11 +419,16 @@ impl Session {
         // A lone Escape or Ctrl-C is how a user dismisses an approval in
         // the terminal (see `Conversation::interrupted`).
         let interrupt = matches!(&bytes[..], b"\x1b" | b"\x03");
-        if !self.terminal.write(bytes).await {
-            return Err(SessionError::Ended);
+        match self.terminal.write(bytes).await {
+            Ok(()) => {}
+            Err(terminal::KeysError::Closed) => return Err(SessionError::Ended),
+            Err(terminal::KeysError::Full(why)) => return Err(SessionError::InputFull(why)),
         }
         if interrupt {
             self.conversation.interrupted();
+            if let Some(channel) = &self.channel {
+                channel.interrupted();
+            }
         }
         Ok(())
     }
@@ -466,6 +535,8 @@ impl Session {
 
     /// The REST view of this session.
     pub(crate) fn info(&self) -> SessionInfo {
+        // Before the state lock: it takes that lock itself.
+        let resumable = self.resume_from().is_some();
         let st = lock(&self.state);
         SessionInfo {
             id: self.id,
@@ -487,9 +558,38 @@ impl Session {
             title: self.terminal.output.title(),
             channel: self.channel_info.clone(),
             agent_session_id: self.conversation.agent_session_id(),
-            resumed_from: None,
-            resumable: false,
+            resumed_from: self.resumed_from,
+            resumable,
         }
+    }
+
+    /// The registry forgot this session (purged, or its retention ended):
+    /// attached clients are closed, so none keeps it alive.
+    pub(crate) fn mark_removed(&self) {
+        self.removed.send_replace(true);
+    }
+
+    /// A receiver that turns true when the session is removed.
+    pub(crate) fn removed(&self) -> watch::Receiver<bool> {
+        self.removed.subscribe()
+    }
+
+    /// Whether this session continues the conversation of session `id`.
+    pub(crate) fn resumes(&self, id: SessionId) -> bool {
+        self.resumed_from == Some(id)
+    }
+
+    /// How to continue this session's conversation, when it has ended and
+    /// its profile can resume it.
+    pub(crate) fn resume_from(&self) -> Option<ResumeFrom> {
+        if !self.can_resume || lock(&self.state).exit.is_none() || !self.work_dir.is_dir() {
+            return None;
+        }
+        Some(ResumeFrom {
+            session: self.id,
+            agent_session_id: self.conversation.agent_session_id()?,
+            work_dir: self.work_dir.clone(),
+        })
     }
 }
 

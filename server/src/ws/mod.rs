@@ -38,7 +38,7 @@ static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
 /// What the receive task hands the send task.
 enum Outgoing {
     /// An answer to a client message.
-    Reply(ServerMessage),
+    Reply(Box<ServerMessage>),
     /// Close the connection with this frame (answering the client's close,
     /// or refusing an oversized message).
     Close(Option<CloseFrame>),

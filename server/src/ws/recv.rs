@@ -57,7 +57,11 @@ pub(super) async fn receive(
             Ok(Message::Ping(_) | Message::Pong(_)) => None,
         };
         if let Some(reply) = reply {
-            if replies.send(Outgoing::Reply(reply)).await.is_err() {
+            if replies
+                .send(Outgoing::Reply(Box::new(reply)))
+                .await
+                .is_err()
+            {
                 break;
             }
         }

@@ -145,6 +145,7 @@ impl Sender {
         let mut output_rx = s.terminal.output.subscribe();
         let mut events_rx = s.events().subscribe();
         let mut exited_rx = s.exited();
+        let mut removed = s.removed();
         // An exit is announced only after the output and events before it.
         let mut exit_pending = info.status == SessionStatus::Exited;
         // The exit is learnt from the broadcast and from the exited watch;
@@ -263,6 +264,15 @@ impl Sender {
                     let _ = self.sink.send(Message::Close(Some(CloseFrame {
                         code: 1001,
                         reason: Utf8Bytes::from_static("duet is shutting down"),
+                    }))).await;
+                    return Err(Closed);
+                }
+                Ok(()) = removed.changed() => {
+                    // Purged or past its retention: nothing is left to show,
+                    // and this client must not keep the session alive.
+                    let _ = self.sink.send(Message::Close(Some(CloseFrame {
+                        code: 1000,
+                        reason: Utf8Bytes::from_static("the session was removed"),
                     }))).await;
                     return Err(Closed);
                 }

@@ -216,6 +216,7 @@ pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -
             QwenVersion::V0_24 => None,
         },
         channel: None,
+        resume_args: None,
     }
 }
 

@@ -43,6 +43,7 @@ fn profile(name: &str, args: &[&str]) -> Profile {
         cwd: None,
         ready_text: None,
         channel: None,
+        resume_args: None,
     }
 }
 
@@ -68,6 +69,7 @@ pub fn demo_profile(name: &str, cwd: Option<String>) -> Profile {
         cwd,
         ready_text: None,
         channel: None,
+        resume_args: None,
     }
 }
 

@@ -6,18 +6,24 @@
 //
 // State is immutable: a changed transcript item is a new object, so the view
 // re-renders exactly the items whose identity changed.
-import type { Approval, ApprovalState, Decider, ExitInfo, JsonValue, ServerMessage } from '../generated/protocol';
+import type { Approval, ApprovalOption, ApprovalState, Decider, ExitInfo, JsonValue, ServerMessage } from '../generated/protocol';
 import { isObject, parseJson } from './json';
 import { parseSidecarEvent, type Block, type SidecarEvent, type StreamEvent } from './sidecar';
 
 /** How far a tool call has come. */
-export type ToolStatus = 'streaming' | 'running' | 'awaiting_approval' | 'done' | 'error' | 'denied' | 'abandoned';
+export type ToolStatus = 'streaming' | 'running' | 'awaiting_approval' | 'sent' | 'done' | 'error' | 'denied' | 'abandoned';
 
 /** A prompt (from the chat or typed into the terminal). */
 export interface UserItem {
   readonly kind: 'user';
   readonly id: string;
   readonly text: string;
+  /**
+   * A slash command this tab sent: the agent acts on it in its terminal and
+   * writes no event for it, so the chat shows it from the server's ack.
+   * `queued`: held until the agent is ready.
+   */
+  readonly command?: 'sent' | 'queued';
 }
 
 /** One text block of an assistant message; `streaming` until the final message replaced it. */
@@ -86,8 +92,18 @@ export interface ApprovalView {
   readonly input: JsonValue;
   readonly state: ApprovalState;
   readonly decidedBy: Decider | undefined;
-  /** This tab sent an answer and waits for the outcome. */
+  /** The agent's choices, in its order (empty: only yes/no is known). */
+  readonly options: readonly ApprovalOption[];
+  /** The option id a client chose, once the server says so. */
+  readonly chosen: string | undefined;
+  /** The agent confirmed the outcome (a client's choice is only "sent" until then). */
+  readonly confirmed: boolean;
+  /** This tab sent an answer and waits for the server's word on it. */
   readonly sending: boolean;
+  /** The option this tab sent (while `sending`). */
+  readonly sentOption: string | undefined;
+  /** Why this tab's answer could not be delivered (a failed REST call), shown on the card. */
+  readonly error: string | undefined;
 }
 
 /** A prompt this tab submitted that the program has not echoed yet. */
@@ -96,9 +112,11 @@ export interface PendingSubmit {
   readonly text: string;
   /**
    * `sending`: on its way; `queued`: the server holds it until the program is
-   * ready; `unconfirmed`: the connection dropped before the server said so.
+   * ready; `unconfirmed`: the connection dropped before the server said so;
+   * `failed`: it could not be delivered (`error` says why).
    */
-  readonly state: 'sending' | 'queued' | 'unconfirmed';
+  readonly state: 'sending' | 'queued' | 'unconfirmed' | 'failed';
+  readonly error?: string;
 }
 
 /** The assistant message being streamed. */
@@ -132,8 +150,12 @@ export interface ChatState {
 /** Actions that start in this tab rather than on the server. */
 export type LocalAction =
   | { readonly type: 'local_submit'; readonly id: string; readonly text: string }
-  | { readonly type: 'local_approve'; readonly requestId: string }
-  | { readonly type: 'local_notice'; readonly level: NoticeItem['level']; readonly text: string };
+  | { readonly type: 'local_approve'; readonly requestId: string; readonly option?: string }
+  | { readonly type: 'local_notice'; readonly level: NoticeItem['level']; readonly text: string }
+  /** A request this tab made over REST failed: the failure belongs to that prompt or that card. */
+  | { readonly type: 'local_failure'; readonly target: 'submit' | 'approve'; readonly id: string; readonly message: string }
+  /** The user let go of a prompt that was not sent. */
+  | { readonly type: 'local_discard'; readonly id: string };
 
 /** What the reducer accepts. */
 export type ChatInput = ServerMessage | LocalAction;
@@ -159,7 +181,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       // A new connection: answers in flight on the old one may be lost. Their
       // echo (a `user` event, an `approval`) still settles them if they landed.
       const pending = state.pending.map((p): PendingSubmit => (p.state === 'sending' ? { ...p, state: 'unconfirmed' } : p));
-      const approvals = Object.fromEntries(Object.entries(state.approvals).map(([k, a]) => [k, a.sending ? { ...a, sending: false } : a]));
+      const approvals = Object.fromEntries(Object.entries(state.approvals).map(([k, a]) => [k, a.sending ? { ...a, sending: false, sentOption: undefined } : a]));
       let next: ChatState = { ...state, pending, approvals, exit: input.exit ?? null };
       if (input.agent !== undefined) next = { ...next, agent: input.agent };
       for (const a of input.approvals) next = applyServerApproval(next, a);
@@ -182,7 +204,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'ack':
       return applyAck(state, input.id, input.queued);
     case 'error':
-      return applyError(state, input.id, input.message);
+      return applyError(state, input.id, input.code, input.message);
     case 'resync':
     case 'resize':
     case 'pong':
@@ -192,10 +214,21 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'local_approve': {
       const a = state.approvals[input.requestId];
       if (a?.state !== 'pending') return state;
-      return { ...state, approvals: { ...state.approvals, [a.requestId]: { ...a, sending: true } } };
+      return { ...state, approvals: { ...state.approvals, [a.requestId]: { ...a, sending: true, sentOption: input.option, error: undefined } } };
     }
     case 'local_notice':
       return addNotice(state, input.level, input.text);
+    case 'local_discard':
+      return state.pending.some((p) => p.id === input.id) ? { ...state, pending: state.pending.filter((p) => p.id !== input.id) } : state;
+    case 'local_failure': {
+      if (input.target === 'submit') {
+        if (!state.pending.some((p) => p.id === input.id)) return state;
+        return { ...state, pending: state.pending.map((p): PendingSubmit => (p.id === input.id ? { ...p, state: 'failed', error: input.message } : p)) };
+      }
+      const a = state.approvals[input.id];
+      if (!a) return state;
+      return setApproval(state, { ...a, sending: false, sentOption: undefined, error: a.state === 'pending' ? input.message : undefined });
+    }
   }
 }
 
@@ -233,7 +266,12 @@ function applyEvent(state: ChatState, ev: SidecarEvent): ChatState {
         input: ev.tool.input,
         state: 'pending',
         decidedBy: undefined,
+        options: [],
+        chosen: undefined,
+        confirmed: false,
         sending: false,
+        sentOption: undefined,
+        error: undefined,
       }, 'event');
     case 'control_response': {
       const a = state.approvals[ev.requestId];
@@ -241,9 +279,10 @@ function applyEvent(state: ChatState, ev: SidecarEvent): ChatState {
       if (ev.allowed === undefined) {
         // An error answer (e.g. an unknown or already-resolved request): the
         // approval keeps its state; the server's `approval` message is the authority.
-        return a.sending ? setApproval(state, { ...a, sending: false }) : state;
+        return a.sending ? setApproval(state, { ...a, sending: false, sentOption: undefined }) : state;
       }
-      return applyApproval(state, { ...a, state: ev.allowed ? 'allowed' : 'denied' }, 'event');
+      // The agent's own answer: whoever decided, the outcome is confirmed.
+      return applyApproval(state, { ...a, state: ev.allowed ? 'allowed' : 'denied', confirmed: true }, 'event');
     }
     case 'unknown':
       return { ...state, unknownEvents: state.unknownEvents + 1 };
@@ -266,7 +305,10 @@ function applyUser(state: ChatState, uuid: string | undefined, blocks: Block[]):
   }
   if (text !== '') {
     const id = `u:${uuid ?? String(next.lastSeq)}`;
-    if (!next.items.some((i) => i.id === id)) {
+    // An agent that does echo a slash command: the chat already shows it (from the ack).
+    const lastUser = [...next.items].reverse().find((i): i is UserItem => i.kind === 'user');
+    const echoOfCommand = lastUser?.command !== undefined && lastUser.text === text;
+    if (!echoOfCommand && !next.items.some((i) => i.id === id)) {
       next = { ...next, items: [...next.items, { kind: 'user', id, text }] };
     }
     // The echo of a prompt this tab sent: it is in the transcript now.
@@ -428,16 +470,25 @@ function applyApproval(state: ChatState, a: ApprovalView, source: 'event' | 'ser
   if (!old) {
     merged = a;
   } else if (old.state !== 'pending' && a.state === 'pending') {
-    merged = { ...old, toolUseId: old.toolUseId ?? a.toolUseId };
+    merged = { ...old, toolUseId: old.toolUseId ?? a.toolUseId, options: old.options.length > 0 ? old.options : a.options };
   } else if (source === 'event' && old.state !== 'pending') {
-    return state;
+    // The agent's answer agreeing with a decision the server reported as sent confirms it.
+    if (a.confirmed && !old.confirmed && a.state === old.state) merged = { ...old, confirmed: true };
+    else return state;
   } else {
+    const server = source === 'server';
     merged = {
       ...old,
       ...a,
       toolUseId: a.toolUseId ?? old.toolUseId,
-      decidedBy: a.decidedBy ?? old.decidedBy,
+      // The server's word on who decided and what was chosen is final; events only fill gaps.
+      decidedBy: server ? a.decidedBy : (a.decidedBy ?? old.decidedBy),
+      chosen: server ? a.chosen : (a.chosen ?? old.chosen),
+      confirmed: server ? a.confirmed : old.confirmed || a.confirmed,
+      options: a.options.length > 0 ? a.options : old.options,
       sending: a.state === 'pending' ? old.sending : false,
+      sentOption: a.state === 'pending' ? old.sentOption : undefined,
+      error: a.state === 'pending' ? old.error : undefined,
     };
   }
   let next = setApproval(state, merged);
@@ -468,7 +519,12 @@ function applyServerApproval(state: ChatState, a: Approval): ChatState {
       input: a.input,
       state: a.state,
       decidedBy: a.decided_by,
+      options: a.options,
+      chosen: a.chosen,
+      confirmed: a.confirmed,
       sending: false,
+      sentOption: undefined,
+      error: undefined,
     },
     'server',
   );
@@ -507,20 +563,34 @@ function linkApprovalToTool(state: ChatState, toolUseId: string): ChatState {
 function applyAck(state: ChatState, id: string, queued: boolean): ChatState {
   const p = state.pending.find((s) => s.id === id);
   if (!p) return state;
+  if (isSlashCommand(p.text)) {
+    // The agent acts on a slash command in its terminal and writes no event
+    // for it: the server's ack is all the chat will hear, so it joins the
+    // transcript now, as the user's, pointing at the terminal.
+    const item: UserItem = { kind: 'user', id: `cmd:${id}`, text: p.text.trim(), command: queued ? 'queued' : 'sent' };
+    return { ...state, pending: state.pending.filter((s) => s.id !== id), items: [...state.items, item] };
+  }
   // Written to the program: its `user` event is the real message now. Queued:
   // keep showing it as waiting until the program takes it.
   const pending = queued ? state.pending.map((s): PendingSubmit => (s.id === id ? { ...s, state: 'queued' } : s)) : state.pending.filter((s) => s.id !== id);
   return { ...state, pending };
 }
 
-function applyError(state: ChatState, id: string | undefined, message: string): ChatState {
+function applyError(state: ChatState, id: string | undefined, code: string, message: string): ChatState {
   let next = state;
+  let wasAnswering = false;
   if (id !== undefined) {
     next = { ...next, pending: next.pending.filter((s) => s.id !== id) };
     // An approval click that failed (already resolved elsewhere): stop the spinner.
     for (const a of Object.values(next.approvals)) {
-      if (a.sending) next = setApproval(next, { ...a, sending: false });
+      if (!a.sending) continue;
+      wasAnswering = true;
+      next = setApproval(next, { ...a, sending: false, sentOption: undefined });
     }
+  }
+  if (wasAnswering && code === 'already_resolved') {
+    // Another tab or the terminal answered first: not a failure, and the card says who.
+    return addNotice(next, 'info', 'That approval was already answered elsewhere; its card shows the outcome.');
   }
   return addNotice(next, 'error', message);
 }
@@ -570,6 +640,7 @@ function newTool(toolUseId: string, name: string, messageId: string | undefined)
 
 /** The tool's status from its own progress and its approval. */
 export function toolStatus(tool: ToolItem, approval: ApprovalView | undefined): ToolStatus {
+  if (approval && isSentUnconfirmed(approval) && !tool.result) return 'sent';
   if (approval?.state === 'denied') return 'denied';
   if (tool.result) return tool.result.isError ? 'error' : 'done';
   if (approval) {
@@ -606,12 +677,14 @@ function replaceItem(state: ChatState, item: ChatItem): ChatState {
 // Selectors
 
 /** What the status line says. */
-export type ChatStatus = 'idle' | 'thinking' | 'responding' | 'running_tool' | 'awaiting_approval' | 'exited';
+export type ChatStatus = 'idle' | 'thinking' | 'responding' | 'running_tool' | 'awaiting_approval' | 'approval_sent' | 'exited';
 
 /** The status line's state, derived from the chat state. */
 export function chatStatus(state: ChatState): ChatStatus {
   if (state.exit) return 'exited';
-  if (Object.values(state.approvals).some((a) => a.state === 'pending')) return 'awaiting_approval';
+  const approvals = Object.values(state.approvals);
+  if (approvals.some((a) => a.state === 'pending' && !a.sending)) return 'awaiting_approval';
+  if (approvals.some((a) => a.sending || isSentUnconfirmed(a))) return 'approval_sent';
   if (state.stream && !state.stream.finalised && state.stream.sawDelta) return 'responding';
   if (state.awaitingReply || (state.stream && !state.stream.finalised)) return 'thinking';
   if (state.items.some((i) => i.kind === 'tool' && i.status === 'running')) return 'running_tool';
@@ -621,4 +694,25 @@ export function chatStatus(state: ChatState): ChatStatus {
 /** The approval attached to a tool card, if any. */
 export function approvalOf(state: ChatState, tool: ToolItem): ApprovalView | undefined {
   return tool.requestId !== undefined ? state.approvals[tool.requestId] : undefined;
+}
+
+/** A client decided and the agent has not confirmed it yet ("sent, waiting for the agent"). */
+export function isSentUnconfirmed(a: ApprovalView): boolean {
+  return a.state !== 'pending' && a.decidedBy === 'client' && !a.confirmed;
+}
+
+/** The option an approval's card names: the one this tab is sending, or the one chosen. */
+export function chosenOption(a: ApprovalView): ApprovalOption | undefined {
+  const id = a.sending ? a.sentOption : a.chosen;
+  return id === undefined ? undefined : a.options.find((o) => o.id === id);
+}
+
+/** Whether an option lets the tool run. */
+export function optionAllows(o: ApprovalOption): boolean {
+  return o.kind === 'allow_once' || o.kind === 'allow_always';
+}
+
+/** Whether a prompt is a slash command (handled by the agent's own UI; no `user` event). */
+export function isSlashCommand(text: string): boolean {
+  return text.trimStart().startsWith('/');
 }

@@ -3,13 +3,18 @@
 // conversation state of its own. Items are keyed by id and rebuilt only when
 // their object (or their approval's) changed, so a streaming delta touches one
 // element, not the whole transcript.
+import type { ApprovalOption, ApprovalOptionKind, ChannelInfo, ExitInfo } from '../generated/protocol';
 import { h } from '../ui/dom';
+import { ResumeControl } from '../ui/resume';
 import { diffLines } from './diff';
 import { renderMarkdown } from './markdown';
 import { resultText } from './sidecar';
 import {
   approvalOf,
   chatStatus,
+  chosenOption,
+  isSentUnconfirmed,
+  optionAllows,
   type ApprovalView,
   type ChatItem,
   type ChatState,
@@ -17,30 +22,53 @@ import {
   type PendingSubmit,
   type ToolItem,
   type ToolStatus,
+  type UserItem,
 } from './state';
 import { approvalQuestion, presentTool, toolSummary } from './tools';
+
+/** An answer to a tool approval: one of the agent's options, or plain yes/no when it offered none. */
+export type ApprovalChoice = { readonly option: string } | { readonly allowed: boolean };
 
 /** What the chat asks its owner to do. */
 export interface ChatCallbacks {
   /** Send a prompt; false when it could not be sent (the text stays in the box). */
   onSubmit(text: string): boolean;
-  onApprove(requestId: string, allowed: boolean): void;
+  onApprove(requestId: string, choice: ApprovalChoice): void;
   /** Interrupt the program (Escape into the terminal). */
   onCancel(): void;
+  /** Show the terminal and give it the keyboard (a slash command's output is there). */
+  onShowTerminal(): void;
+  /** Resume the ended conversation in a new session; rejects with the reason. */
+  onResume(): Promise<void>;
+  /** Forget a prompt that was not sent. */
+  onDiscard(pendingId: string): void;
 }
 
 /** Extra facts the view needs besides the chat state. */
 export interface ChatContext {
-  /** The profile has a sidecar; without one there is no chat, only the terminal. */
-  readonly sidecar: boolean;
+  /** The session's side channel; undefined until the server said. */
+  readonly channel: ChannelInfo | undefined;
   /** The socket is open (the composer still works through REST when it is not). */
   readonly connected: boolean;
+  /** The session ended and the agent can pick its conversation up again. */
+  readonly resumable: boolean;
+  /** The ended session this one resumed, if it is a resumption. */
+  readonly resumedFrom?: string | undefined;
 }
 
 interface Rendered {
   el: HTMLElement;
-  item: ChatItem | PendingSubmit;
+  item: ChatItem | PendingSubmit | ExitInfo;
   approval: ApprovalView | undefined;
+  /** What else the element depends on (approvals possible, program ended). */
+  ctxKey: string;
+}
+
+/** One button of an approval card. */
+interface Choice {
+  readonly label: string;
+  readonly kind: ApprovalOptionKind;
+  readonly choice: ApprovalChoice;
 }
 
 const STATUS_TEXT: Record<ChatStatus, string> = {
@@ -49,6 +77,7 @@ const STATUS_TEXT: Record<ChatStatus, string> = {
   responding: 'Responding…',
   running_tool: 'Running a tool…',
   awaiting_approval: 'Waiting for your approval',
+  approval_sent: 'Answer sent — waiting for the agent…',
   exited: 'Exited',
 };
 
@@ -56,6 +85,7 @@ const TOOL_STATUS_TEXT: Record<ToolStatus, string> = {
   streaming: 'preparing',
   running: 'running',
   awaiting_approval: 'awaiting approval',
+  sent: 'answer sent',
   done: 'done',
   error: 'error',
   denied: 'denied',
@@ -66,6 +96,7 @@ const PENDING_NOTE: Record<PendingSubmit['state'], string> = {
   sending: 'sending…',
   queued: 'queued until the agent is ready',
   unconfirmed: 'not confirmed: the connection dropped. If it does not appear, send it again.',
+  failed: 'not sent',
 };
 
 /** Results longer than this are cut in the card (the terminal has them whole). */
@@ -81,30 +112,39 @@ export class ChatView {
   private readonly statusText: HTMLElement;
   private readonly log: HTMLElement;
   private readonly empty: HTMLElement;
+  private readonly resumedNote: HTMLElement;
   private readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
+  private readonly composerNote: HTMLElement;
+  private readonly resume: ResumeControl;
   private readonly rendered = new Map<string, Rendered>();
   private lastStatus: ChatStatus | undefined;
+  private lastPlaceholder = '';
 
   constructor(private readonly cb: ChatCallbacks) {
     this.statusText = h('span', { class: 'status-text' }, 'Connecting…');
     this.stopButton = h('button', { type: 'button', class: 'btn btn-quiet stop', hidden: true, title: 'Interrupt (Escape)', onclick: () => { cb.onCancel(); } }, 'Stop');
-    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.stopButton);
+    this.resume = new ResumeControl(() => cb.onResume());
+    this.resume.visible = false;
+    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.stopButton, this.resume.root);
     this.empty = h('p', { class: 'chat-empty' }, 'No messages yet. Type a prompt below, or in the terminal.');
-    this.log = h('div', { class: 'chat-log', role: 'log', 'aria-label': 'Conversation', tabindex: 0 }, this.empty);
+    this.resumedNote = h('p', { class: 'resumed-note', hidden: true });
+    this.log = h('div', { class: 'chat-log', role: 'log', 'aria-label': 'Conversation', tabindex: 0 }, this.resumedNote, this.empty);
     this.input = h('textarea', {
       class: 'composer-input',
       rows: 1,
       placeholder: 'Message the agent…',
       title: 'Enter sends; Shift+Enter starts a new line',
       'aria-label': 'Message',
+      'aria-describedby': 'composer-note',
       enterkeyhint: 'send',
       onkeydown: (ev: Event) => { this.onKey(ev as KeyboardEvent); },
       oninput: () => { this.autosize(); },
     });
     this.sendButton = h('button', { type: 'submit', class: 'btn btn-primary send' }, 'Send');
-    const form = h('form', { class: 'composer', onsubmit: (ev: Event) => { ev.preventDefault(); this.send(); } }, this.input, this.sendButton);
+    this.composerNote = h('p', { id: 'composer-note', class: 'composer-note', hidden: true });
+    const form = h('form', { class: 'composer', onsubmit: (ev: Event) => { ev.preventDefault(); this.send(); } }, this.composerNote, this.input, this.sendButton);
     this.root = h('section', { class: 'pane chat-pane', 'aria-label': 'Chat' }, this.statusEl, this.log, form);
   }
 
@@ -117,30 +157,35 @@ export class ChatView {
   render(state: ChatState, ctx: ChatContext): void {
     this.renderStatus(state, ctx);
     const stick = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48;
+    const exited = state.exit !== null;
+    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}`;
+    const active = document.activeElement;
+    let refocus: { el: HTMLElement; key: string | undefined } | undefined;
 
     const wanted: Rendered[] = [];
-    for (const item of state.items) {
-      const approval = item.kind === 'tool' ? approvalOf(state, item) : undefined;
-      const old = this.rendered.get(item.id);
-      if (old?.item === item && old.approval === approval) {
-        wanted.push(old);
-        continue;
-      }
-      const el = this.renderItem(item, approval, old?.el);
-      const r = { el, item, approval };
-      this.rendered.set(item.id, r);
-      wanted.push(r);
-    }
-    for (const p of state.pending) {
-      const key = `pending:${p.id}`;
+    const place = (key: string, item: Rendered['item'], approval: ApprovalView | undefined, make: (old: HTMLElement | undefined) => HTMLElement): void => {
       const old = this.rendered.get(key);
-      if (old?.item === p) {
+      if (old?.item === item && old.approval === approval && old.ctxKey === ctxKey) {
         wanted.push(old);
-        continue;
+        return;
       }
-      const r = { el: pendingEl(p), item: p, approval: undefined };
+      const el = make(old?.el);
+      if (old && active instanceof HTMLElement && old.el.contains(active)) {
+        // Keep the keyboard where it was: on the same control, or on the card.
+        refocus = { el, key: active.closest<HTMLElement>('[data-focus-key]')?.dataset.focusKey };
+      }
+      const r = { el, item, approval, ctxKey };
       this.rendered.set(key, r);
       wanted.push(r);
+    };
+    for (const item of state.items) {
+      const approval = item.kind === 'tool' ? approvalOf(state, item) : undefined;
+      place(item.id, item, approval, (old) => this.renderItem(item, approval, old, ctx, exited));
+    }
+    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => this.pendingEl(p, exited));
+    if (state.exit) {
+      const exit = state.exit;
+      place('exit', exit, undefined, () => h('p', { class: `exit-note${exit.success ? '' : ' is-error'}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));
     }
 
     // Put the elements in order, moving only what is out of place.
@@ -158,33 +203,71 @@ export class ChatView {
       else cursor = cursor.nextElementSibling;
     }
     for (const child of [...this.log.children]) {
-      if (child !== this.empty && !keep.has(child as HTMLElement)) child.remove();
+      if (child !== this.empty && child !== this.resumedNote && !keep.has(child as HTMLElement)) child.remove();
+    }
+    if (refocus) {
+      const { el, key } = refocus;
+      const same = [...el.querySelectorAll<HTMLElement>('[data-focus-key]')].find((e) => e.dataset.focusKey === key && !(e instanceof HTMLButtonElement && e.disabled));
+      const target = same ?? el.querySelector<HTMLElement>('.approval[tabindex], .approval-done[tabindex]') ?? el;
+      target.focus({ preventScroll: true });
     }
     if (stick) this.log.scrollTop = this.log.scrollHeight;
   }
 
+  private renderResumed(from: string | undefined): void {
+    if (this.resumedNote.dataset.from === (from ?? '')) return;
+    this.resumedNote.dataset.from = from ?? '';
+    this.resumedNote.hidden = from === undefined;
+    this.resumedNote.replaceChildren(
+      ...(from === undefined ? [] : ['Resumed from an earlier session (', h('a', { href: `#/session/${encodeURIComponent(from)}` }, from.slice(0, 8)), ').']),
+    );
+  }
+
   private renderStatus(state: ChatState, ctx: ChatContext): void {
+    this.renderResumed(ctx.resumedFrom);
     const status = chatStatus(state);
     let text = STATUS_TEXT[status];
     if (status === 'exited' && state.exit) {
       text = state.exit.signal !== undefined ? `Exited (${state.exit.signal})` : `Exited (code ${state.exit.code ?? '?'})`;
     }
-    if (!ctx.sidecar) text = 'This program has no chat view; use the terminal.';
+    const events = ctx.channel?.events ?? true;
+    if (!events) text = 'This program has no chat view; use the terminal.';
     if (this.statusText.textContent !== text) this.statusText.textContent = text;
     this.statusEl.dataset.status = status;
     this.stopButton.hidden = !(status === 'thinking' || status === 'responding' || status === 'running_tool');
+    this.resume.visible = status === 'exited' && ctx.resumable;
     this.log.setAttribute('aria-busy', String(status === 'responding'));
+
+    // The composer: why it cannot be used, when it cannot.
     const ended = status === 'exited';
-    this.input.disabled = ended || !ctx.sidecar;
-    this.sendButton.disabled = ended || !ctx.sidecar;
-    if (ended && this.lastStatus !== 'exited') this.input.placeholder = 'The program has exited.';
+    const canSubmit = ctx.channel?.submit ?? true;
+    let note: string | undefined;
+    let placeholder = 'Message the agent…';
+    if (ended) {
+      placeholder = 'The program has exited.';
+    } else if (!events) {
+      placeholder = 'No chat for this program.';
+    } else if (!canSubmit) {
+      placeholder = 'Type prompts in the terminal.';
+      const via = ctx.channel?.kind === 'claude_hooks' ? ' (through Claude Code’s hooks)' : '';
+      note = `This agent reports to the chat${via} but cannot take prompts from the chat. Type in the terminal; your prompt and the reply will show here.`;
+    }
+    const disabled = ended || !events || !canSubmit;
+    this.input.disabled = disabled;
+    this.sendButton.disabled = disabled;
+    if (placeholder !== this.lastPlaceholder) {
+      this.input.placeholder = placeholder;
+      this.lastPlaceholder = placeholder;
+    }
+    this.composerNote.hidden = note === undefined;
+    if (this.composerNote.textContent !== (note ?? '')) this.composerNote.textContent = note ?? '';
     this.lastStatus = status;
   }
 
-  private renderItem(item: ChatItem, approval: ApprovalView | undefined, old: HTMLElement | undefined): HTMLElement {
+  private renderItem(item: ChatItem, approval: ApprovalView | undefined, old: HTMLElement | undefined, ctx: ChatContext, exited: boolean): HTMLElement {
     switch (item.kind) {
       case 'user':
-        return h('article', { class: 'msg user', 'data-kind': 'user', 'aria-label': 'You' }, h('div', { class: 'bubble' }, item.text));
+        return item.command !== undefined ? this.commandEl(item) : h('article', { class: 'msg user', 'data-kind': 'user', 'aria-label': 'You' }, h('div', { class: 'bubble' }, item.text));
       case 'assistant': {
         const body = h('div', { class: 'markdown' });
         body.innerHTML = renderMarkdown(item.text);
@@ -195,13 +278,28 @@ export class ChatView {
         return h('details', { class: 'thinking', 'data-kind': 'thinking', open: wasOpen }, h('summary', {}, item.streaming ? 'Thinking…' : 'Thought'), h('div', { class: 'thinking-text' }, item.text));
       }
       case 'tool':
-        return this.toolCard(item, approval, old);
+        return this.toolCard(item, approval, old, ctx, exited);
       case 'notice':
         return h('p', { class: `notice notice-${item.level}`, 'data-kind': 'notice', role: item.level === 'error' ? 'alert' : undefined }, item.count > 1 ? `${item.text} (×${item.count})` : item.text);
     }
   }
 
-  private toolCard(tool: ToolItem, approval: ApprovalView | undefined, old: HTMLElement | undefined): HTMLElement {
+  /** A slash command sent from the chat: the agent answers it in its terminal. */
+  private commandEl(item: UserItem): HTMLElement {
+    return h(
+      'article',
+      { class: 'msg user command', 'data-kind': 'user', 'data-command': item.command, 'aria-label': 'You (command)' },
+      h('div', { class: 'bubble' }, item.text),
+      h(
+        'span',
+        { class: 'pending-note command-note' },
+        item.command === 'queued' ? 'Queued until the agent is ready; its output will be in the terminal. ' : 'A command for the agent: its output is in the terminal. ',
+        h('button', { type: 'button', class: 'linkish show-terminal', onclick: () => { this.cb.onShowTerminal(); } }, 'Show terminal'),
+      ),
+    );
+  }
+
+  private toolCard(tool: ToolItem, approval: ApprovalView | undefined, old: HTMLElement | undefined, ctx: ChatContext, exited: boolean): HTMLElement {
     const p = presentTool(tool.input);
     const summary = toolSummary(p);
     const header = h(
@@ -211,7 +309,8 @@ export class ChatView {
       summary !== '' && h('code', { class: 'tool-summary', title: summary }, summary),
       h('span', { class: `badge badge-${tool.status}` }, TOOL_STATUS_TEXT[tool.status]),
     );
-    const card = h('article', { class: `tool tool-${tool.status}`, 'data-kind': 'tool', 'data-tool-status': tool.status, 'data-tool-use-id': tool.toolUseId, 'aria-label': `Tool call ${tool.name}` }, header);
+    // Focusable (not in the tab order) so the keyboard has somewhere to stay when the buttons go.
+    const card = h('article', { class: `tool tool-${tool.status}`, 'data-kind': 'tool', 'data-tool-status': tool.status, 'data-tool-use-id': tool.toolUseId, 'aria-label': `Tool call ${tool.name}`, tabindex: -1 }, header);
 
     if (!tool.inputComplete && tool.partialJson !== '') {
       card.append(h('pre', { class: 'tool-input streaming' }, tool.partialJson));
@@ -233,7 +332,7 @@ export class ChatView {
       }
     }
 
-    if (approval) card.append(this.approvalBlock(tool, approval, approvalQuestion(tool.name, p)));
+    if (approval) card.append(this.approvalBlock(tool, approval, approvalQuestion(tool.name, p), ctx, exited));
 
     if (tool.result) {
       let text = resultText(tool.result.content);
@@ -254,22 +353,97 @@ export class ChatView {
     return card;
   }
 
-  private approvalBlock(tool: ToolItem, a: ApprovalView, question: string): HTMLElement {
+  private approvalBlock(tool: ToolItem, a: ApprovalView, question: string, ctx: ChatContext, exited: boolean): HTMLElement {
+    const chosen = chosenOption(a);
     if (a.state === 'pending') {
-      const busy = a.sending;
+      const choices = choicesOf(a);
+      const canAnswer = (ctx.channel?.approve ?? true) && !exited;
+      const busy = a.sending || !canAnswer;
+      const firstAllow = choices.find((c) => kindAllows(c.kind));
+      const firstReject = choices.find((c) => !kindAllows(c.kind));
+      const keys = [firstAllow && 'Enter', firstReject && 'Escape', choices.length > 0 && `1…${choices.length}`].filter((k): k is string => typeof k === 'string');
+      const pick = (c: Choice | undefined): void => {
+        if (c && !busy) this.cb.onApprove(a.requestId, c.choice);
+      };
+      const line = a.sending
+        ? `Sending your answer${chosen ? `: “${chosen.label}”` : ''}…`
+        : !canAnswer
+          ? `${question} ${exited ? 'The program has exited.' : 'Answer in the terminal: this agent takes approvals only there.'}`
+          : question;
       return h(
         'div',
-        { class: 'approval', role: 'group', 'aria-label': `Approve ${tool.name}?` },
-        h('p', { class: 'approval-q' }, busy ? 'Sending your answer…' : question),
-        h('div', { class: 'approval-buttons' },
-          h('button', { type: 'button', class: 'btn btn-allow', disabled: busy, 'data-action': 'allow', onclick: () => { this.cb.onApprove(a.requestId, true); } }, 'Allow'),
-          h('button', { type: 'button', class: 'btn btn-deny', disabled: busy, 'data-action': 'deny', onclick: () => { this.cb.onApprove(a.requestId, false); } }, 'Deny'),
+        {
+          class: 'approval',
+          role: 'group',
+          'aria-label': `Approve ${tool.name}?`,
+          'aria-keyshortcuts': canAnswer ? keys.join(' ') : undefined,
+          tabindex: 0,
+          'data-focus-key': 'approval',
+          'data-approval-state': a.sending ? 'sending' : 'pending',
+          onkeydown: (ev: Event) => {
+            const k = ev as KeyboardEvent;
+            if (k.altKey || k.ctrlKey || k.metaKey || k.isComposing || busy) return;
+            let c: Choice | undefined;
+            // Enter on a focused button presses that button, as usual.
+            if (k.key === 'Enter' && !(k.target instanceof HTMLButtonElement)) c = firstAllow;
+            else if (k.key === 'Escape' || k.key === 'Backspace') c = firstReject;
+            else if (/^[1-9]$/.test(k.key)) c = choices[Number(k.key) - 1];
+            if (!c) return;
+            k.preventDefault();
+            k.stopPropagation();
+            pick(c);
+          },
+        },
+        h('p', { class: 'approval-q' }, line),
+        a.error !== undefined && h('p', { class: 'approval-error', role: 'alert' }, `Your answer was not delivered: ${a.error}`),
+        h(
+          'div',
+          { class: 'approval-buttons' },
+          ...choices.map((c, i) =>
+            h(
+              'button',
+              {
+                type: 'button',
+                class: `btn ${kindAllows(c.kind) ? 'btn-allow' : 'btn-deny'} opt-${c.kind}`,
+                disabled: busy,
+                'data-action': kindAllows(c.kind) ? 'allow' : 'deny',
+                'data-option': 'option' in c.choice ? c.choice.option : undefined,
+                'data-focus-key': `opt:${i}`,
+                'aria-keyshortcuts': canAnswer ? String(i + 1) : undefined,
+                onclick: () => { pick(c); },
+              },
+              h('kbd', { class: 'opt-key', 'aria-hidden': 'true' }, String(i + 1)),
+              c.label,
+            ),
+          ),
         ),
+        canAnswer && h('p', { class: 'approval-keys', 'aria-hidden': 'true' }, keyHint(firstAllow, firstReject, choices.length)),
       );
     }
-    const who = a.decidedBy === 'terminal' ? ' in the terminal' : a.decidedBy === 'client' ? ' from the chat view' : '';
-    const what = a.state === 'allowed' ? 'Allowed' : a.state === 'denied' ? 'Denied' : 'No longer waiting (abandoned)';
-    return h('p', { class: `approval-done approval-${a.state}`, 'data-approval-state': a.state }, `${what}${who}.`);
+    if (isSentUnconfirmed(a)) {
+      const what = chosen ? `you chose “${chosen.label}”` : a.state === 'allowed' ? 'you allowed it' : 'you denied it';
+      const text = exited ? `Sent (${what}), but the program ended before confirming it.` : `Sent — waiting for the agent… (${what})`;
+      return h('p', { class: 'approval-done approval-sent', 'data-approval-state': 'sent', 'data-focus-key': 'outcome', tabindex: -1 }, text);
+    }
+    return h('p', { class: `approval-done approval-${a.state}`, 'data-approval-state': a.state, 'data-focus-key': 'outcome', tabindex: -1 }, outcomeText(a, chosen));
+  }
+
+  private pendingEl(p: PendingSubmit, exited: boolean): HTMLElement {
+    const failed = p.state === 'failed';
+    return h(
+      'article',
+      { class: `msg user pending${failed ? ' failed' : ''}`, 'data-kind': 'pending', 'data-pending-state': p.state, 'aria-label': failed ? 'You (not sent)' : 'You (sending)' },
+      h('div', { class: 'bubble' }, p.text),
+      h(
+        'span',
+        { class: 'pending-note', role: failed ? 'alert' : undefined },
+        failed && p.error !== undefined ? `${PENDING_NOTE.failed}: ${p.error}` : PENDING_NOTE[p.state],
+        failed && !exited && ' ',
+        failed && !exited && h('button', { type: 'button', class: 'linkish', onclick: () => { this.cb.onDiscard(p.id); this.cb.onSubmit(p.text); } }, 'Send again'),
+        failed && ' ',
+        failed && h('button', { type: 'button', class: 'linkish', onclick: () => { this.cb.onDiscard(p.id); } }, 'Dismiss'),
+      ),
+    );
   }
 
   private onKey(ev: KeyboardEvent): void {
@@ -301,13 +475,43 @@ export class ChatView {
   }
 }
 
-function pendingEl(p: PendingSubmit): HTMLElement {
-  return h(
-    'article',
-    { class: 'msg user pending', 'data-kind': 'pending', 'aria-label': 'You (sending)' },
-    h('div', { class: 'bubble' }, p.text),
-    h('span', { class: 'pending-note' }, PENDING_NOTE[p.state]),
-  );
+function kindAllows(kind: ApprovalOptionKind): boolean {
+  return kind === 'allow_once' || kind === 'allow_always';
+}
+
+/** The card's buttons: the agent's options in its order, or Allow/Deny when it named none. */
+function choicesOf(a: ApprovalView): Choice[] {
+  if (a.options.length === 0) {
+    return [
+      { label: 'Allow', kind: 'allow_once', choice: { allowed: true } },
+      { label: 'Deny', kind: 'reject_once', choice: { allowed: false } },
+    ];
+  }
+  return a.options.map((o) => ({ label: o.label, kind: o.kind, choice: { option: o.id } }));
+}
+
+function keyHint(allow: Choice | undefined, reject: Choice | undefined, n: number): string {
+  const parts: string[] = [];
+  if (allow) parts.push(`Enter: ${allow.label}`);
+  if (reject) parts.push(`Esc: ${reject.label}`);
+  if (n > 0) parts.push(n === 1 ? '1: the option' : `1–${n}: pick an option`);
+  return parts.join(' · ');
+}
+
+/** "Allowed in the browser", "Denied in the terminal (“No, and tell it why”)", "Abandoned …". */
+export function outcomeText(a: ApprovalView, chosen: ApprovalOption | undefined): string {
+  if (a.state === 'abandoned') return 'Abandoned: the agent stopped waiting for an answer.';
+  const what = a.state === 'allowed' ? 'Allowed' : 'Denied';
+  const who = a.decidedBy === 'terminal' ? ' in the terminal' : a.decidedBy === 'client' ? ' in the browser' : '';
+  // The option's own words, unless they only repeat the outcome ("Allow", "Deny").
+  const plain = chosen === undefined || /^(allow|yes|deny|no|reject)$/i.test(chosen.label.trim()) || (optionAllows(chosen) !== (a.state === 'allowed'));
+  return `${what}${who}${plain ? '' : ` (“${chosen.label}”)`}.`;
+}
+
+/** "The program exited with code 3", "The program was ended by SIGTERM". */
+export function exitSentence(e: ExitInfo): string {
+  if (e.signal !== undefined) return `The program was ended by ${e.signal}`;
+  return `The program exited with code ${e.code ?? '?'}`;
 }
 
 function diffView(path: string, before: string, after: string): HTMLElement {

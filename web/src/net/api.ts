@@ -2,7 +2,7 @@
 // runtime (net/guards.ts). Requests carry the session cookie (same origin);
 // a 401 surfaces as `ApiError` with code `unauthorized`, which the app turns
 // into the token form.
-import type { CreateSession, ErrorCode, ProfileInfo, SessionInfo, SubmitResponse } from '../generated/protocol';
+import type { ApprovalDecision, CreateSession, ErrorCode, ProfileInfo, SessionInfo, SubmitResponse } from '../generated/protocol';
 import { isObject } from '../chat/json';
 import { isListOf, isProfileInfo, isSessionInfo } from './guards';
 
@@ -86,7 +86,19 @@ export const api = {
     return expect(await call('POST', `api/sessions/${encodeURIComponent(id)}/submit`, { text }), isSubmitResponse, 'submit');
   },
   /** The REST fallback for `approve` while the socket is down. */
-  async approve(id: string, requestId: string, allowed: boolean): Promise<void> {
-    await call('POST', `api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`, { allowed });
+  async approve(id: string, requestId: string, decision: ApprovalDecision): Promise<void> {
+    await call('POST', `api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`, decision);
+  },
+  /** Starts the ended session's conversation again: 201 with the new session. */
+  async resume(id: string): Promise<SessionInfo> {
+    try {
+      return expect(await call('POST', `api/sessions/${encodeURIComponent(id)}/resume`, {}), isSessionInfo, 'resumed session');
+    } catch (err) {
+      // A server without the endpoint answers with no error body.
+      if (err instanceof ApiError && (err.status === 404 || err.status === 405) && err.code === 'internal') {
+        throw new ApiError(err.status, err.code, 'this server cannot resume sessions');
+      }
+      throw err;
+    }
   },
 };

@@ -2,7 +2,7 @@
 // server promises; these guards make sure a frame or a body really has that
 // shape before it is typed as such, so a bad or foreign reply cannot turn
 // into `undefined is not a function` deep inside a view.
-import type { Approval, ExitInfo, ProfileInfo, ServerMessage, SessionInfo } from '../generated/protocol';
+import type { Approval, ApprovalOption, ChannelInfo, ExitInfo, ProfileInfo, ServerMessage, SessionInfo } from '../generated/protocol';
 import { isObject, type JsonObject } from '../chat/json';
 
 const isStr = (v: unknown): v is string => typeof v === 'string';
@@ -14,6 +14,14 @@ function isExitInfo(v: unknown): v is ExitInfo {
   return isObject(v) && isBool(v.success) && optional(v.code, isNum) && optional(v.signal, isStr);
 }
 
+function isChannelInfo(v: unknown): v is ChannelInfo {
+  return isObject(v) && isStr(v.kind) && isBool(v.events) && isBool(v.submit) && isBool(v.approve);
+}
+
+function isApprovalOption(v: unknown): v is ApprovalOption {
+  return isObject(v) && isStr(v.id) && isStr(v.label) && (v.kind === 'allow_once' || v.kind === 'allow_always' || v.kind === 'reject_once' || v.kind === 'reject_always');
+}
+
 function isApproval(v: JsonObject): v is JsonObject & Approval {
   return (
     isStr(v.request_id) &&
@@ -22,8 +30,17 @@ function isApproval(v: JsonObject): v is JsonObject & Approval {
     'input' in v &&
     (v.state === 'pending' || v.state === 'allowed' || v.state === 'denied' || v.state === 'abandoned') &&
     (v.decided_by === undefined || v.decided_by === 'client' || v.decided_by === 'terminal') &&
+    (v.options === undefined || (Array.isArray(v.options) && v.options.every(isApprovalOption))) &&
+    optional(v.chosen, isStr) &&
+    optional(v.confirmed, isBool) &&
     isNum(v.seq)
   );
+}
+
+/** `options` and `confirmed` are `#[serde(default)]` on the Rust side: fill them in. */
+function approvalDefaults(v: JsonObject): void {
+  v.options ??= [];
+  v.confirmed ??= false;
 }
 
 /** A `SessionInfo` body. */
@@ -37,13 +54,17 @@ export function isSessionInfo(v: unknown): v is SessionInfo {
     isNum(v.pending_approvals) &&
     isNum(v.clients) &&
     isNum(v.last_seq) &&
-    optional(v.exit, isExitInfo)
+    optional(v.exit, isExitInfo) &&
+    isChannelInfo(v.channel) &&
+    isBool(v.resumable) &&
+    optional(v.resumed_from, isStr) &&
+    optional(v.title, isStr)
   );
 }
 
 /** A `ProfileInfo` body. */
 export function isProfileInfo(v: unknown): v is ProfileInfo {
-  return isObject(v) && isStr(v.name) && isBool(v.sidecar) && isBool(v.default) && optional(v.description, isStr);
+  return isObject(v) && isStr(v.name) && isBool(v.sidecar) && isBool(v.default) && optional(v.description, isStr) && isChannelInfo(v.channel) && isBool(v.resume);
 }
 
 /** A list of `T`. */
@@ -67,7 +88,7 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
   const ok = ((): boolean => {
     switch (v.type) {
       case 'hello':
-        return isStr(v.session_id) && isNum(v.cols) && isNum(v.rows) && isNum(v.last_seq) && isStr(v.profile) && Array.isArray(v.approvals) && v.approvals.every((a) => isObject(a) && isApproval(a)) && optional(v.exit, isExitInfo);
+        return isStr(v.session_id) && isNum(v.cols) && isNum(v.rows) && isNum(v.last_seq) && isStr(v.profile) && isChannelInfo(v.channel) && Array.isArray(v.approvals) && v.approvals.every((a) => isObject(a) && isApproval(a)) && optional(v.exit, isExitInfo);
       case 'event':
         return isNum(v.seq) && 'event' in v;
       case 'warning':
@@ -93,5 +114,7 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
   if (!ok) return undefined;
   // `ack.queued` is `#[serde(default)]` on the Rust side: fill it in.
   if (v.type === 'ack' && v.queued === undefined) v.queued = false;
+  if (v.type === 'approval') approvalDefaults(v);
+  if (v.type === 'hello' && Array.isArray(v.approvals)) for (const a of v.approvals) if (isObject(a)) approvalDefaults(a);
   return v as unknown as ServerMessage;
 }

@@ -3,12 +3,15 @@
 // GET /api/sessions every 2 s while the page is visible.
 import type { ProfileInfo, SessionInfo } from '../generated/protocol';
 import { h } from './dom';
+import { ResumeControl } from './resume';
 
 /** What the sidebar asks of the app. */
 export interface SidebarOwner {
   open(id: string): void;
   start(profile: string | undefined): Promise<void>;
   end(id: string): Promise<void>;
+  /** Resume an ended session; rejects with the reason (shown in its row). */
+  resume(id: string): Promise<void>;
 }
 
 /** Seconds an "End" button stays armed waiting for the confirming click. */
@@ -31,6 +34,8 @@ export class Sidebar {
   private signature = '';
   /** Live pending-approval counts for the open session (fresher than the poll). */
   private livePending = new Map<string, number>();
+  /** Resume buttons of resumable sessions, kept across redraws (with their errors). */
+  private resumeControls = new Map<string, ResumeControl>();
 
   constructor(private readonly owner: SidebarOwner) {
     this.profileSelect = h('select', { class: 'profile-select', 'aria-label': 'Profile' });
@@ -58,7 +63,7 @@ export class Sidebar {
   /** Fills the profile picker. */
   setProfiles(profiles: ProfileInfo[]): void {
     this.profileSelect.replaceChildren(
-      ...profiles.map((p) => h('option', { value: p.name, selected: p.default, title: p.description }, p.sidecar ? p.name : `${p.name} (terminal only)`)),
+      ...profiles.map((p) => h('option', { value: p.name, selected: p.default, title: p.description }, p.channel.events ? p.name : `${p.name} (terminal only)`)),
     );
     this.profileSelect.hidden = profiles.length <= 1;
     this.startButton.textContent = profiles.length <= 1 ? `Start ${profiles[0]?.name ?? 'session'}` : 'Start session';
@@ -105,7 +110,7 @@ export class Sidebar {
 
   private draw(): void {
     // Redraw only on a visible change, so a poll does not steal keyboard focus.
-    const sig = JSON.stringify([this.currentId, this.armed, [...this.livePending], this.sessions.map((s) => [s.id, s.status, s.pending_approvals, s.clients, s.title])]);
+    const sig = JSON.stringify([this.currentId, this.armed, [...this.livePending], this.sessions.map((s) => [s.id, s.status, s.pending_approvals, s.clients, s.title, s.resumable, s.resumed_from])]);
     if (sig === this.signature) return;
     this.signature = sig;
     // Keep the keyboard focus on the same button across the redraw.
@@ -113,6 +118,10 @@ export class Sidebar {
     const row = active instanceof HTMLElement && this.root.contains(active) ? active.closest<HTMLElement>('.session-row') : null;
     const focusId = row?.dataset.sessionId;
     const focusEnd = active instanceof HTMLElement && active.classList.contains('session-end');
+    const focusResume = active instanceof HTMLElement && active.classList.contains('resume');
+    for (const id of [...this.resumeControls.keys()]) {
+      if (!this.sessions.some((s) => s.id === id && s.resumable)) this.resumeControls.delete(id);
+    }
 
     // Running sessions first; ended ones (kept readable for a while) fold away.
     const running = this.sessions.filter((s) => s.status === 'running');
@@ -124,7 +133,7 @@ export class Sidebar {
     if (ended.some((s) => s.id === this.currentId)) this.ended.open = true;
 
     if (focusId !== undefined) {
-      this.root.querySelector<HTMLElement>(`.session-row[data-session-id="${CSS.escape(focusId)}"] ${focusEnd ? '.session-end' : '.session-open'}`)?.focus();
+      this.root.querySelector<HTMLElement>(`.session-row[data-session-id="${CSS.escape(focusId)}"] ${focusEnd ? '.session-end' : focusResume ? '.resume' : '.session-open'}`)?.focus();
     }
   }
 
@@ -141,8 +150,10 @@ export class Sidebar {
         { type: 'button', class: 'session-open', 'aria-current': current ? 'true' : undefined, onclick: () => { this.owner.open(s.id); } },
         h('span', { class: 'session-name' }, label),
         h('span', { class: 'session-meta' }, h('span', { class: `dot dot-${s.status}`, 'aria-hidden': 'true' }), `${s.status} · ${s.id.slice(0, 8)}${s.clients > 0 ? ` · ${s.clients} viewer${s.clients === 1 ? '' : 's'}` : ''}`),
+        s.resumed_from !== undefined && h('span', { class: 'session-meta' }, `resumed from ${s.resumed_from.slice(0, 8)}`),
         pending > 0 && h('span', { class: 'badge badge-awaiting_approval session-badge', 'data-pending': pending }, `${pending} approval${pending === 1 ? '' : 's'}`),
       ),
+      s.resumable && this.resumeControl(s.id).root,
       h(
         'button',
         {
@@ -155,6 +166,15 @@ export class Sidebar {
         armed ? 'End?' : '✕',
       ),
     );
+  }
+
+  private resumeControl(id: string): ResumeControl {
+    let c = this.resumeControls.get(id);
+    if (!c) {
+      c = new ResumeControl(() => this.owner.resume(id));
+      this.resumeControls.set(id, c);
+    }
+    return c;
   }
 
   private onEnd(id: string): void {

@@ -153,30 +153,6 @@ impl Approvals {
         }
     }
 
-    /// The agent confirmed the outcome it was sent (for channels whose
-    /// agent reports no `control_response`). Returns the approval if its
-    /// visible state changed.
-    pub fn confirm(&mut self, request_id: &str) -> Option<Approval> {
-        let entry = self.entries.get_mut(request_id)?;
-        if entry.confirmed || entry.approval.state == ApprovalState::Pending {
-            return None;
-        }
-        entry.confirmed = true;
-        entry.approval.confirmed = true;
-        Some(entry.approval.clone())
-    }
-
-    /// The pending request for `tool_use_id`, if any.
-    pub fn pending_for_tool(&self, tool_use_id: &str) -> Option<String> {
-        self.entries
-            .values()
-            .find(|e| {
-                e.approval.tool_use_id.as_deref() == Some(tool_use_id)
-                    && e.approval.state == ApprovalState::Pending
-            })
-            .map(|e| e.approval.request_id.clone())
-    }
-
     /// The program reported an outcome. Returns the approval if its visible
     /// state changed (a client's decision becoming confirmed counts).
     pub fn responded(&mut self, response: &ControlResponseBody) -> Option<Approval> {

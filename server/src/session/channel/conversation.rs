@@ -303,11 +303,7 @@ impl Conversation {
         let Some(channel) = self.channel.get() else {
             return;
         };
-        // An agent that queues prompts itself may get one mid-turn, but
-        // never while it shows an approval dialog: typed keys would answer it.
-        let ready = st.turn.started()
-            && st.screen_ready
-            && (st.turn.idle() || (channel.queues_prompts() && st.approvals.pending() == 0));
+        let ready = st.turn.started() && st.screen_ready && st.turn.idle();
         for text in st.delivery.next(ready, Instant::now()) {
             if let Err(e) = channel.deliver(&text) {
                 warn!(?e, "delivering a prompt");
@@ -401,18 +397,6 @@ impl Conversation {
         drop(st);
         self.announce(vec![approval.clone()]);
         Ok(approval)
-    }
-
-    /// The agent confirmed a decision it was sent (channels without a
-    /// `control_response` of their own).
-    pub(crate) fn confirm(&self, request_id: &str) {
-        let changed = lock(&self.state).approvals.confirm(request_id);
-        self.announce(changed.into_iter().collect());
-    }
-
-    /// The pending approval for a tool call, if any.
-    pub(crate) fn pending_for_tool(&self, tool_use_id: &str) -> Option<String> {
-        lock(&self.state).approvals.pending_for_tool(tool_use_id)
     }
 
     /// The user interrupted (Escape): Qwen Code writes nothing when Escape

@@ -12,9 +12,10 @@
 //! session directory.
 //!
 //! Kinds: `dual_output` (Qwen Code, the demo agent: JSONL files) and
-//! `claude` (Claude Code's hooks and transcript).
+//! `claude` (Claude Code's hooks).
 
 pub(crate) mod approvals;
+pub(crate) mod claude;
 pub(crate) mod conversation;
 pub(crate) mod delivery;
 pub(crate) mod dual_output;
@@ -62,11 +63,9 @@ pub(crate) trait Channel: Send + Sync + 'static {
         b"\x1b"
     }
 
-    /// Whether a prompt sent while the agent is busy may go straight out
-    /// (the agent queues it itself) rather than wait until it is idle.
-    fn queues_prompts(&self) -> bool {
-        false
-    }
+    /// The user interrupted the agent from its terminal (a lone Escape or
+    /// Ctrl-C), for channels whose agent does not report it.
+    fn interrupted(&self) {}
 
     /// The program exited: take in whatever it wrote last and let go of
     /// what the channel holds.

@@ -168,8 +168,27 @@ impl Output {
 
     /// The window title the program set, if any.
     pub fn title(&self) -> Option<String> {
-        lock(&self.screen).parser.callbacks().title.clone()
+        let title = lock(&self.screen).parser.callbacks().title.clone()?;
+        Some(clean_title(&title)).filter(|t| !t.is_empty())
     }
+}
+
+/// A window title without the status glyphs agents put in front of it
+/// (Qwen Code 0.24: `◐︎ ` while it works, `✳︎ ` while it waits for an
+/// approval; braille spinners elsewhere) and the padding after it (Qwen
+/// pads titles to 80 columns).
+pub(crate) fn clean_title(title: &str) -> String {
+    let is_glyph = |c: char| {
+        matches!(c, '\u{2800}'..='\u{28FF}' // braille spinners
+            | '\u{25D0}'..='\u{25D3}'       // ◐ ◑ ◒ ◓
+            | '\u{2722}'..='\u{2734}'       // ✢ ✳ ✶ …
+            | '\u{273B}' | '\u{273D}' | '\u{00B7}' | '\u{2219}' | '*'
+            | '\u{FE0E}' | '\u{FE0F}') // text / emoji presentation
+    };
+    title
+        .trim_start_matches(|c: char| is_glyph(c) || c.is_whitespace())
+        .trim_end()
+        .to_string()
 }
 
 /// Draws `screen` from a full reset: scrollback lines first (so they land in
@@ -266,6 +285,18 @@ mod tests {
         replay.screen_mut().set_scrollback(usize::MAX);
         assert_eq!(replay.screen().scrollback(), 8);
         assert!(replay.screen().contents().starts_with("line 0"));
+    }
+
+    #[test]
+    fn titles_lose_spinner_glyphs_and_padding() {
+        assert_eq!(
+            clean_title("\u{25D0}\u{FE0E} Qwen - work        "),
+            "Qwen - work"
+        );
+        assert_eq!(clean_title("\u{2733}\u{FE0E} Qwen - work"), "Qwen - work");
+        assert_eq!(clean_title("\u{280B} Working"), "Working");
+        assert_eq!(clean_title("Plain title"), "Plain title");
+        assert_eq!(clean_title("   "), "");
     }
 
     #[test]

@@ -1,0 +1,367 @@
+//! Claude Code's side channel: its hooks, passed per session with
+//! `--settings`. Each hook runs `duet hook --socket <session>/hook.sock
+//! <Event>` (this same binary, `hook.rs`), which hands the payload to this
+//! channel over a Unix socket and prints what the channel answers. duet
+//! normalises the payloads (`hooks.rs`) into the events the chat renders,
+//! writes them to its own events file, and keeps every payload verbatim in
+//! `hooks.jsonl` beside it.
+//!
+//! Prompts go in as the user would type them: one bracketed paste and
+//! Enter into the PTY, only while Claude is idle (a paste while its
+//! permission dialog is open would answer the dialog). Approvals race
+//! Claude's own dialog, which stays on screen while the PermissionRequest
+//! hook waits: a browser decision is the hook's answer; a "Yes" in the
+//! terminal shows as the tool's PostToolUse; a "No" or Esc in the terminal
+//! kills the waiting hook, which duet sees as its connection closing.
+//! (docs/claude-code.md §5 has the observations behind each rule.)
+
+pub(crate) mod hooks;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use bytes::Bytes;
+use duet_protocol::rest::{ApprovalOption, ApprovalOptionKind};
+use duet_protocol::sidecar::CanUseTool;
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tracing::{debug, warn, Instrument};
+
+use super::{option, Channel, ChannelError, Conversation};
+use crate::session::lock;
+use crate::session::terminal::Terminal;
+use hooks::Normalizer;
+
+/// Largest hook message taken (a payload carries a tool's input or output).
+const MAX_HOOK_MESSAGE: u64 = 16 << 20;
+/// How long a hook may take to send its payload.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Every hook event duet registers; PermissionRequest waits for an answer.
+pub(crate) const HOOK_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "MessageDisplay",
+    "Notification",
+    "Stop",
+    "SessionEnd",
+];
+
+/// The `--settings` JSON that routes every hook to `socket` through `duet`.
+pub(crate) fn settings_json(duet: &Path, socket: &Path) -> String {
+    let mut hooks = serde_json::Map::new();
+    for event in HOOK_EVENTS {
+        let command = format!(
+            "{} hook --socket {} {event}",
+            shell_quote(&duet.to_string_lossy()),
+            shell_quote(&socket.to_string_lossy())
+        );
+        let mut hook = json!({"type": "command", "command": command});
+        if *event == "PermissionRequest" {
+            // Claude kills a hook at its timeout (and keeps its dialog);
+            // an approval may wait for its user for a long time.
+            hook["timeout"] = json!(86400);
+        }
+        hooks.insert(event.to_string(), json!([{ "hooks": [hook] }]));
+    }
+    json!({ "hooks": hooks }).to_string()
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// A PermissionRequest hook waiting for its answer.
+struct Waiting {
+    answer: oneshot::Sender<String>,
+    tool_use_id: Option<String>,
+    suggestions: Value,
+}
+
+struct Inner {
+    conversation: Arc<Conversation>,
+    normalizer: Mutex<Normalizer>,
+    waiting: Mutex<HashMap<String, Waiting>>,
+    raw: Mutex<Option<std::fs::File>>,
+}
+
+/// See the module docs.
+pub(crate) struct ClaudeHooks {
+    inner: Arc<Inner>,
+    keys: mpsc::Sender<Bytes>,
+    server: Mutex<Option<JoinHandle<()>>>,
+    socket: PathBuf,
+}
+
+impl ClaudeHooks {
+    /// Listens on `socket` for the hooks of the session's Claude, and types
+    /// prompts into `terminal`. Must run inside a tokio runtime.
+    pub(crate) fn start(
+        socket: PathBuf,
+        raw_log: &Path,
+        terminal: Arc<Terminal>,
+        conversation: Arc<Conversation>,
+    ) -> Result<Arc<Self>> {
+        // sockaddr_un holds 108 bytes; say so rather than fail obscurely.
+        if socket.as_os_str().len() >= 100 {
+            bail!(
+                "the hook socket path {} is too long for a Unix socket; use a shorter --state-dir",
+                socket.display()
+            );
+        }
+        let _ = std::fs::remove_file(&socket);
+        let listener = UnixListener::bind(&socket)
+            .with_context(|| format!("listening on {}", socket.display()))?;
+        let raw = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(raw_log)
+                .context("creating hooks.jsonl")?
+        };
+        let inner = Arc::new(Inner {
+            conversation,
+            normalizer: Mutex::new(Normalizer::default()),
+            waiting: Mutex::new(HashMap::new()),
+            raw: Mutex::new(Some(raw)),
+        });
+        let server = tokio::spawn(serve(listener, inner.clone()).in_current_span());
+        // Prompts are typed in order, from one task: a paste must not be
+        // split by another.
+        let (keys, mut typed) = mpsc::channel::<Bytes>(64);
+        tokio::spawn(
+            async move {
+                while let Some(bytes) = typed.recv().await {
+                    if let Err(e) = terminal.write(bytes).await {
+                        warn!(?e, "typing a prompt into Claude's terminal");
+                    }
+                }
+            }
+            .in_current_span(),
+        );
+        Ok(Arc::new(Self {
+            inner,
+            keys,
+            server: Mutex::new(Some(server)),
+            socket,
+        }))
+    }
+}
+
+impl Channel for ClaudeHooks {
+    fn deliver(&self, text: &str) -> Result<(), ChannelError> {
+        // Bracketed paste keeps newlines in the prompt; Enter submits it.
+        let mut keys = Vec::with_capacity(text.len() + 13);
+        keys.extend_from_slice(b"\x1b[200~");
+        keys.extend_from_slice(text.replace('\x1b', "").as_bytes());
+        keys.extend_from_slice(b"\x1b[201~\r");
+        self.keys
+            .try_send(Bytes::from(keys))
+            .map_err(|_| ChannelError::Refused("too many prompts are being typed".into()))
+    }
+
+    fn decide(&self, request_id: &str, option: &ApprovalOption) -> Result<(), ChannelError> {
+        let waiting = lock(&self.inner.waiting)
+            .remove(request_id)
+            .ok_or(ChannelError::Closed)?;
+        let decision = match option.kind {
+            ApprovalOptionKind::AllowOnce => json!({"behavior": "allow"}),
+            ApprovalOptionKind::AllowAlways => {
+                // Like the terminal's "always allow": the grants Claude
+                // suggests, but not a switch of the whole session's mode.
+                let grants: Vec<Value> = waiting
+                    .suggestions
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| s["type"] != "setMode")
+                    .cloned()
+                    .collect();
+                json!({"behavior": "allow", "updatedPermissions": grants})
+            }
+            // As the terminal's "No": the turn ends.
+            ApprovalOptionKind::RejectOnce | ApprovalOptionKind::RejectAlways => json!({
+                "behavior": "deny",
+                "message": "Denied from the browser",
+                "interrupt": true,
+            }),
+        };
+        let stdout = json!({
+            "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
+        })
+        .to_string();
+        waiting
+            .answer
+            .send(stdout)
+            .map_err(|_| ChannelError::Closed)
+    }
+
+    fn options(&self, request: &CanUseTool) -> Vec<ApprovalOption> {
+        let can_remember = request
+            .extra
+            .get("permission_suggestions")
+            .and_then(Value::as_array)
+            .is_some_and(|s| s.iter().any(|s| s["type"] != "setMode"));
+        let mut options = vec![option("allow", "Yes", ApprovalOptionKind::AllowOnce)];
+        if can_remember {
+            options.push(option(
+                "allow_always",
+                "Yes, and don't ask again for this in this session",
+                ApprovalOptionKind::AllowAlways,
+            ));
+        }
+        options.push(option("deny", "No", ApprovalOptionKind::RejectOnce));
+        options
+    }
+
+    fn interrupted(&self) {
+        // Claude writes nothing when a turn is interrupted (no Stop): the
+        // turn is over as far as anyone can tell.
+        self.inner.conversation.emit(&json!({
+            "type": "result", "subtype": "interrupted", "is_error": true,
+        }));
+    }
+
+    fn finish(&self) -> BoxFuture<'static, ()> {
+        let server = lock(&self.server).take();
+        let socket = self.socket.clone();
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            if let Some(server) = server {
+                server.abort();
+            }
+            let _ = std::fs::remove_file(&socket);
+            lock(&inner.waiting).clear();
+            lock(&inner.raw).take();
+        })
+    }
+}
+
+/// Accepts hook connections until the channel finishes. Hooks run one at a
+/// time (Claude waits for each), so each is handled in turn, in order;
+/// only a PermissionRequest is left waiting on a task of its own.
+async fn serve(listener: UnixListener, inner: Arc<Inner>) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((s, _)) => s,
+            Err(e) => {
+                warn!(?e, "accepting a hook connection");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        if let Err(e) = handle(stream, &inner).await {
+            debug!(?e, "a hook connection failed");
+        }
+    }
+}
+
+async fn handle(stream: UnixStream, inner: &Arc<Inner>) -> Result<()> {
+    let mut reader = BufReader::new(stream);
+    let mut line = Vec::new();
+    let n = tokio::time::timeout(
+        READ_TIMEOUT,
+        (&mut reader)
+            .take(MAX_HOOK_MESSAGE)
+            .read_until(b'\n', &mut line),
+    )
+    .await
+    .context("the hook sent nothing")??;
+    if n == 0 || line.last() != Some(&b'\n') {
+        bail!("the hook's message was cut off or too long");
+    }
+    let msg: Value = serde_json::from_slice(&line).context("the hook's message is not JSON")?;
+    let event = msg["event"].as_str().unwrap_or_default().to_string();
+    let payload = msg["payload"].clone();
+    if let Some(raw) = lock(&inner.raw).as_mut() {
+        let mut entry = json!({"hook": event, "payload": payload}).to_string();
+        entry.push('\n');
+        let _ = raw.write_all(entry.as_bytes());
+    }
+    let mut stream = reader.into_inner();
+    if event == "PermissionRequest" {
+        let request_id = uuid::Uuid::new_v4().to_string();
+        let request = lock(&inner.normalizer).permission_request(&request_id, &payload);
+        let (answer, answered) = oneshot::channel();
+        lock(&inner.waiting).insert(
+            request_id.clone(),
+            Waiting {
+                answer,
+                tool_use_id: request["request"]["tool_use_id"].as_str().map(String::from),
+                suggestions: payload["permission_suggestions"].clone(),
+            },
+        );
+        inner.conversation.emit(&request);
+        tokio::spawn(
+            wait_for_answer(stream, answered, inner.clone(), request_id).in_current_span(),
+        );
+        return Ok(());
+    }
+    if matches!(event.as_str(), "PostToolUse" | "PostToolUseFailure") {
+        // A "Yes" in the terminal: the waiting hook's answer no longer
+        // matters (Claude ignores it); the tool result settles the approval.
+        let id = payload["tool_use_id"].as_str();
+        lock(&inner.waiting).retain(|_, w| w.tool_use_id.as_deref() != id || id.is_none());
+    }
+    let events = lock(&inner.normalizer).events(&event, &payload);
+    for e in &events {
+        inner.conversation.emit(e);
+    }
+    stream.write_all(b"{\"stdout\":\"\"}\n").await?;
+    Ok(())
+}
+
+/// Holds a PermissionRequest hook until a client answers (then the answer
+/// is its output), or until it dies: Claude kills it when the user answers
+/// "No" (or Esc) in the terminal.
+async fn wait_for_answer(
+    mut stream: UnixStream,
+    answer: oneshot::Receiver<String>,
+    inner: Arc<Inner>,
+    request_id: String,
+) {
+    let (mut read, mut write) = stream.split();
+    let mut probe = [0u8; 1];
+    tokio::select! {
+        decided = answer => {
+            let Ok(stdout) = decided else {
+                // Settled without an answer (the terminal's "Yes").
+                return;
+            };
+            let allowed = stdout.contains("\"allow\"");
+            let mut reply = json!({"stdout": stdout}).to_string();
+            reply.push('\n');
+            if write.write_all(reply.as_bytes()).await.is_ok() {
+                inner.conversation.emit(&json!({
+                    "type": "control_response",
+                    "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": allowed}},
+                }));
+            }
+        }
+        _ = read.read(&mut probe) => {
+            // The hook is gone while its request was pending.
+            if lock(&inner.waiting).remove(&request_id).is_some() {
+                inner.conversation.emit(&json!({
+                    "type": "control_response",
+                    "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": false}},
+                }));
+                inner.conversation.emit(&json!({
+                    "type": "result", "subtype": "interrupted", "is_error": true,
+                }));
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! Every REST failure is a JSON error with a code, whatever produced it: a
+//! handler, an extractor's rejection, the router (no route, wrong method).
+
+mod support;
+
+use support::*;
+
+async fn expect_error(resp: reqwest::Response, status: u16, code: &str) {
+    assert_eq!(resp.status(), status, "{}", resp.url());
+    let ty = resp.headers()["content-type"].to_str().unwrap().to_string();
+    assert!(ty.starts_with("application/json"), "{ty}");
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert!(
+        !body["error"]["message"].as_str().unwrap().is_empty(),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_failures_are_json_errors_with_codes() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    // A query that does not parse.
+    let resp = server
+        .get(&format!("/api/sessions/{}/events?from=abc", s.id))
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 400, "bad_message").await;
+    let resp = server
+        .http
+        .delete(server.url(&format!("/api/sessions/{}?purge=maybe", s.id)))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 400, "bad_message").await;
+    // No such route under /api, and a method a route does not take.
+    let resp = server.get("/api/nothing-here").send().await.unwrap();
+    expect_error(resp, 404, "bad_message").await;
+    let resp = server
+        .http
+        .put(server.url("/api/sessions"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 405, "bad_message").await;
+    // A body over the limit.
+    let resp = server
+        .post("/api/sessions")
+        .header("content-type", "application/json")
+        .body(vec![b' '; 3 << 20])
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 413, "too_large").await;
+    // A plain GET of the WebSocket route (no upgrade).
+    let resp = server
+        .get(&format!("/api/sessions/{}/ws", s.id))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_client_error());
+    let ty = resp.headers()["content-type"].to_str().unwrap().to_string();
+    assert!(ty.starts_with("application/json"), "{ty}");
+}
