@@ -131,11 +131,6 @@ pub fn launch(version: QwenVersion) -> Option<Launch> {
     );
 }
 
-/// The 0.15.10 `qwen` executable (see [`launch`]).
-pub fn executable() -> Option<PathBuf> {
-    launch(QwenVersion::V0_15).map(|l| l.command)
-}
-
 /// Writes `$home/.qwen/settings.json` for an unattended, offline run.
 pub fn write_settings(home: &Path, version: QwenVersion) {
     let dir = home.join(".qwen");
