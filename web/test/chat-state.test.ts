@@ -331,9 +331,9 @@ describe('local submits', () => {
   });
 
   it('advances past skipped lines', () => {
-    const s = reduce(initialChatState, { type: 'warning', code: 'bad_line', message: 'not JSON', seq: 3 });
+    const s = reduce(initialChatState, { type: 'warning', id: 1, code: 'bad_line', message: 'not JSON', seq: 3 });
     expect(s.lastSeq).toBe(3);
-    expect(reduce(s, { type: 'warning', code: 'bad_line', message: 'not JSON', seq: 3 })).toBe(s);
+    expect(reduce(s, { type: 'warning', id: 2, code: 'bad_line', message: 'not JSON', seq: 3 })).toBe(s);
   });
 });
 

@@ -35,6 +35,17 @@ pub(super) struct Sender {
     pub(super) replies: mpsc::Receiver<Outgoing>,
     pub(super) paused: watch::Receiver<bool>,
     pub(super) stop: watch::Receiver<bool>,
+    /// The id of the last warning sent to this client.
+    pub(super) warnings_seen: u64,
+}
+
+fn warning_message(w: crate::session::Warning) -> ServerMessage {
+    ServerMessage::Warning {
+        id: w.id,
+        code: w.code.to_string(),
+        message: w.message,
+        seq: w.seq,
+    }
 }
 
 /// The connection is over (client gone or server stopping).
@@ -87,23 +98,32 @@ impl Sender {
         Ok(snap.offset)
     }
 
-    fn control_message(&self, c: Control) -> ServerMessage {
-        match c {
+    /// The message for a piece of control news; `None` for a warning this
+    /// client has had already (replayed when it attached).
+    fn control_message(&mut self, c: Control) -> Option<ServerMessage> {
+        Some(match c {
             Control::Approval(a) => ServerMessage::Approval(a),
             Control::Resize { cols, rows } => ServerMessage::Resize { cols, rows },
-            Control::Warning { code, message, seq } => ServerMessage::Warning {
-                code: code.to_string(),
-                message,
-                seq,
-            },
+            Control::Warning(w) => {
+                if w.id <= self.warnings_seen {
+                    return None;
+                }
+                self.warnings_seen = w.id;
+                warning_message(w)
+            }
             Control::Exit(e) => ServerMessage::Exit(e),
-        }
+        })
     }
 
-    /// This client missed control news: send the current state instead.
+    /// This client missed control news: send the current state instead,
+    /// and the warnings it has not seen.
     async fn catch_up_control(&mut self) -> Result<(), Closed> {
         for a in self.session.approvals() {
             self.text(&ServerMessage::Approval(a)).await?;
+        }
+        for w in self.session.warnings_after(self.warnings_seen) {
+            self.warnings_seen = w.id;
+            self.text(&warning_message(w)).await?;
         }
         let (cols, rows) = self.session.size();
         self.text(&ServerMessage::Resize { cols, rows }).await
@@ -135,6 +155,11 @@ impl Sender {
         };
         self.text(&ServerMessage::Hello(hello)).await?;
         let mut term_cursor = self.resync("attach").await?;
+        // What went wrong before this client came.
+        for w in s.warnings_after(0) {
+            self.warnings_seen = w.id;
+            self.text(&warning_message(w)).await?;
+        }
         self.flush().await?;
         // Flow control: while this client keeps reading, the program waits
         // for it rather than letting it fall out of the window.
@@ -171,8 +196,9 @@ impl Sender {
                 match self.control.try_recv() {
                     Ok(Control::Exit(_)) => exit_pending = true,
                     Ok(c) => {
-                        let msg = self.control_message(c);
-                        self.text(&msg).await?;
+                        if let Some(msg) = self.control_message(c) {
+                            self.text(&msg).await?;
+                        }
                         progressed = true;
                     }
                     Err(broadcast::error::TryRecvError::Lagged(n)) => {
@@ -283,8 +309,9 @@ impl Sender {
                 c = self.control.recv() => match c {
                     Ok(Control::Exit(_)) => exit_pending = true,
                     Ok(c) => {
-                        let msg = self.control_message(c);
-                        self.text(&msg).await?;
+                        if let Some(msg) = self.control_message(c) {
+                            self.text(&msg).await?;
+                        }
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) => {
                         self.catch_up_control().await?;
