@@ -362,8 +362,7 @@ async fn a_submit_sent_the_instant_the_session_is_created_is_answered(kind: Kind
         return;
     };
     let prompt = "first words";
-    let profiles = program.profiles();
-    let server = support::TestServer::start_with(|o| o.profiles = profiles).await;
+    let server = program.server().await;
     let session = server.create("agent").await;
     let sent = std::time::Instant::now();
     let resp = server

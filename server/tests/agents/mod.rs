@@ -172,6 +172,22 @@ impl Program {
         })
     }
 
+    /// A test server offering only this program. Real Qwen gets the grace
+    /// period of a real duet and more: after its `session_end` it took over
+    /// 2 s (the test servers' grace) to exit at a load of 14 on 2 cores, and
+    /// was then killed; the DELETE scenario checks the exit it chose.
+    pub async fn server(&self) -> TestServer {
+        let profiles = self.profiles();
+        let qwen = self.kind.is_qwen();
+        TestServer::start_with(|o| {
+            o.profiles = profiles;
+            if qwen {
+                o.limits.kill_grace = std::time::Duration::from_secs(10);
+            }
+        })
+        .await
+    }
+
     pub fn profiles(&self) -> Profiles {
         Profiles::from_config(
             ConfigFile {
@@ -201,8 +217,7 @@ impl Run {
 
     /// [`Run::start`] for a program set up by the caller.
     pub async fn start_program(program: Program) -> Self {
-        let profiles = program.profiles();
-        let server = TestServer::start_with(|o| o.profiles = profiles).await;
+        let server = program.server().await;
         let session = server.create("agent").await;
         let client = server.connect(session.id, None).await;
         Self {
