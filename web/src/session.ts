@@ -8,7 +8,7 @@ import { ChatView, exitSentence, type ApprovalChoice } from './chat/view';
 import { initialChatState, reduce, type ChatInput, type ChatState } from './chat/state';
 import { api, ApiError } from './net/api';
 import { SessionSocket, type SocketState } from './net/socket';
-import { TerminalPane } from './terminal/terminal';
+import { TerminalPane, type ScreenDump } from './terminal/terminal';
 import { h } from './ui/dom';
 import { ResumeControl } from './ui/resume';
 import type { ThemeName } from './ui/theme';
@@ -52,12 +52,16 @@ export class SessionController {
   private hello = false;
   /** Set between a `resync` and the snapshot frame that follows it. */
   private expectSnapshot = false;
+  /** This tab started the session: its first connection sets the PTY size. */
+  private drivesFirst: boolean;
 
   constructor(
     readonly id: string,
     private readonly host: SessionHost,
     theme: ThemeName,
+    created = false,
   ) {
+    this.drivesFirst = created;
     this.state = cache.get(id) ?? initialChatState;
     this.chat = new ChatView({
       onSubmit: (text) => this.submit(text),
@@ -169,7 +173,8 @@ export class SessionController {
           return;
         }
         this.terminal.serverResized(m.cols, m.rows);
-        this.terminal.connected();
+        this.terminal.connected(this.drivesFirst);
+        this.drivesFirst = false;
         this.hello = true;
         break;
       case 'resync':
@@ -269,8 +274,9 @@ export class SessionController {
   }
 
   /** Debugging aid (and the browser tests' window into the terminal). */
-  debug(): { terminalText: () => string; state: () => ChatState; flow: () => { backlog: number; peak: number; pauses: number }; dropConnection: () => void; snapshotPending: () => boolean } {
+  debug(): { terminalText: () => string; state: () => ChatState; flow: () => { backlog: number; peak: number; pauses: number }; dropConnection: () => void; snapshotPending: () => boolean; screen: () => ScreenDump } {
     return {
+      screen: () => this.terminal.screen(),
       terminalText: () => this.terminal.text(),
       state: () => this.state,
       flow: () => this.terminal.flow,

@@ -333,7 +333,18 @@ describe('local submits', () => {
   it('advances past skipped lines', () => {
     const s = reduce(initialChatState, { type: 'warning', id: 1, code: 'bad_line', message: 'not JSON', seq: 3 });
     expect(s.lastSeq).toBe(3);
-    expect(reduce(s, { type: 'warning', id: 2, code: 'bad_line', message: 'not JSON', seq: 3 })).toBe(s);
+    // The same warning again (replayed to a new connection): nothing changes.
+    expect(reduce(s, { type: 'warning', id: 1, code: 'bad_line', message: 'not JSON', seq: 3 })).toBe(s);
+    // Another warning about a line already applied: no notice.
+    expect(reduce(s, { type: 'warning', id: 2, code: 'bad_line', message: 'not JSON', seq: 3 }).items).toEqual(s.items);
+  });
+
+  it('shows each numbered warning once, across reconnects', () => {
+    const w = { type: 'warning', id: 1, code: 'ready_timeout', message: 'the screen did not show "ready"' } as const;
+    const once = reduceAll(initialChatState, [w, helloMessage(), w]);
+    expect(transcript(once)).toEqual(['notice: Warning: the screen did not show "ready"']);
+    // A new one with the same words counts up the same notice.
+    expect(reduce(once, { ...w, id: 2 }).items).toEqual([{ kind: 'notice', id: 'n:1', level: 'warning', text: 'Warning: the screen did not show "ready"', count: 2 }]);
   });
 });
 

@@ -145,6 +145,8 @@ export interface ChatState {
   readonly unknownEvents: number;
   /** Bumped for every notice, to give each a unique id. */
   readonly noticeCount: number;
+  /** The highest warning id shown (the server replays its warnings on every connection). */
+  readonly lastWarningId: number;
 }
 
 /** Actions that start in this tab rather than on the server. */
@@ -172,6 +174,7 @@ export const initialChatState: ChatState = {
   agent: null,
   unknownEvents: 0,
   noticeCount: 0,
+  lastWarningId: 0,
 };
 
 /** Applies one input. Returns the same object when nothing changed. */
@@ -192,10 +195,17 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       if (input.seq <= state.lastSeq) return state;
       return applyEvent({ ...state, lastSeq: input.seq }, parseSidecarEvent(input.event));
     case 'warning': {
-      // A skipped sidecar line still consumes its seq, so `from=` stays right.
-      if (input.seq !== undefined && input.seq <= state.lastSeq) return state;
-      const next = input.seq !== undefined ? { ...state, lastSeq: input.seq } : state;
-      return addNotice(next, 'warning', `Skipped an event: ${input.message}`);
+      // The server numbers warnings and replays the ones it keeps to every
+      // new connection: a reconnect must not show them again.
+      if (input.id <= state.lastWarningId) return state;
+      let next: ChatState = { ...state, lastWarningId: input.id };
+      if (input.seq !== undefined) {
+        // A skipped sidecar line still consumes its seq, so `from=` stays right.
+        if (input.seq <= state.lastSeq) return next;
+        next = { ...next, lastSeq: input.seq };
+        return addNotice(next, 'warning', `Skipped an event: ${input.message}`);
+      }
+      return addNotice(next, 'warning', `Warning: ${input.message}`);
     }
     case 'approval':
       return applyServerApproval(state, input);

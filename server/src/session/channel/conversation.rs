@@ -427,6 +427,11 @@ impl Conversation {
             st.approvals.undo_decision(request_id);
             return Err(e.into());
         }
+        let approval = if channel.confirms(&option) {
+            approval
+        } else {
+            st.approvals.confirm(request_id).unwrap_or(approval)
+        };
         if !option.kind.allows() {
             // Agents do not call the model again after a denial; the turn
             // is over until the next prompt.
