@@ -513,7 +513,7 @@ impl Session {
             }
         })
         .await;
-        if found.is_err() && !self.is_exited() {
+        if found.is_err() && !self.is_exited() && self.conversation.waits_for_screen() {
             self.conversation.warn(
                 "ready_timeout",
                 format!("the screen did not show {text:?} within {READY_TEXT_TIMEOUT:?}; sending prompts anyway"),
