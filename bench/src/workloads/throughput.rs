@@ -123,8 +123,11 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     // load moves between rounds, and the best round is the least disturbed.
     let mut peers = Vec::new();
     for spec in &ctx.peers {
+        // `--idle`: the program stays after the end marker. ttyd closes the
+        // connection when its program exits without sending what it still
+        // holds (see the exit workload), which would cut off the marker.
         let peer = ctx
-            .peer_fixture(spec, &["flood", "--bytes", &bytes_arg])
+            .peer_fixture(spec, &["flood", "--bytes", &bytes_arg, "--idle"])
             .await;
         peers.push((spec.name(), peer, Vec::new()));
     }
