@@ -34,6 +34,13 @@ async function apiStart(page: Page, duet: Duet, profile: string): Promise<string
   return id;
 }
 
+/** Waits until the shell reads its input (typing earlier lands in the tty's echo before bash runs). */
+async function shellReady(page: Page): Promise<void> {
+  await typeInTerminal(page, 'echo ready-$((40+2))');
+  await page.keyboard.press('Enter');
+  await expectTerminal(page, /^ready-42$/m);
+}
+
 /** Where the first pending approval card is, relative to the chat log's view. */
 async function approvalPlace(page: Page): Promise<'in' | 'out' | 'none'> {
   return page.evaluate(() => {
@@ -134,7 +141,8 @@ test('2. the phone key bar sends real keys to the program', async ({ browser, du
     await apiStart(page, duet, 'shell');
     const bar = page.getByRole('toolbar', { name: 'Terminal keys' });
     await expect(bar).toBeVisible();
-    await typeInTerminal(page, 'cat -v');
+    await shellReady(page);
+    await typeInTerminal(page, 'cat -vT'); // -T: a tab shows as ^I
     await page.keyboard.press('Enter');
     for (const name of ['Escape', 'Tab', 'Shift+Tab', 'Left', 'Up', 'Down', 'Right', 'Enter']) await bar.getByRole('button', { name, exact: true }).tap();
     await expectTerminal(page, /^\^\[\^I\^\[\[Z\^\[\[D\^\[\[A\^\[\[B\^\[\[C$/m);
@@ -179,6 +187,7 @@ for (const program of ['demo', 'less'] as const) {
       await sendChat(a, `hello ${'with a long line that wraps in narrow terminals '.repeat(4)}`);
       await expect(a.getByRole('status')).toContainText('Idle');
     } else {
+      await shellReady(a);
       await typeInTerminal(a, "for i in $(seq 1 400); do echo \"line $i $(printf 'wrap%.0s-' $(seq 1 $((i % 60))))\"; done > /tmp/duet-less.txt; less /tmp/duet-less.txt");
       await a.keyboard.press('Enter');
       await expectTerminal(a, /line 1 /);
@@ -188,8 +197,8 @@ for (const program of ['demo', 'less'] as const) {
     for (const [i, [sa, sb]] of SIZES.entries()) {
       // B's window changes first, then A's: A resized last, so A drives.
       await b.setViewportSize(sb);
+      await a.setViewportSize({ width: sa.width - 20, height: sa.height });
       await a.setViewportSize(sa);
-      await a.waitForTimeout(300);
       await expect.poll(async () => (await screen(a))?.driver).toBe(true);
       if (program === 'less') {
         // Move in the file so the screen is redrawn at this size.
@@ -225,6 +234,7 @@ for (const dpr of [1, 2, 3]) {
     const page = await login(browser, duet, { viewport: { width: 1000, height: 700 }, deviceScaleFactor: dpr });
     try {
       await startSession(page, 'shell');
+      await shellReady(page);
       await typeInTerminal(page, 'printf "%s\\n" XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX');
       await page.keyboard.press('Enter');
       await expectTerminal(page, /^X{32}$/m);
@@ -307,6 +317,7 @@ test('6. Ctrl+Shift+C copies the terminal selection; the bottom row is not clipp
   const page = await login(browser, duet, { viewport: DESKTOP, permissions: ['clipboard-read', 'clipboard-write'] });
   try {
     await startSession(page, 'shell');
+    await shellReady(page);
     await typeInTerminal(page, 'clear; echo copyme-$((40+2))');
     await page.keyboard.press('Enter');
     await expectTerminal(page, /^copyme-42$/m);

@@ -110,6 +110,11 @@ export class TerminalPane {
       scrollback: 5000,
       theme: terminalThemes[theme],
       macOptionIsMeta: true,
+      // No reflow on resize: the server's screen (vt100), whose snapshot a reload
+      // or a second tab draws, cuts and pads lines instead of rewrapping them, and
+      // grows rows at the bottom. xterm does the same when it believes the PTY is
+      // winpty; any other reflow would make a reload differ from the live view.
+      windowsPty: { backend: 'winpty', buildNumber: 1 },
     });
     this.flowControl = new FlowControl((pause) => { owner.flow(pause); });
     this.term.loadAddon(this.fit);
