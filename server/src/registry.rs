@@ -20,7 +20,7 @@ use crate::session::{Session, SessionLimits, SessionOptions};
 use crate::state_dir;
 
 /// Limits and places that apply to every session.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct RegistryOptions {
     pub state_dir: PathBuf,
     /// Sessions whose program still runs.
@@ -28,6 +28,7 @@ pub(crate) struct RegistryOptions {
     /// How long an ended session's transcript stays available.
     pub retain: Duration,
     pub limits: SessionLimits,
+    pub observe: Arc<crate::observe::Observer>,
 }
 
 /// The sessions, under one lock.
@@ -166,6 +167,7 @@ impl Registry {
             rows,
             limits: self.opts.limits,
             watcher: self.watcher.clone(),
+            observe: self.opts.observe.session(id, &dir),
         })
         .map_err(|e| {
             let _ = std::fs::remove_dir_all(&dir);

@@ -81,6 +81,7 @@ pub(crate) struct SessionOptions {
     pub(crate) rows: u16,
     pub(crate) limits: SessionLimits,
     pub(crate) watcher: Arc<Watcher>,
+    pub(crate) observe: Arc<crate::observe::SessionObserver>,
 }
 
 /// Control-plane news for attached clients. Terminal bytes and events are not
@@ -155,6 +156,7 @@ pub(crate) struct Session {
     pub(crate) limits: SessionLimits,
     pub(crate) terminal: Arc<Terminal>,
     pub(crate) conversation: Arc<Conversation>,
+    pub(crate) observe: Arc<crate::observe::SessionObserver>,
     channel: Option<Arc<dyn Channel>>,
     channel_info: ChannelInfo,
     control: broadcast::Sender<Control>,
@@ -242,6 +244,7 @@ impl Session {
         // Everything that can fail comes before the program starts, so a
         // failed start never leaves a program running with no session.
         let terminal = Arc::new(Terminal::new(opts.cols, opts.rows, opts.limits.output)?);
+        opts.observe.watch(&conversation, &terminal.output);
         let channel: Option<Arc<dyn Channel>> = match profile.channel {
             ChannelKind::None => None,
             ChannelKind::Claude => {
@@ -306,6 +309,7 @@ impl Session {
             limits: opts.limits,
             terminal,
             conversation,
+            observe: opts.observe.clone(),
             channel,
             channel_info,
             control,

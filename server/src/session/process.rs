@@ -102,6 +102,7 @@ impl Session {
             st.ended_at = Some(now_ms());
         }
         info!(code = ?exit.code, signal = ?exit.signal, "exited");
+        self.observe.ended(&exit);
         let _ = self.control.send(Control::Exit(exit));
         self.exited.send_replace(true);
     }

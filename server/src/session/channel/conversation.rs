@@ -50,6 +50,8 @@ pub(crate) struct Conversation {
     control: broadcast::Sender<Control>,
     channel: OnceLock<Arc<dyn Channel>>,
     max_submit_bytes: usize,
+    /// Counts and records approvals and warnings (see `observe`).
+    pub(crate) observer: OnceLock<Arc<crate::observe::SessionObserver>>,
 }
 
 /// The few fields duet looks at in every event; parsing only these (and
@@ -103,6 +105,7 @@ impl Conversation {
             control,
             channel: OnceLock::new(),
             max_submit_bytes,
+            observer: OnceLock::new(),
         }
     }
 
@@ -131,6 +134,7 @@ impl Conversation {
     /// Tells clients about something odd in the stream; it goes on.
     pub(crate) fn warn(&self, code: &'static str, message: String, seq: Option<u64>) {
         debug!(code, %message, ?seq, "channel warning");
+        self.observer.get().inspect(|o| o.warning(code));
         let _ = self.control.send(Control::Warning { code, message, seq });
     }
 
@@ -177,6 +181,9 @@ impl Conversation {
     }
 
     fn announce(&self, changed: Vec<Approval>) {
+        self.observer
+            .get()
+            .inspect(|o| o.approvals_changed(&changed));
         for a in changed {
             let _ = self.control.send(Control::Approval(a));
         }
