@@ -252,7 +252,7 @@ impl Registry {
 /// When anything in a session directory last changed (the events file
 /// grows for as long as the program talks).
 fn last_change(dir: &std::path::Path) -> std::time::SystemTime {
-    ["events.jsonl", "input.jsonl", "."]
+    ["events.jsonl", "input.jsonl", "audit.jsonl", "."]
         .iter()
         .filter_map(|f| {
             std::fs::metadata(dir.join(f))
