@@ -181,3 +181,31 @@ async fn the_metrics_listener_needs_no_token_and_serves_nothing_else() {
         assert_eq!(status, 404, "{path}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flow_holds_and_warnings_are_counted() {
+    const FLOOD: u64 = 32 << 20;
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    // This client reads its hello and then stops reading: once its socket
+    // buffers are full it holds the program for a moment.
+    let _stalled = server.connect(s.id, None).await;
+    let mut reader = server.connect(s.id, None).await;
+    reader.until_event(|e| kind(e) == "system").await;
+    reader.submit(&format!("flood {FLOOD}")).await;
+    reader.until_event(|e| kind(e) == "x-flood-done").await;
+    // Lines that are not JSON objects are skipped with warnings.
+    reader.submit("garbage 10").await;
+    reader.until_event(|e| kind(e) == "x-after-garbage").await;
+
+    let text = scrape(&server).await;
+    assert!(value(&text, "duet_flow_holds_total") >= 1.0);
+    assert_eq!(value(&text, r#"duet_resyncs_total{reason="attach"}"#), 2.0);
+    assert!(value(&text, r#"duet_ws_sent_bytes_total{frame="binary"}"#) >= FLOOD as f64);
+    let warnings: f64 = text
+        .lines()
+        .filter(|l| l.starts_with("duet_warnings_total{"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert!(warnings >= 2.0, "{text}");
+}
