@@ -16,6 +16,7 @@ use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
 
 use crate::error::AppError;
+use crate::observe::Actor;
 use crate::server::{AppState, Conn};
 use crate::session::channel::approvals::Choice;
 use crate::session::channel::delivery::Accepted;
@@ -88,6 +89,7 @@ pub async fn profiles(State(state): State<AppState>) -> Json<Vec<ProfileInfo>> {
 /// `POST /api/sessions` → 201.
 pub async fn create(
     State(state): State<AppState>,
+    who: Actor,
     body: axum::body::Bytes,
 ) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
     // An empty body means "the default profile at the default size".
@@ -96,8 +98,17 @@ pub async fn create(
     } else {
         serde_json::from_slice(&body).map_err(|e| AppError::bad_request(e.to_string()))?
     };
-    let session = state.registry.create(req)?;
-    Ok((StatusCode::CREATED, Json(session.info())))
+    let profile = req.profile.clone();
+    let session = state.registry.create(req).inspect_err(|e| {
+        if e.code == ErrorCode::Internal {
+            state
+                .observe
+                .start_failed(profile.as_deref(), &e.message, &who);
+        }
+    })?;
+    let info = session.info();
+    session.observe.created(&info, &who);
+    Ok((StatusCode::CREATED, Json(info)))
 }
 
 /// `POST /api/sessions/{id}/resume` → 201: a new session that continues
@@ -138,8 +149,10 @@ pub async fn delete(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(q): Query<DeleteQuery>,
+    who: Actor,
 ) -> Result<Response, AppError> {
     let s = session(&state, &id)?;
+    s.observe.deleted(q.purge, &who);
     s.terminate();
     let wait = s.limits.kill_grace + std::time::Duration::from_secs(2);
     let _ = tokio::time::timeout(wait, s.wait_exited()).await;
@@ -245,10 +258,11 @@ pub async fn screen(
 pub async fn submit(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    who: Actor,
     ApiJson(body): ApiJson<SubmitRequest>,
 ) -> Result<Json<SubmitResponse>, AppError> {
     let s = session(&state, &id)?;
-    let delivery = s.submit(body.text)?;
+    let delivery = s.submit_as(body.text, &who)?;
     Ok(Json(SubmitResponse {
         queued: delivery == Accepted::Queued,
     }))
@@ -259,6 +273,7 @@ pub async fn submit(
 pub async fn approve(
     State(state): State<AppState>,
     Path((id, request_id)): Path<(String, String)>,
+    who: Actor,
     ApiJson(body): ApiJson<ApprovalDecision>,
 ) -> Result<Json<Approval>, AppError> {
     let s = session(&state, &id)?;
@@ -271,7 +286,7 @@ pub async fn approve(
             ))
         }
     };
-    Ok(Json(s.approve(&request_id, &choice)?))
+    Ok(Json(s.approve_as(&request_id, &choice, &who)?))
 }
 
 /// `GET /api/sessions/{id}/approvals`.

@@ -28,6 +28,8 @@ stream (dual output).
 Start it with `duet serve` and open the URL it prints.";
 
 /// What to do.
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the gateway (HTTP, WebSocket and the web UI).
@@ -137,6 +139,12 @@ pub struct ServeArgs {
     /// last change.
     #[arg(long, env = "DUET_RETAIN", default_value = "1h", value_parser = parse_duration)]
     pub retain: Duration,
+
+    /// Also serve GET /metrics (Prometheus) here, WITHOUT auth (on the main
+    /// address it needs the token). Loopback unless --behind-tls-proxy, as
+    /// for --listen: only expose it on a network you trust.
+    #[arg(long, env = "DUET_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// Parses `90`, `90s`, `15m`, `2h`, `1d`.
@@ -181,6 +189,14 @@ impl ServeArgs {
                  and pass --behind-tls-proxy (DUET_BEHIND_TLS_PROXY=true), or listen on 127.0.0.1",
                 self.listen
             );
+        }
+        if let Some(addr) = self.metrics_listen {
+            if !addr.ip().is_loopback() && !self.behind_tls_proxy {
+                bail!(
+                    "refusing to serve metrics without auth on {addr}: use a loopback address, \
+                     or pass --behind-tls-proxy when duet runs on a private network (a pod)"
+                );
+            }
         }
         let token = if self.no_auth {
             None
@@ -227,6 +243,7 @@ impl ServeArgs {
         opts.retain = self.retain;
         opts.limits.max_clients = self.max_clients;
         opts.limits.max_recording = self.max_recording;
+        opts.metrics_listen = self.metrics_listen.map(crate::server::MetricsListen::Addr);
         Ok((self.listen, opts))
     }
 }
@@ -260,6 +277,15 @@ mod tests {
         .is_err());
         assert!(serve(&["serve", "--token", "short"]).is_err());
         assert!(serve(&["serve", "--no-auth"]).unwrap().1.token.is_none());
+        assert!(serve(&["serve", "--metrics-listen", "127.0.0.1:9100"]).is_ok());
+        assert!(serve(&["serve", "--metrics-listen", "0.0.0.0:9100"]).is_err());
+        assert!(serve(&[
+            "serve",
+            "--metrics-listen",
+            "0.0.0.0:9100",
+            "--behind-tls-proxy"
+        ])
+        .is_ok());
     }
 
     #[test]

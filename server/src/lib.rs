@@ -13,6 +13,7 @@ pub mod config;
 pub(crate) mod error;
 pub mod hook;
 pub(crate) mod host;
+pub(crate) mod observe;
 pub(crate) mod registry;
 pub mod server;
 pub(crate) mod session;

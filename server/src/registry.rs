@@ -21,7 +21,7 @@ use crate::session::{Session, SessionLimits, SessionOptions};
 use crate::state_dir;
 
 /// Limits and places that apply to every session.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct RegistryOptions {
     pub state_dir: PathBuf,
     /// Sessions whose program still runs.
@@ -29,6 +29,7 @@ pub(crate) struct RegistryOptions {
     /// How long an ended session's transcript stays available.
     pub retain: Duration,
     pub limits: SessionLimits,
+    pub observe: Arc<crate::observe::Observer>,
 }
 
 /// The sessions, under one lock.
@@ -118,7 +119,15 @@ impl Registry {
                     .profiles
                     .get(Some(&record.profile))
                     .is_some_and(|p| p.can_resume());
-                match Session::recovered(record, path.clone(), self.opts.limits, can_resume, exit) {
+                let observe = self.opts.observe.session(id, &path);
+                match Session::recovered(
+                    record,
+                    path.clone(),
+                    self.opts.limits,
+                    can_resume,
+                    exit,
+                    observe,
+                ) {
                     Ok(session) => {
                         recovered += 1;
                         let mut table = self.table();
@@ -267,6 +276,7 @@ impl Registry {
             limits: self.opts.limits,
             watcher: self.watcher.clone(),
             resume,
+            observe: self.opts.observe.session(id, &dir),
         })
         .map_err(|e| {
             let _ = std::fs::remove_dir_all(&dir);
@@ -376,7 +386,7 @@ impl Registry {
 /// When anything in a session directory last changed (the events file
 /// grows for as long as the program talks).
 fn last_change(dir: &std::path::Path) -> std::time::SystemTime {
-    ["events.jsonl", "input.jsonl", "."]
+    ["events.jsonl", "input.jsonl", "audit.jsonl", "."]
         .iter()
         .filter_map(|f| {
             std::fs::metadata(dir.join(f))

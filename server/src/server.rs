@@ -23,9 +23,10 @@ use tracing::{debug, info, warn};
 use crate::auth::Auth;
 use crate::config::Profiles;
 use crate::host::AllowedHosts;
+use crate::observe::Observer;
 use crate::registry::{Registry, RegistryOptions};
 use crate::session::SessionLimits;
-use crate::{api, assets, host, ws};
+use crate::{api, assets, host, observe, ws};
 
 /// Everything a server needs; build with [`ServerOptions::new`] and adjust.
 #[derive(Clone)]
@@ -56,6 +57,18 @@ pub struct ServerOptions {
     /// how long an idle keep-alive connection stays open).
     pub header_read_timeout: Duration,
     pub limits: SessionLimits,
+    /// Where to serve `GET /metrics` without auth (see `--metrics-listen`),
+    /// besides `/metrics` behind the token on the main listener.
+    pub metrics_listen: Option<MetricsListen>,
+}
+
+/// Where the unauthenticated metrics listener listens.
+#[derive(Clone, Debug)]
+pub enum MetricsListen {
+    /// Bind this address.
+    Addr(SocketAddr),
+    /// Use this listener (tests bind port 0).
+    Bound(Arc<std::net::TcpListener>),
 }
 
 impl ServerOptions {
@@ -74,6 +87,7 @@ impl ServerOptions {
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(30),
             limits: SessionLimits::default(),
+            metrics_listen: None,
         }
     }
 }
@@ -93,6 +107,7 @@ pub(crate) struct AppState {
     pub registry: Arc<Registry>,
     pub auth: Auth,
     pub hosts: Arc<AllowedHosts>,
+    pub observe: Arc<Observer>,
     pub max_ws_message: usize,
     /// Turns true when the server is stopping; WebSocket handlers close.
     pub stop: watch::Sender<bool>,
@@ -112,6 +127,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions/{id}/approvals", get(api::approvals))
         .route("/sessions/{id}/approvals/{request_id}", post(api::approve))
         .route("/sessions/{id}/ws", get(ws::upgrade))
+        .route("/sessions/{id}/audit", get(observe::http::audit))
         .route("/logout", post(api::logout))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -119,8 +135,15 @@ pub(crate) fn router(state: AppState) -> Router {
         ))
         .route("/login", post(api::login))
         .layer(axum::middleware::from_fn(crate::error::json_errors));
+    let metrics = Router::new()
+        .route("/metrics", get(observe::http::metrics))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::require_auth,
+        ));
     Router::new()
         .route(host::HEALTH_PATH, get(api::healthz))
+        .merge(metrics)
         .route("/", get(assets::root))
         .nest("/api", api)
         .fallback(assets::static_file)
@@ -152,6 +175,21 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let port = listener.local_addr()?.port();
+    crate::state_dir::prepare(&opts.state_dir)?;
+    let observe = Observer::new(&opts.state_dir, opts.behind_tls_proxy, opts.token.is_some())?;
+    let metrics_listener = match &opts.metrics_listen {
+        None => None,
+        Some(MetricsListen::Addr(addr)) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|e| anyhow::anyhow!("listening on {addr} (--metrics-listen): {e}"))?,
+        ),
+        Some(MetricsListen::Bound(l)) => {
+            let l = l.try_clone()?;
+            l.set_nonblocking(true)?;
+            Some(TcpListener::from_std(l)?)
+        }
+    };
     let registry = Registry::new(
         opts.profiles.clone(),
         RegistryOptions {
@@ -159,6 +197,7 @@ pub async fn run(
             max_sessions: opts.max_sessions,
             retain: opts.retain,
             limits: opts.limits,
+            observe: observe.clone(),
         },
     )?;
     let local_addr = listener.local_addr()?;
@@ -175,10 +214,19 @@ pub async fn run(
             local_addr,
             opts.token.is_some(),
         )?),
+        observe,
         max_ws_message: opts.max_ws_message,
         stop: watch::channel(false).0,
     };
     let stop = state.stop.clone();
+    let audit = state.observe.clone();
+    if let Some(l) = metrics_listener {
+        tokio::spawn(observe::http::serve_metrics(
+            l,
+            state.clone(),
+            state.stop.subscribe(),
+        ));
+    }
     let app = router(state);
     let stopping = {
         let registry = registry.clone();
@@ -190,6 +238,8 @@ pub async fn run(
         }
     };
     serve(listener, app, &opts, stopping).await;
+    // The last audit lines (the sessions' ends) reach the disk.
+    audit.flush().await;
     info!("stopped");
     Ok(())
 }

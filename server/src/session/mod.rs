@@ -90,6 +90,7 @@ pub(crate) struct SessionOptions {
     pub(crate) watcher: Arc<Watcher>,
     /// Continue an ended session's conversation.
     pub(crate) resume: Option<ResumeFrom>,
+    pub(crate) observe: Arc<crate::observe::SessionObserver>,
 }
 
 /// The ended session a new one continues.
@@ -183,6 +184,7 @@ pub(crate) struct Session {
     pub(crate) limits: SessionLimits,
     pub(crate) terminal: Arc<Terminal>,
     pub(crate) conversation: Arc<Conversation>,
+    pub(crate) observe: Arc<crate::observe::SessionObserver>,
     channel: Option<Arc<dyn Channel>>,
     channel_info: ChannelInfo,
     control: broadcast::Sender<Control>,
@@ -297,6 +299,7 @@ impl Session {
             opts.limits.output,
             recording,
         )?);
+        opts.observe.watch(&conversation, &terminal.output);
         let channel: Option<Arc<dyn Channel>> = match profile.channel {
             ChannelKind::None => None,
             ChannelKind::Claude => {
@@ -364,6 +367,7 @@ impl Session {
             limits: opts.limits,
             terminal,
             conversation,
+            observe: opts.observe.clone(),
             channel,
             channel_info,
             control,
@@ -413,6 +417,7 @@ impl Session {
         limits: SessionLimits,
         can_resume: bool,
         exit: ExitInfo,
+        observe: Arc<crate::observe::SessionObserver>,
     ) -> Result<Arc<Session>> {
         let span = tracing::info_span!("session", id = %record.id, profile = %record.profile);
         let terminal = Arc::new(Terminal::new(
@@ -463,6 +468,7 @@ impl Session {
             process: Process::foreign(record.pid),
             clients: AtomicU32::new(0),
             span,
+            observe,
         });
         session.save_record();
         Ok(session)

@@ -119,6 +119,7 @@ impl Session {
         }
         self.save_record();
         info!(code = ?exit.code, signal = ?exit.signal, "exited");
+        self.observe.ended(&exit);
         let _ = self.control.send(Control::Exit(exit));
         self.exited.send_replace(true);
     }

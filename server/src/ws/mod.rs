@@ -27,6 +27,8 @@ use tokio::sync::{mpsc, watch};
 use tracing::{info, Instrument};
 
 use crate::error::AppError;
+use crate::observe::metrics::ClientCount;
+use crate::observe::Actor;
 use crate::server::AppState;
 use crate::session::{ClientGuard, Session};
 
@@ -57,6 +59,7 @@ pub(crate) async fn upgrade(
     Path(id): Path<String>,
     Query(q): Query<WsQuery>,
     headers: HeaderMap,
+    who: Actor,
     ws: WebSocketUpgrade,
 ) -> Result<Response, AppError> {
     // The auth middleware checked credentials and Origin already; this is
@@ -82,6 +85,7 @@ pub(crate) async fn upgrade(
     let stop = state.stop.subscribe();
     let from = q.from.unwrap_or(0);
     let max_message = state.max_ws_message;
+    let who = who.with_client(client);
     Ok(ws
         // tungstenite's default 128 KiB read buffer is zero-filled before
         // reads, so it stays resident: 142 KiB per client (measured, see
@@ -90,21 +94,40 @@ pub(crate) async fn upgrade(
         .max_message_size(state.max_ws_message)
         .max_frame_size(state.max_ws_message)
         .on_upgrade(move |socket| {
-            serve(socket, session, guard, client, from, stop, max_message).instrument(span)
+            let conn = Conn {
+                client,
+                from,
+                max_message,
+                who,
+            };
+            serve(socket, session, guard, conn, stop).instrument(span)
         })
         .into_response())
+}
+
+/// One connection's particulars.
+struct Conn {
+    client: ClientId,
+    from: u64,
+    max_message: usize,
+    who: Actor,
 }
 
 async fn serve(
     socket: WebSocket,
     session: Arc<Session>,
     guard: ClientGuard,
-    client: ClientId,
-    from: u64,
+    conn: Conn,
     stop: watch::Receiver<bool>,
-    max_message: usize,
 ) {
+    let Conn {
+        client,
+        from,
+        max_message,
+        who,
+    } = conn;
     info!(from, "attached");
+    let _counted = ClientCount::new(&session.observe.metrics);
     let (sink, stream) = socket.split();
     let (reply_tx, reply_rx) = mpsc::channel::<Outgoing>(32);
     let (pause_tx, pause_rx) = watch::channel(false);
@@ -125,7 +148,7 @@ async fn serve(
         .in_current_span(),
     );
     let mut recv = tokio::spawn(
-        recv::receive(stream, session, reply_tx, pause_tx, max_message).in_current_span(),
+        recv::receive(stream, session, reply_tx, pause_tx, max_message, who).in_current_span(),
     );
     tokio::select! {
         _ = &mut send => recv.abort(),

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tracing::debug;
 
 use super::Outgoing;
+use crate::observe::Actor;
 use crate::session::channel::approvals::Choice;
 use crate::session::channel::delivery::Accepted;
 use crate::session::Session;
@@ -23,14 +24,18 @@ pub(super) async fn receive(
     replies: mpsc::Sender<Outgoing>,
     pause: watch::Sender<bool>,
     max_message: usize,
+    who: Actor,
 ) {
+    let keys_in = session.observe.metrics.keys_in.clone();
     while let Some(msg) = stream.next().await {
         let reply = match msg {
-            Ok(Message::Binary(bytes)) => match session.write_keys(bytes).await {
-                Ok(()) => None,
-                Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), None)),
-            },
-            Ok(Message::Text(text)) => handle_text(&session, &text, &pause).await,
+            Ok(Message::Binary(bytes)) => {
+                match session.write_keys(counted(&keys_in, bytes)).await {
+                    Ok(()) => None,
+                    Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), None)),
+                }
+            }
+            Ok(Message::Text(text)) => handle_text(&session, &text, &pause, &who).await,
             Ok(Message::Close(frame)) => {
                 // RFC 6455 5.5.1: answer a close with a close, echoing its
                 // code, so the client is not left waiting for its timeout.
@@ -66,6 +71,15 @@ pub(super) async fn receive(
             }
         }
     }
+}
+
+/// Counts keystroke bytes on their way to the program.
+fn counted(
+    counter: &prometheus_client::metrics::counter::Counter,
+    keys: bytes::Bytes,
+) -> bytes::Bytes {
+    counter.inc_by(keys.len() as u64);
+    keys
 }
 
 const CLIENT_TYPES: &[&str] = &[
@@ -115,6 +129,7 @@ async fn handle_text(
     session: &Session,
     text: &str,
     pause: &watch::Sender<bool>,
+    who: &Actor,
 ) -> Option<ServerMessage> {
     let msg = match parse(text) {
         Ok(m) => m,
@@ -122,7 +137,7 @@ async fn handle_text(
     };
     let ack = |id: Option<String>, queued: bool| id.map(|id| ServerMessage::Ack { id, queued });
     match msg {
-        ClientMessage::Submit { text, id } => match session.submit(text) {
+        ClientMessage::Submit { text, id } => match session.submit_as(text, who) {
             Ok(d) => ack(id, d == Accepted::Queued),
             Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), id)),
         },
@@ -142,7 +157,7 @@ async fn handle_text(
                         id,
                     )),
                 };
-            match session.approve(&request_id, &choice) {
+            match session.approve_as(&request_id, &choice, who) {
                 Ok(_) => ack(id, false),
                 Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), id)),
             }

@@ -17,6 +17,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tracing::debug;
 
 use super::Outgoing;
+use crate::session::channel::log::Event as LogEvent;
 use crate::session::terminal::output::ReadResult;
 use crate::session::{Control, Session};
 
@@ -53,8 +54,14 @@ struct Closed;
 
 impl Sender {
     async fn text(&mut self, msg: &ServerMessage) -> Result<(), Closed> {
+        let json = msg.to_json();
+        let m = &self.session.observe.metrics;
+        m.sent_json.inc_by(json.len() as u64);
+        if let ServerMessage::Error { code, .. } = msg {
+            m.ws_error(code.as_str());
+        }
         self.sink
-            .feed(Message::Text(Utf8Bytes::from(msg.to_json())))
+            .feed(Message::Text(Utf8Bytes::from(json)))
             .await
             .map_err(|_| Closed)
     }
@@ -70,6 +77,20 @@ impl Sender {
         }
     }
 
+    /// Sends events, counted.
+    async fn relay(&mut self, events: &[LogEvent]) -> Result<(), Closed> {
+        let m = &self.session.observe.metrics;
+        m.events_relayed.inc_by(events.len() as u64);
+        for e in events {
+            m.sent_json.inc_by(e.frame.len() as u64);
+            self.sink
+                .feed(Message::Text(e.frame.clone()))
+                .await
+                .map_err(|_| Closed)?;
+        }
+        Ok(())
+    }
+
     async fn flush(&mut self) -> Result<(), Closed> {
         self.sink.flush().await.map_err(|_| Closed)
     }
@@ -78,6 +99,12 @@ impl Sender {
     /// offset to continue from.
     async fn resync(&mut self, reason: &str) -> Result<u64, Closed> {
         let snap = self.session.terminal.output.snapshot();
+        let m = &self.session.observe.metrics;
+        match reason {
+            "attach" => m.resync_attach.inc(),
+            _ => m.resync_lagged.inc(),
+        };
+        m.sent_terminal.inc_by(snap.bytes.len() as u64);
         self.text(&ServerMessage::Resync {
             cols: snap.cols,
             rows: snap.rows,
@@ -212,12 +239,7 @@ impl Sender {
             }
 
             let (events, upto) = s.events().read_after_async(event_cursor, EVENT_BATCH).await;
-            for e in &events {
-                self.sink
-                    .feed(Message::Text(e.frame.clone()))
-                    .await
-                    .map_err(|_| Closed)?;
-            }
+            self.relay(&events).await?;
             progressed |= !events.is_empty();
             event_cursor = upto.max(event_cursor);
 
@@ -225,6 +247,7 @@ impl Sender {
             if !paused {
                 match s.terminal.output.read(term_cursor, MAX_TERMINAL_FRAME) {
                     ReadResult::Data(bytes, next) => {
+                        s.observe.metrics.sent_terminal.inc_by(bytes.len() as u64);
                         self.sink
                             .feed(Message::Binary(bytes))
                             .await
@@ -272,12 +295,7 @@ impl Sender {
                         for _ in 0..64 {
                             let (events, upto) =
                                 s.events().read_after_async(event_cursor, EVENT_BATCH).await;
-                            for e in &events {
-                                self.sink
-                                    .feed(Message::Text(e.frame.clone()))
-                                    .await
-                                    .map_err(|_| Closed)?;
-                            }
+                            self.relay(&events).await?;
                             event_cursor = upto.max(event_cursor);
                             if events.is_empty() {
                                 break;

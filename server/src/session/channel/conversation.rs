@@ -59,6 +59,8 @@ pub(crate) struct Conversation {
     control: broadcast::Sender<Control>,
     channel: OnceLock<Arc<dyn Channel>>,
     max_submit_bytes: usize,
+    /// Counts and records approvals and warnings (see `observe`).
+    pub(crate) observer: OnceLock<Arc<crate::observe::SessionObserver>>,
 }
 
 /// The few fields duet looks at in every event; parsing only these (and
@@ -115,6 +117,7 @@ impl Conversation {
             control,
             channel: OnceLock::new(),
             max_submit_bytes,
+            observer: OnceLock::new(),
         }
     }
 
@@ -155,6 +158,7 @@ impl Conversation {
     /// sent under the lock, so ids reach clients in order.
     fn warn_locked(&self, st: &mut State, code: &'static str, message: String, seq: Option<u64>) {
         debug!(code, %message, ?seq, "channel warning");
+        self.observer.get().inspect(|o| o.warning(code));
         st.warnings_sent += 1;
         let warning = Warning {
             id: st.warnings_sent,
@@ -222,6 +226,9 @@ impl Conversation {
     }
 
     fn announce(&self, changed: Vec<Approval>) {
+        self.observer
+            .get()
+            .inspect(|o| o.approvals_changed(&changed));
         for a in changed {
             let _ = self.control.send(Control::Approval(a));
         }

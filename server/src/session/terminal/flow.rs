@@ -97,6 +97,7 @@ impl Output {
             }
         }
         let ahead = (self.limits.window as u64 / 2).min(FLOW_AHEAD);
+        let mut held = false;
         loop {
             let (end, closed) = {
                 let ring = lock(&self.ring);
@@ -136,6 +137,11 @@ impl Output {
             let Some(until_released) = slowest else {
                 return;
             };
+            if !std::mem::replace(&mut held, true) {
+                if let Some(c) = self.flow_holds.get() {
+                    c.inc();
+                }
+            }
             let _ = tokio::time::timeout(
                 Duration::from_millis(until_released),
                 self.progress.notified(),

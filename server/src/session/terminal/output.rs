@@ -126,6 +126,8 @@ pub struct Output {
     pub(super) progress: Notify,
     pub(super) epoch: Instant,
     pub(super) limits: OutputLimits,
+    /// Counts the times the PTY reader waits for a client (`flow.rs`).
+    pub(crate) flow_holds: std::sync::OnceLock<prometheus_client::metrics::counter::Counter>,
 }
 
 impl Output {
@@ -149,6 +151,7 @@ impl Output {
             progress: Notify::new(),
             epoch: Instant::now(),
             limits,
+            flow_holds: Default::default(),
         }
     }
 

@@ -1,0 +1,381 @@
+//! What duet tells its operators: Prometheus metrics (`metrics.rs`) and the
+//! audit trail (`audit.rs`), fed from the few places where things happen
+//! (the WebSocket halves, the REST handlers, a session's conversation and
+//! process), and served over HTTP (`http.rs`).
+
+pub(crate) mod audit;
+pub(crate) mod http;
+pub(crate) mod metrics;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use duet_protocol::ids::{ClientId, SessionId};
+use duet_protocol::rest::{Approval, ApprovalState, Decider, ExitInfo, SessionInfo};
+use serde_json::{json, Value};
+
+use crate::server::{AppState, Conn};
+use crate::session::channel::approvals::Choice;
+use crate::session::channel::delivery::Accepted;
+use crate::session::{lock, Session, SessionError};
+use audit::Writer;
+use metrics::Metrics;
+
+/// Approval requests whose request time is remembered at once (for the
+/// decision latency); more are counted but not timed.
+const MAX_TIMED_REQUESTS: usize = 1024;
+/// Characters of a prompt kept in its audit line.
+const SUBMIT_PREVIEW_CHARS: usize = 1000;
+
+/// The server's metrics and audit trail.
+pub(crate) struct Observer {
+    pub(crate) metrics: Arc<Metrics>,
+    writer: Writer,
+    server_audit: Option<Arc<File>>,
+    /// Where session directories (and the server's audit file) are.
+    pub(crate) state_dir: PathBuf,
+    /// `--behind-tls-proxy`: the proxy's `X-Forwarded-For` names the client.
+    trust_forwarded: bool,
+    auth_enabled: bool,
+}
+
+impl Observer {
+    /// Opens `<state_dir>/audit.jsonl` (the directory must be prepared)
+    /// and starts the audit writer.
+    pub(crate) fn new(
+        state_dir: &Path,
+        trust_forwarded: bool,
+        auth_enabled: bool,
+    ) -> anyhow::Result<Arc<Self>> {
+        let metrics = Arc::new(Metrics::new());
+        Ok(Arc::new(Self {
+            writer: Writer::start(metrics.clone())?,
+            metrics,
+            server_audit: audit::open(&state_dir.join("audit.jsonl")),
+            state_dir: state_dir.to_path_buf(),
+            trust_forwarded,
+            auth_enabled,
+        }))
+    }
+
+    /// Appends to the server's audit file.
+    pub(crate) fn record(&self, record: Value) {
+        if let Some(f) = &self.server_audit {
+            self.writer.append(f, record);
+        }
+    }
+
+    /// Waits until every audit line so far is on disk.
+    pub(crate) async fn flush(&self) {
+        self.writer.flush().await;
+    }
+
+    /// The observer of a new session whose directory is `dir`.
+    pub(crate) fn session(&self, id: SessionId, dir: &Path) -> Arc<SessionObserver> {
+        Arc::new(SessionObserver {
+            id,
+            metrics: self.metrics.clone(),
+            writer: self.writer.clone(),
+            file: audit::open(&dir.join("audit.jsonl")),
+            server: self.server_audit.clone(),
+            requested: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A session could not be started.
+    pub(crate) fn start_failed(&self, profile: Option<&str>, error: &str, who: &Actor) {
+        self.metrics.start_failures.inc();
+        self.record(json!({
+            "kind": "session_start_failed",
+            "profile": profile,
+            "error": error,
+            "who": who.json(),
+        }));
+    }
+}
+
+/// One session's metrics and audit trail.
+pub(crate) struct SessionObserver {
+    id: SessionId,
+    pub(crate) metrics: Arc<Metrics>,
+    writer: Writer,
+    file: Option<Arc<File>>,
+    server: Option<Arc<File>>,
+    /// When each pending approval was requested.
+    requested: Mutex<HashMap<String, Instant>>,
+}
+
+impl SessionObserver {
+    /// Appends to the session's audit file.
+    fn record(&self, mut record: Value) {
+        record["session"] = json!(self.id);
+        if let Some(f) = &self.file {
+            self.writer.append(f, record);
+        }
+    }
+
+    /// Appends to the session's and to the server's audit file.
+    pub(crate) fn record_both(&self, mut record: Value) {
+        record["session"] = json!(self.id);
+        if let Some(f) = &self.server {
+            self.writer.append(f, record.clone());
+        }
+        self.record(record);
+    }
+
+    /// The session started, at a client's request.
+    pub(crate) fn created(&self, info: &SessionInfo, who: &Actor) {
+        self.metrics.sessions_started.inc();
+        self.record_both(json!({
+            "kind": "session_create",
+            "profile": info.profile,
+            "cols": info.cols,
+            "rows": info.rows,
+            "pid": info.pid,
+            "who": who.json(),
+        }));
+    }
+
+    /// The program exited.
+    pub(crate) fn ended(&self, exit: &ExitInfo) {
+        self.record_both(json!({"kind": "session_end", "exit": exit}));
+    }
+
+    /// A warning went to the session's clients.
+    pub(crate) fn warning(&self, code: &'static str) {
+        self.metrics.warning(code);
+    }
+
+    /// Approvals changed (requested, decided anywhere, abandoned): counts
+    /// each request once, when it stops being pending, and records what
+    /// no client call records (requests, terminal decisions, abandoned
+    /// requests). A client's decision is recorded, with who made it, by
+    /// [`Session::approve_as`].
+    pub(crate) fn approvals_changed(&self, changed: &[Approval]) {
+        for a in changed {
+            if a.state == ApprovalState::Pending {
+                let mut requested = lock(&self.requested);
+                if requested.len() < MAX_TIMED_REQUESTS {
+                    requested.insert(a.request_id.clone(), Instant::now());
+                }
+                drop(requested);
+                self.record(json!({
+                    "kind": "approval_request",
+                    "request_id": a.request_id,
+                    "tool": a.tool_name,
+                    "seq": a.seq,
+                }));
+                continue;
+            }
+            let outcome = outcome_name(a.state);
+            let decided_by = match a.decided_by {
+                Some(Decider::Client) => "client",
+                Some(Decider::Terminal) => "terminal",
+                None => "none",
+            };
+            if let Some(since) = lock(&self.requested).remove(&a.request_id) {
+                self.metrics.approval(outcome, decided_by);
+                if a.state != ApprovalState::Abandoned {
+                    self.metrics
+                        .decision_seconds
+                        .observe(since.elapsed().as_secs_f64());
+                }
+            }
+            if a.decided_by != Some(Decider::Client) {
+                self.record(json!({
+                    "kind": "approval",
+                    "request_id": a.request_id,
+                    "tool": a.tool_name,
+                    "option": a.chosen,
+                    "outcome": outcome,
+                    "decided_by": (decided_by != "none").then_some(decided_by),
+                    "who": null,
+                }));
+            }
+        }
+    }
+}
+
+fn outcome_name(state: ApprovalState) -> &'static str {
+    match state {
+        ApprovalState::Pending => "pending",
+        ApprovalState::Allowed => "allowed",
+        ApprovalState::Denied => "denied",
+        ApprovalState::Abandoned => "abandoned",
+    }
+}
+
+/// Who did something: the credential's principal, the client, and where
+/// the request came from.
+#[derive(Debug, Clone)]
+pub(crate) struct Actor {
+    /// How the client proved itself: `token` (the server's token), or
+    /// `none` with `--no-auth`.
+    principal: &'static str,
+    /// The name of a named credential (none yet: ready for named tokens
+    /// and share links).
+    name: Option<String>,
+    /// The client's address: the peer, or behind a TLS proxy the address
+    /// the proxy put last in `X-Forwarded-For`.
+    remote: Option<IpAddr>,
+    /// The peer address, when `remote` came from `X-Forwarded-For`.
+    proxy: Option<IpAddr>,
+    /// The WebSocket client, for decisions made over a WebSocket.
+    client: Option<ClientId>,
+}
+
+impl Actor {
+    /// The same actor as WebSocket client `client`.
+    pub(crate) fn with_client(mut self, client: ClientId) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    fn json(&self) -> Value {
+        let mut who = json!({
+            "principal": self.principal,
+            "name": self.name,
+            "client": self.client,
+            "remote": self.remote,
+        });
+        if let Some(proxy) = self.proxy {
+            who["proxy"] = json!(proxy);
+        }
+        who
+    }
+}
+
+/// The client address a proxy appended last to `X-Forwarded-For`: the
+/// entries before it were sent by the client and prove nothing.
+fn forwarded_for(parts: &Parts) -> Option<IpAddr> {
+    let last = parts
+        .headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .last()?;
+    last.trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
+}
+
+impl FromRequestParts<AppState> for Actor {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let peer = parts.extensions.get::<Conn>().map(|c| c.remote.ip());
+        let forwarded = state
+            .observe
+            .trust_forwarded
+            .then(|| forwarded_for(parts))
+            .flatten();
+        Ok(Actor {
+            principal: if state.observe.auth_enabled {
+                "token"
+            } else {
+                "none"
+            },
+            name: None,
+            remote: forwarded.or(peer),
+            proxy: forwarded.and(peer),
+            client: None,
+        })
+    }
+}
+
+fn preview(text: &str) -> String {
+    let mut p: String = text.chars().take(SUBMIT_PREVIEW_CHARS).collect();
+    if p.len() < text.len() {
+        p.push('…');
+    }
+    p
+}
+
+impl Session {
+    /// [`Session::submit`] by `who`, recorded in the audit trail.
+    pub(crate) fn submit_as(&self, text: String, who: &Actor) -> Result<Accepted, SessionError> {
+        let bytes = text.len();
+        let shown = preview(&text);
+        let result = self.submit(text);
+        self.observe.record(json!({
+            "kind": "submit",
+            "who": who.json(),
+            "text": shown,
+            "bytes": bytes,
+            "outcome": match &result {
+                Ok(Accepted::Queued) => "queued",
+                Ok(Accepted::Written) => "written",
+                Err(_) => "refused",
+            },
+            "error": result.as_ref().err().map(|e| e.code().as_str()),
+        }));
+        result
+    }
+
+    /// [`Session::approve`] by `who`, recorded in the audit trail (refused
+    /// answers too: a late or unknown answer is worth knowing about).
+    pub(crate) fn approve_as(
+        &self,
+        request_id: &str,
+        choice: &Choice,
+        who: &Actor,
+    ) -> Result<Approval, SessionError> {
+        let result = self.approve(request_id, choice);
+        let record = match &result {
+            Ok(a) => json!({
+                "kind": "approval",
+                "request_id": request_id,
+                "tool": a.tool_name,
+                "option": a.chosen,
+                "outcome": outcome_name(a.state),
+                "decided_by": "client",
+                "who": who.json(),
+            }),
+            Err(e) => json!({
+                "kind": "approval",
+                "request_id": request_id,
+                "option": match choice {
+                    Choice::Option(id) => json!(id),
+                    Choice::Allowed(allowed) => json!({"allowed": allowed}),
+                },
+                "outcome": "refused",
+                "error": e.code().as_str(),
+                "decided_by": "client",
+                "who": who.json(),
+            }),
+        };
+        self.observe.record(record);
+        result
+    }
+}
+
+impl SessionObserver {
+    /// Starts counting what `conversation` and `output` report.
+    pub(crate) fn watch(
+        self: &Arc<Self>,
+        conversation: &crate::session::channel::Conversation,
+        output: &crate::session::terminal::output::Output,
+    ) {
+        let _ = conversation.observer.set(self.clone());
+        let _ = output.flow_holds.set(self.metrics.flow_holds.clone());
+    }
+}
+
+impl SessionObserver {
+    /// A client asked to end the session.
+    pub(crate) fn deleted(&self, purge: bool, who: &Actor) {
+        self.record_both(json!({"kind": "session_delete", "purge": purge, "who": who.json()}));
+    }
+}
