@@ -15,7 +15,7 @@ describe('the phone key bar', () => {
   const bytes = (name: string, app = false): string => BAR_KEYS.find((k) => k.name === name)?.bytes(app) ?? '?';
   it('sends what xterm sends for each key', () => {
     expect(BAR_KEYS.map((k) => k.label)).toEqual(['Esc', 'Tab', '⇧Tab', 'Ctrl+C', '←', '↑', '↓', '→', 'Enter']);
-    expect(bytes('Escape')).toBe('\x1b');
+    expect(bytes('Esc')).toBe('\x1b');
     expect(bytes('Tab')).toBe('\t');
     expect(bytes('Shift+Tab')).toBe('\x1b[Z');
     expect(bytes('Ctrl+C')).toBe('\x03');

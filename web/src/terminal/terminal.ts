@@ -31,7 +31,7 @@ export interface BarKey {
 
 /** Keys an on-screen keyboard lacks, as xterm would send them. */
 export const BAR_KEYS: readonly BarKey[] = [
-  { label: 'Esc', name: 'Escape', bytes: () => '\x1b' },
+  { label: 'Esc', name: 'Esc', bytes: () => '\x1b' },
   { label: 'Tab', name: 'Tab', bytes: () => '\t' },
   { label: '⇧Tab', name: 'Shift+Tab', bytes: () => '\x1b[Z' },
   { label: 'Ctrl+C', name: 'Ctrl+C', bytes: () => '\x03' },
@@ -83,7 +83,14 @@ export class TerminalPane {
   private readonly fitButton: HTMLButtonElement;
   /** The window changed size since the last fit. */
   private windowResized = false;
-  private readonly onWindowResize = (): void => { this.windowResized = true; this.scheduleFit(); };
+  /** The window's size when last seen: a `resize` event that did not change it (page load) is no user action. */
+  private windowSize = `${String(window.innerWidth)}x${String(window.innerHeight)}`;
+  private readonly onWindowResize = (): void => {
+    const size = `${String(window.innerWidth)}x${String(window.innerHeight)}`;
+    if (size !== this.windowSize) this.windowResized = true;
+    this.windowSize = size;
+    this.scheduleFit();
+  };
   private readonly keyBar: HTMLElement;
 
   constructor(private readonly owner: TerminalOwner, theme: ThemeName) {
@@ -319,6 +326,8 @@ export class TerminalPane {
     const off = f !== null && (f.cols !== this.term.cols || f.rows !== this.term.rows);
     this.fitButton.hidden = this.driver || !off;
     this.root.dataset.driver = String(this.driver);
+    // A driver's pane does not scroll (it fits): undo any scrolling left from following.
+    if (this.driver && (this.host.scrollTop !== 0 || this.host.scrollLeft !== 0)) this.host.scrollTo(0, 0);
   }
 
   /** Fits the terminal to the pane; with `announce`, tells the server when the PTY size differs. */
