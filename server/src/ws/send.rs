@@ -71,6 +71,10 @@ impl Sender {
         match out {
             Outgoing::Reply(msg) => self.text(&msg).await,
             Outgoing::Close(frame) => {
+                // After a client's close, tungstenite has queued its reply
+                // already: a flush sends it (a second close would be
+                // refused). Otherwise this close is ours to send.
+                let _ = self.sink.flush().await;
                 let _ = self.sink.send(Message::Close(frame)).await;
                 Err(Closed)
             }
