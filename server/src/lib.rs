@@ -6,6 +6,8 @@
 //! tests and benchmarks can run a server in-process on port 0.
 
 pub(crate) mod api;
+#[cfg(test)]
+mod fuzz;
 pub(crate) mod assets;
 pub(crate) mod auth;
 pub mod cli;
