@@ -35,13 +35,16 @@ pub struct Snapshot {
     pub rows: u16,
 }
 
-/// The fewest rows the server's screen has, whatever the PTY's size: on a
-/// one-row screen vt100 0.16 panics when a line wraps (`Grid::col_wrap`
-/// steps back a row above the top), which would end the parser thread and
-/// stall the session's output. A client may resize to 1 row (found by
-/// fuzzing; regression test below); the screen then keeps a second row
+/// The smallest screen the server keeps, whatever the PTY's size: vt100
+/// 0.16 panics on a one-row screen when a line wraps (`Grid::col_wrap`
+/// steps back a row above the top) and on a one-column screen when a wide
+/// character comes (`Screen::text`), which would end the parser thread and
+/// stall the session's output. A client may resize to 1x1 (found by
+/// fuzzing; regression test below); the screen then keeps a row or column
 /// the program never sees.
 pub(crate) const MIN_ROWS: u16 = 2;
+/// See [`MIN_ROWS`].
+pub(crate) const MIN_COLS: u16 = 2;
 
 pub(super) struct Screen {
     parser: vt100::Parser<TitleCallbacks>,
@@ -64,7 +67,7 @@ impl Screen {
         Screen {
             parser: vt100::Parser::new_with_callbacks(
                 rows.max(MIN_ROWS),
-                cols,
+                cols.max(MIN_COLS),
                 scrollback,
                 TitleCallbacks::default(),
             ),
@@ -123,7 +126,7 @@ impl Output {
                     Item::Resize { cols, rows } => {
                         let mut screen = lock(&self.screen);
                         *lock(&self.cached) = None;
-                        screen.parser.screen_mut().set_size(rows.max(MIN_ROWS), cols);
+                        screen.parser.screen_mut().set_size(rows.max(MIN_ROWS), cols.max(MIN_COLS));
                     }
                 }
             }
@@ -300,6 +303,7 @@ mod tests {
         let out = Arc::new(Output::new(1, 1, small()));
         let parser = start_parser(&out);
         out.push(Bytes::from_static(b"a0"));
+        out.push(Bytes::from("\u{4e2d}".as_bytes()));
         out.resize(5, 1);
         out.push(Bytes::from_static(b"wraps around\r\nand on"));
         out.close();
