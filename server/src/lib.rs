@@ -6,13 +6,13 @@
 //! tests and benchmarks can run a server in-process on port 0.
 
 pub(crate) mod api;
-#[cfg(test)]
-mod fuzz;
 pub(crate) mod assets;
 pub(crate) mod auth;
 pub mod cli;
 pub mod config;
 pub(crate) mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod hook;
 pub(crate) mod host;
 pub(crate) mod registry;

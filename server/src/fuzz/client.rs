@@ -23,7 +23,15 @@ fn fields(kind: &str) -> &'static [&'static str] {
 }
 
 const KEYS: &[&str] = &[
-    "type", "id", "text", "request_id", "allowed", "option", "cols", "rows", "extra",
+    "type",
+    "id",
+    "text",
+    "request_id",
+    "allowed",
+    "option",
+    "cols",
+    "rows",
+    "extra",
 ];
 
 fn field_value() -> impl Strategy<Value = Value> {

@@ -7,8 +7,8 @@ use std::path::Path;
 use duet_protocol::ids::SessionId;
 use proptest::prelude::*;
 
-use crate::config::{ConfigFile, Profiles};
 use crate::config::Placeholders;
+use crate::config::{ConfigFile, Profiles};
 
 fn load(text: &str) -> Result<Profiles, String> {
     let file: ConfigFile = toml::from_str(text).map_err(|e| e.to_string())?;
@@ -95,8 +95,10 @@ fn profile() -> impl Strategy<Value = String> {
             "args = [{}]",
             ws.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(", ")
         )),
-        prop::collection::vec(word(), 0..3)
-            .prop_map(|ws| format!("resume_args = [{}]", ws.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(", "))),
+        prop::collection::vec(word(), 0..3).prop_map(|ws| format!(
+            "resume_args = [{}]",
+            ws.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(", ")
+        )),
         word().prop_map(|w| format!("cwd = {}", quoted(&w))),
         word().prop_map(|w| format!("ready_text = {}", quoted(&w))),
         word().prop_map(|w| format!("description = {}", quoted(&w))),
@@ -150,10 +152,7 @@ fn configs_load_or_are_refused_with_a_message() {
 
 #[test]
 fn arbitrary_toml_never_panics() {
-    let text = prop_oneof![
-        any::<String>(),
-        "[\\[\\]{}=\"'a-z_ \n.,0-9#]{0,60}",
-    ];
+    let text = prop_oneof![any::<String>(), "[\\[\\]{}=\"'a-z_ \n.,0-9#]{0,60}",];
     proptest!(super::config(), |(text in text)| {
         check(&text)?;
     });

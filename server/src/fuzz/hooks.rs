@@ -82,7 +82,9 @@ fn well_formed(event: &Value) -> Result<(), TestCaseError> {
             }
         }
         SidecarEvent::Unknown(_) => {
-            return Err(TestCaseError::fail(format!("not a well-formed {kind:?}: {line}")))
+            return Err(TestCaseError::fail(format!(
+                "not a well-formed {kind:?}: {line}"
+            )))
         }
     }
     Ok(())

@@ -34,14 +34,18 @@ pub(crate) fn config() -> Config {
 
 /// Arbitrary JSON values, nested a few levels, with the keys and strings
 /// the parsers care about showing up often.
-pub(crate) fn json_value(keys: &'static [&'static str]) -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+pub(crate) fn json_value(
+    keys: &'static [&'static str],
+) -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
     use proptest::prelude::*;
     use serde_json::Value;
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
         any::<u64>().prop_map(Value::from),
         string().prop_map(Value::String),
     ];
@@ -55,7 +59,9 @@ pub(crate) fn json_value(keys: &'static [&'static str]) -> impl proptest::strate
 }
 
 /// A key: mostly one the parser knows, sometimes anything.
-pub(crate) fn key(keys: &'static [&'static str]) -> impl proptest::strategy::Strategy<Value = String> {
+pub(crate) fn key(
+    keys: &'static [&'static str],
+) -> impl proptest::strategy::Strategy<Value = String> {
     use proptest::prelude::*;
     prop_oneof![
         3 => prop::sample::select(keys).prop_map(str::to_string),

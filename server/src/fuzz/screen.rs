@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use crate::session::terminal::screen::{render, MIN_COLS, MIN_ROWS};
 
 const CONTROLS: &[&str] = &[
-    "\r\n", "\n", "\r", "\x08", "\t", "\x07", "\x1b7", "\x1b8", "\x1bM", "\x1bD", "\x1bE",
-    "\x1b=", "\x1b>",
+    "\r\n", "\n", "\r", "\x08", "\t", "\x07", "\x1b7", "\x1b8", "\x1bM", "\x1bD", "\x1bE", "\x1b=",
+    "\x1b>",
 ];
 
 /// Pieces of terminal output: text (wide and combining characters too),

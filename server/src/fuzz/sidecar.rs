@@ -22,13 +22,37 @@ use crate::session::channel::Conversation;
 const MAX_LINE: usize = 96;
 
 const KEYS: &[&str] = &[
-    "type", "subtype", "event", "message", "content", "text", "request_id", "request", "response",
-    "session_id", "uuid", "data", "role", "index", "delta", "tool_name", "input",
+    "type",
+    "subtype",
+    "event",
+    "message",
+    "content",
+    "text",
+    "request_id",
+    "request",
+    "response",
+    "session_id",
+    "uuid",
+    "data",
+    "role",
+    "index",
+    "delta",
+    "tool_name",
+    "input",
 ];
 
 const TYPES: &[&str] = &[
-    "system", "user", "assistant", "stream_event", "result", "control_request",
-    "control_response", "message_start", "message_stop", "session_start", "can_use_tool",
+    "system",
+    "user",
+    "assistant",
+    "stream_event",
+    "result",
+    "control_request",
+    "control_response",
+    "message_start",
+    "message_stop",
+    "session_start",
+    "can_use_tool",
 ];
 
 /// One line's bytes, without its line end.
@@ -183,7 +207,11 @@ fn run(dir: &std::path::Path, case: &Case) -> Result<(), TestCaseError> {
     for from in 0..=want.len() as u64 {
         let events = read_all(&log, from);
         let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
-        let want_seqs: Vec<u64> = valid.iter().map(|(s, _)| *s).filter(|s| *s > from).collect();
+        let want_seqs: Vec<u64> = valid
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|s| *s > from)
+            .collect();
         prop_assert_eq!(seqs, want_seqs, "resume from {}", from);
     }
     // Each dropped line is named by one warning (blank ones by none).

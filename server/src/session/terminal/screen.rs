@@ -126,7 +126,10 @@ impl Output {
                     Item::Resize { cols, rows } => {
                         let mut screen = lock(&self.screen);
                         *lock(&self.cached) = None;
-                        screen.parser.screen_mut().set_size(rows.max(MIN_ROWS), cols.max(MIN_COLS));
+                        screen
+                            .parser
+                            .screen_mut()
+                            .set_size(rows.max(MIN_ROWS), cols.max(MIN_COLS));
                     }
                 }
             }
