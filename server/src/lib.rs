@@ -11,6 +11,8 @@ pub(crate) mod auth;
 pub mod cli;
 pub mod config;
 pub(crate) mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod hook;
 pub(crate) mod host;
 pub(crate) mod observe;

@@ -8,7 +8,7 @@
 //! are replayed from the log (and the events file), and nothing queues up
 //! in memory on its behalf.
 
-mod recv;
+pub(crate) mod recv;
 mod send;
 
 use std::sync::atomic::{AtomicU64, Ordering};

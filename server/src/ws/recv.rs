@@ -87,7 +87,7 @@ const CLIENT_TYPES: &[&str] = &[
 ];
 
 /// Parses a client message with errors that say what was wrong.
-fn parse(text: &str) -> Result<ClientMessage, Box<ServerMessage>> {
+pub(crate) fn parse(text: &str) -> Result<ClientMessage, Box<ServerMessage>> {
     let err = |code, message: String, id| Box::new(ServerMessage::error(code, message, id));
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| err(ErrorCode::BadMessage, format!("not JSON: {e}"), None))?;

@@ -18,6 +18,7 @@ use duet_protocol::sidecar::{
     Content, ContentBlock, ControlRequestBody, KnownBlock, KnownEvent, SidecarEvent,
 };
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tracing::{debug, info, warn};
@@ -64,20 +65,29 @@ pub(crate) struct Conversation {
 }
 
 /// The few fields duet looks at in every event; parsing only these (and
-/// skipping the rest) also validates that the line is one JSON value.
+/// skipping the rest) also validates that the line is one JSON object.
+/// They are taken raw and read afterwards, so that an odd `type` or
+/// `event` (a number, an array) leaves the event unmodelled instead of
+/// rejecting a valid object (found by fuzzing: `{"type":"system",
+/// "event":[]}` was dropped as "not a JSON object").
 #[derive(Deserialize)]
 struct Peek<'a> {
     #[serde(rename = "type", borrow, default)]
-    kind: Option<std::borrow::Cow<'a, str>>,
+    kind: Option<&'a RawValue>,
     /// The inner event of a `stream_event`.
     #[serde(borrow, default)]
-    event: Option<PeekInner<'a>>,
+    event: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
 struct PeekInner<'a> {
     #[serde(rename = "type", borrow, default)]
-    kind: Option<std::borrow::Cow<'a, str>>,
+    kind: Option<&'a RawValue>,
+}
+
+/// A raw field's text, when it is a string.
+fn string_of(raw: Option<&RawValue>) -> Option<String> {
+    serde_json::from_str(raw?.get()).ok()
 }
 
 /// Checks that `line` is one JSON object; the error says why not.
@@ -187,7 +197,7 @@ impl Conversation {
     /// recorded in the log as `seq`: updates the derived state.
     pub(crate) fn ingest(&self, seq: u64, line: &str) {
         let Ok(peek) = peek(line) else { return };
-        match peek.kind.as_deref() {
+        match string_of(peek.kind).as_deref() {
             Some(
                 "system" | "user" | "assistant" | "control_request" | "control_response" | "result",
             ) => {
@@ -195,7 +205,12 @@ impl Conversation {
                     self.on_event(seq, ev);
                 }
             }
-            Some("stream_event") => match peek.event.and_then(|e| e.kind).as_deref() {
+            Some("stream_event") => match peek
+                .event
+                .and_then(|e| serde_json::from_str::<PeekInner<'_>>(e.get()).ok())
+                .and_then(|e| string_of(e.kind))
+                .as_deref()
+            {
                 Some("message_start") => self.signal(Signal::MessageStart),
                 Some("message_stop") => self.signal(Signal::MessageStop),
                 _ => {}

@@ -35,6 +35,17 @@ pub struct Snapshot {
     pub rows: u16,
 }
 
+/// The smallest screen the server keeps, whatever the PTY's size: vt100
+/// 0.16 panics on a one-row screen when a line wraps (`Grid::col_wrap`
+/// steps back a row above the top) and on a one-column screen when a wide
+/// character comes (`Screen::text`), which would end the parser thread and
+/// stall the session's output. A client may resize to 1x1 (found by
+/// fuzzing; regression test below); the screen then keeps a row or column
+/// the program never sees.
+pub(crate) const MIN_ROWS: u16 = 2;
+/// See [`MIN_ROWS`].
+pub(crate) const MIN_COLS: u16 = 2;
+
 pub(super) struct Screen {
     parser: vt100::Parser<TitleCallbacks>,
     offset: u64,
@@ -55,8 +66,8 @@ impl Screen {
     pub(super) fn new(cols: u16, rows: u16, scrollback: usize) -> Self {
         Screen {
             parser: vt100::Parser::new_with_callbacks(
-                rows,
-                cols,
+                rows.max(MIN_ROWS),
+                cols.max(MIN_COLS),
                 scrollback,
                 TitleCallbacks::default(),
             ),
@@ -115,7 +126,10 @@ impl Output {
                     Item::Resize { cols, rows } => {
                         let mut screen = lock(&self.screen);
                         *lock(&self.cached) = None;
-                        screen.parser.screen_mut().set_size(rows, cols);
+                        screen
+                            .parser
+                            .screen_mut()
+                            .set_size(rows.max(MIN_ROWS), cols.max(MIN_COLS));
                     }
                 }
             }
@@ -193,7 +207,7 @@ pub(crate) fn clean_title(title: &str) -> String {
 
 /// Draws `screen` from a full reset: scrollback lines first (so they land in
 /// the client's scrollback), then the visible screen, cursor and modes.
-fn render(screen: &mut vt100::Screen) -> Vec<u8> {
+pub(crate) fn render(screen: &mut vt100::Screen) -> Vec<u8> {
     let (rows, cols) = screen.size();
     let mut out = b"\x1bc".to_vec();
     if screen.alternate_screen() {
@@ -285,6 +299,19 @@ mod tests {
         replay.screen_mut().set_scrollback(usize::MAX);
         assert_eq!(replay.screen().scrollback(), 8);
         assert!(replay.screen().contents().starts_with("line 0"));
+    }
+
+    #[test]
+    fn a_one_row_terminal_does_not_stop_the_parser() {
+        let out = Arc::new(Output::new(1, 1, small()));
+        let parser = start_parser(&out);
+        out.push(Bytes::from_static(b"a0"));
+        out.push(Bytes::from("\u{4e2d}".as_bytes()));
+        out.resize(5, 1);
+        out.push(Bytes::from_static(b"wraps around\r\nand on"));
+        out.close();
+        parser.join().expect("the parser thread panicked");
+        assert!(out.screen_text().ends_with("and on"));
     }
 
     #[test]

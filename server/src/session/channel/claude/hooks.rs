@@ -40,6 +40,14 @@ fn str_of<'a>(payload: &'a Value, key: &str) -> Option<&'a str> {
     payload.get(key).and_then(Value::as_str)
 }
 
+/// A payload field that the event's model types as a string: the string,
+/// or null for anything else (found by fuzzing: a `Stop` whose
+/// `last_assistant_message` was not a string made a `result` that did not
+/// parse as one, so the turn never ended).
+fn string_field(payload: &Value, key: &str) -> Value {
+    str_of(payload, key).map_or(Value::Null, Value::from)
+}
+
 impl Normalizer {
     /// The events one hook call stands for. `PermissionRequest` is handled
     /// by [`Normalizer::permission_request`].
@@ -55,7 +63,7 @@ impl Normalizer {
                 "session_id": sid,
                 "data": {
                     "session_id": sid,
-                    "cwd": payload.get("cwd"),
+                    "cwd": string_field(payload, "cwd"),
                     "model": payload.get("model"),
                     "source": payload.get("source"),
                     "agent": "claude-code",
@@ -67,7 +75,7 @@ impl Normalizer {
                 vec![json!({
                     "type": "user",
                     "session_id": sid,
-                    "uuid": payload.get("prompt_id"),
+                    "uuid": string_field(payload, "prompt_id"),
                     "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
                 })]
             }
@@ -122,7 +130,7 @@ impl Normalizer {
                 "subtype": "success",
                 "is_error": false,
                 "session_id": sid,
-                "result": payload.get("last_assistant_message"),
+                "result": string_field(payload, "last_assistant_message"),
             })],
             "SessionEnd" => vec![json!({
                 "type": "system",
