@@ -84,6 +84,9 @@ pub enum ChannelKind {
     /// Claude Code's hooks: the profile passes `{claude_settings}` to
     /// `--settings` (and `{agent_session_id}` to `--session-id`).
     Claude,
+    /// A headless agent speaking stream-json on its stdin and stdout (no
+    /// PTY; its stderr shows in the terminal pane).
+    StreamJson,
 }
 
 impl ChannelKind {
@@ -93,6 +96,7 @@ impl ChannelKind {
             ChannelKind::None => "none",
             ChannelKind::DualOutput => "dual_output",
             ChannelKind::Claude => "claude",
+            ChannelKind::StreamJson => "stream_json",
         }
     }
 }
@@ -228,7 +232,7 @@ impl ResolvedProfile {
         let (events, input) = match self.channel {
             ChannelKind::None => (false, false),
             ChannelKind::DualOutput => (self.has_events, self.has_input),
-            ChannelKind::Claude => (true, true),
+            ChannelKind::Claude | ChannelKind::StreamJson => (true, true),
         };
         ChannelInfo {
             kind: self.channel.as_str().into(),

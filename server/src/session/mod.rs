@@ -30,6 +30,7 @@ use channel::claude;
 use channel::delivery::{Accepted, DeliveryError};
 use channel::dual_output::{DualOutput, DualOutputOptions};
 use channel::log::EventLog;
+use channel::stream_json::{StreamJson, StreamJsonOptions};
 use channel::watcher::Watcher;
 use channel::{Channel, ChannelError, Conversation};
 use process::Process;
@@ -128,6 +129,8 @@ pub(crate) enum SessionError {
     Delivery(#[from] DeliveryError),
     #[error("the agent could not be reached: {0}")]
     Channel(#[from] ChannelError),
+    #[error("this agent runs without a terminal: keys cannot reach it (use the chat)")]
+    NoTerminal,
 }
 
 impl SessionError {
@@ -146,6 +149,7 @@ impl SessionError {
             | SessionError::Delivery(DeliveryError::QueueFull(_)) => ErrorCode::LimitReached,
             SessionError::Channel(ChannelError::Closed) => ErrorCode::SessionEnded,
             SessionError::Channel(_) => ErrorCode::Internal,
+            SessionError::NoTerminal => ErrorCode::BadMessage,
         }
     }
 }
@@ -252,7 +256,7 @@ impl Session {
         // A dual-output agent writes its events file; for other channels
         // duet writes the normalised events itself.
         let log = match profile.channel {
-            ChannelKind::Claude => {
+            ChannelKind::Claude | ChannelKind::StreamJson => {
                 EventLog::owned(events_path.clone(), opts.limits.event_cache_bytes)
                     .context("creating the events file")?
             }
@@ -268,7 +272,8 @@ impl Session {
         // failed start never leaves a program running with no session.
         let terminal = Arc::new(Terminal::new(opts.cols, opts.rows, opts.limits.output)?);
         let channel: Option<Arc<dyn Channel>> = match profile.channel {
-            ChannelKind::None => None,
+            // Started with the program, on its pipes.
+            ChannelKind::None | ChannelKind::StreamJson => None,
             ChannelKind::Claude => {
                 let started = claude::ClaudeHooks::start(
                     hook_socket,
@@ -310,17 +315,43 @@ impl Session {
         if profile.ready_text.is_some() {
             conversation.wait_for_screen();
         }
-        let spawned = match terminal::pty::spawn(&spawn) {
-            Ok(s) => s,
-            Err(e) => {
-                terminal.abandon();
-                if let Some(c) = &channel {
-                    tokio::spawn(c.finish());
+        let (pid, child, pty, channel) = if profile.channel == ChannelKind::StreamJson {
+            let piped = match terminal::pipes::spawn(&spawn) {
+                Ok(p) => p,
+                Err(e) => {
+                    terminal.abandon();
+                    return Err(e);
                 }
-                return Err(e);
+            };
+            let c: Arc<dyn Channel> = StreamJson::start(
+                StreamJsonOptions {
+                    stdin: piped.stdin,
+                    stdout: piped.stdout,
+                    output: terminal.output.clone(),
+                    max_line: opts.limits.max_sidecar_line,
+                },
+                conversation.clone(),
+            );
+            conversation.set_channel(c.clone());
+            tokio::spawn(
+                terminal
+                    .attach_stderr(piped.stderr)
+                    .instrument(span.clone()),
+            );
+            (piped.pid, piped.child, None, Some(c))
+        } else {
+            match terminal::pty::spawn(&spawn) {
+                Ok(s) => (s.pid, s.child, Some(s.pty), channel),
+                Err(e) => {
+                    terminal.abandon();
+                    if let Some(c) = &channel {
+                        tokio::spawn(c.finish());
+                    }
+                    return Err(e);
+                }
             }
         };
-        info!(pid = spawned.pid, program = %spawn.program, "started");
+        info!(pid, program = %spawn.program, "started");
 
         let channel_info = profile.channel_info();
         let session = Arc::new(Session {
@@ -344,22 +375,14 @@ impl Session {
                 ended_at: None,
             }),
             exited: watch::channel(false).0,
-            process: Process::new(spawned.pid),
+            process: Process::new(pid),
             clients: AtomicU32::new(0),
             span: span.clone(),
         });
-        tokio::spawn(
-            session
-                .terminal
-                .attach_pty(spawned.pty)
-                .instrument(span.clone()),
-        );
-        tokio::spawn(
-            session
-                .clone()
-                .lifecycle(spawned.child)
-                .instrument(span.clone()),
-        );
+        if let Some(pty) = pty {
+            tokio::spawn(session.terminal.attach_pty(pty).instrument(span.clone()));
+        }
+        tokio::spawn(session.clone().lifecycle(child).instrument(span.clone()));
         if let Some(text) = profile.ready_text.clone() {
             tokio::spawn(
                 session
@@ -410,6 +433,9 @@ impl Session {
         if self.is_exited() {
             return Err(SessionError::Ended);
         }
+        if self.terminal.is_headless() {
+            return Err(SessionError::NoTerminal);
+        }
         // A lone Escape or Ctrl-C is how a user dismisses an approval in
         // the terminal (see `Conversation::interrupted`).
         let interrupt = matches!(&bytes[..], b"\x1b" | b"\x03");
@@ -427,6 +453,15 @@ impl Session {
 
     /// The user interrupted the turn from a client.
     pub(crate) async fn cancel(&self) -> Result<(), SessionError> {
+        if let Some(sent) = self.channel.as_ref().and_then(|c| c.cancel()) {
+            if self.is_exited() {
+                return Err(SessionError::Ended);
+            }
+            sent?;
+            // As an Escape would: nothing pending stays pending.
+            self.conversation.interrupted();
+            return Ok(());
+        }
         let keys = self
             .channel
             .as_ref()

@@ -158,10 +158,15 @@ impl Conversation {
     /// An event duet normalised itself: written to duet's events file,
     /// numbered, relayed, and taken in like any other. Returns its seq.
     pub(crate) fn emit(&self, event: &Value) -> Option<u64> {
-        let line = event.to_string();
-        match self.log.append(&line) {
+        self.emit_line(&event.to_string())
+    }
+
+    /// [`Conversation::emit`] for a line the agent wrote itself (one JSON
+    /// object, already validated), kept as written.
+    pub(crate) fn emit_line(&self, line: &str) -> Option<u64> {
+        match self.log.append(line) {
             Ok(seq) => {
-                self.ingest(seq, &line);
+                self.ingest(seq, line);
                 Some(seq)
             }
             Err(e) => {

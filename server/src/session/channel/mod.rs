@@ -11,8 +11,9 @@
 //! numbers and replays. What the agent wrote itself stays verbatim in the
 //! session directory.
 //!
-//! Kinds: `dual_output` (Qwen Code, the demo agent: JSONL files) and
-//! `claude` (Claude Code's hooks).
+//! Kinds: `dual_output` (Qwen Code, the demo agent: JSONL files),
+//! `claude` (Claude Code's hooks) and `stream_json` (headless agents
+//! speaking stream-json on their stdin and stdout).
 
 pub(crate) mod approvals;
 pub(crate) mod claude;
@@ -20,6 +21,7 @@ pub(crate) mod conversation;
 pub(crate) mod delivery;
 pub(crate) mod dual_output;
 pub(crate) mod log;
+pub(crate) mod stream_json;
 pub(crate) mod tail;
 pub(crate) mod turn;
 pub(crate) mod watcher;
@@ -61,6 +63,12 @@ pub(crate) trait Channel: Send + Sync + 'static {
     /// Keys that interrupt the agent's turn in its terminal.
     fn cancel_keys(&self) -> &'static [u8] {
         b"\x1b"
+    }
+
+    /// Interrupts the agent's turn through the channel itself, for agents
+    /// without a terminal to send keys to; `None`: use [`Channel::cancel_keys`].
+    fn cancel(&self) -> Option<Result<(), ChannelError>> {
+        None
     }
 
     /// The user interrupted the agent from its terminal (a lone Escape or

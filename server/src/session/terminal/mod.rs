@@ -9,9 +9,11 @@
 
 pub(crate) mod flow;
 pub(crate) mod output;
+pub(crate) mod pipes;
 pub(crate) mod pty;
 pub(crate) mod screen;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
@@ -27,6 +29,8 @@ use pty::Pty;
 pub(crate) struct Terminal {
     pub(crate) output: Arc<Output>,
     pty: Mutex<Option<Arc<Pty>>>,
+    /// The program runs on pipes (`pipes.rs`): no keys reach it.
+    headless: AtomicBool,
 }
 
 impl Terminal {
@@ -46,6 +50,7 @@ impl Terminal {
         Ok(Self {
             output,
             pty: Mutex::new(None),
+            headless: AtomicBool::new(false),
         })
     }
 
@@ -53,6 +58,21 @@ impl Terminal {
     pub(crate) fn attach_pty(&self, pty: Arc<Pty>) -> impl std::future::Future<Output = ()> {
         *lock(&self.pty) = Some(pty.clone());
         pump(pty, self.output.clone())
+    }
+
+    /// Shows a headless program's stderr, until EOF; from now on the
+    /// terminal takes no keys.
+    pub(crate) fn attach_stderr(
+        &self,
+        stderr: tokio::process::ChildStderr,
+    ) -> impl std::future::Future<Output = ()> {
+        self.headless.store(true, Ordering::Release);
+        pipes::pump_stderr(stderr, self.output.clone())
+    }
+
+    /// Whether the program runs without a PTY (see [`pipes`]).
+    pub(crate) fn is_headless(&self) -> bool {
+        self.headless.load(Ordering::Acquire)
     }
 
     /// Sends bytes to the program; false once the PTY is gone.
