@@ -68,7 +68,7 @@ pub fn script(body: &Value) -> Reply {
         .iter()
         .rev()
         .find(|m| m["role"] == "user")
-        .map(|m| text_of(&m["content"]))
+        .map(|m| prompt_of(&m["content"]))
         .unwrap_or_default();
     if prompt.to_lowercase().contains(TOOL_TRIGGER) {
         return Reply::Tool {
@@ -85,6 +85,20 @@ pub fn text_of(content: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
         _ => String::new(),
+    }
+}
+
+/// The user's own text in a user message: from 0.24 Qwen Code puts its
+/// context into the same message as `<system-reminder>` text parts before
+/// the prompt (0.15 sent the prompt alone).
+pub fn prompt_of(content: &Value) -> String {
+    match content {
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .filter(|t| !t.trim_start().starts_with("<system-reminder>"))
+            .collect(),
+        other => text_of(other),
     }
 }
 

