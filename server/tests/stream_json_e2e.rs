@@ -11,6 +11,9 @@
 //! fail, unless `DUET_SKIP_QWEN=1`.
 
 #[allow(dead_code)]
+#[path = "agents/mock_anthropic.rs"]
+mod mock_anthropic;
+#[allow(dead_code)]
 #[path = "agents/mock_llm.rs"]
 mod mock_llm;
 mod support;
@@ -320,5 +323,153 @@ mod qwen_0_24 {
         assert!(!run.workspace.path().join("made_by_tool.txt").exists());
         run.client.submit("after the interrupt").await;
         run.reply(&mock_llm::reply_to("after the interrupt")).await;
+    }
+}
+
+mod claude_2_1 {
+    use super::*;
+
+    use super::mock_anthropic;
+
+    const VERSION: &str = "2.1.330";
+    const API_KEY: &str = "sk-ant-api03-mock-0123456789abcdefghijKLMNOPQRST";
+
+    fn executable() -> Option<PathBuf> {
+        let path = cache_dir().join(format!("claude-code-{VERSION}/node_modules/.bin/claude"));
+        if path.is_file() {
+            return Some(path);
+        }
+        if std::env::var("DUET_SKIP_CLAUDE").as_deref() == Ok("1") {
+            eprintln!("SKIPPED: Claude Code not found at {}", path.display());
+            return None;
+        }
+        panic!(
+            "Claude Code {VERSION} not found at {}; scripts/install-claude.sh, or DUET_SKIP_CLAUDE=1",
+            path.display()
+        );
+    }
+
+    /// Claude Code in its SDK mode (`-p`, stream-json both ways, tool
+    /// permission asked over stdio): a prompt is answered, a Bash call
+    /// approved from the browser runs, one denied does not.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn prompt_reply_and_tools_approved_and_denied_over_the_control_channel() {
+        let Some(bin) = executable() else {
+            return;
+        };
+        let home = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let cwd = workspace.path().canonicalize().unwrap();
+        let seed = json!({
+            "hasCompletedOnboarding": true,
+            "customApiKeyResponses": {"approved": [&API_KEY[API_KEY.len() - 20..]], "rejected": []},
+            "projects": {cwd.to_string_lossy(): {"hasTrustDialogAccepted": true}},
+        });
+        std::fs::write(home.path().join(".claude.json"), seed.to_string()).unwrap();
+        let mock = mock_anthropic::MockAnthropic::start().await;
+        let profile = Profile {
+            name: "claude".into(),
+            description: None,
+            command: bin.to_string_lossy().into_owned(),
+            args: [
+                "-p",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--include-partial-messages",
+                "--permission-prompt-tool",
+                "stdio",
+                "--permission-mode",
+                "default",
+            ]
+            .map(String::from)
+            .to_vec(),
+            env: [
+                ("HOME", home.path().to_string_lossy().into_owned()),
+                ("ANTHROPIC_BASE_URL", mock.base_url.clone()),
+                ("ANTHROPIC_API_KEY", API_KEY.into()),
+                ("DISABLE_AUTOUPDATER", "1".into()),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+            cwd: Some(cwd.to_string_lossy().into_owned()),
+            ready_text: None,
+            channel: Some(ChannelKind::StreamJson),
+            resume_args: None,
+        };
+        let profiles = Profiles::from_config(
+            ConfigFile {
+                default_profile: None,
+                profiles: vec![profile],
+            },
+            env!("CARGO_BIN_EXE_duet").into(),
+        )
+        .unwrap();
+        let server = TestServer::start_with(|o| o.profiles = profiles).await;
+        let session = server.create("claude").await;
+        let mut c = server.connect(session.id, None).await;
+        let report = |c: &Client| {
+            format!(
+                "--- model requests:\n{}\n--- screen:\n{}",
+                mock.summary(),
+                c.screen.screen().contents()
+            )
+        };
+        let (_, start) = c.until_event(|e| e["subtype"] == "session_start").await;
+        eprintln!("claude session_start: {start}");
+        c.submit("hello there").await;
+        c.until_event(|e| assistant_text(e).contains(&mock_anthropic::reply_to("hello there")))
+            .await;
+        c.until_event(|e| kind(e) == "result").await;
+
+        c.submit(mock_anthropic::TOOL_TRIGGER).await;
+        let a = match c
+            .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == ApprovalState::Pending))
+            .await
+        {
+            ServerMessage::Approval(a) => a,
+            _ => unreachable!(),
+        };
+        assert_eq!(a.tool_name, "Bash", "{}", report(&c));
+        c.send(&ClientMessage::Approve {
+            request_id: a.request_id.clone(),
+            allowed: Some(true),
+            option: None,
+            id: None,
+        })
+        .await;
+        c.until_event(|e| assistant_text(e).contains(mock_anthropic::AFTER_TOOL))
+            .await;
+        c.until_event(|e| kind(e) == "result").await;
+        assert!(cwd.join("made_by_tool.txt").exists(), "{}", report(&c));
+        std::fs::remove_file(cwd.join("made_by_tool.txt")).unwrap();
+
+        c.submit(&format!("{} again", mock_anthropic::TOOL_TRIGGER))
+            .await;
+        let a = match c
+            .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == ApprovalState::Pending))
+            .await
+        {
+            ServerMessage::Approval(a) => a,
+            _ => unreachable!(),
+        };
+        c.send(&ClientMessage::Approve {
+            request_id: a.request_id.clone(),
+            allowed: Some(false),
+            option: None,
+            id: None,
+        })
+        .await;
+        let (_, r) = c.until_event(|e| kind(e) == "result").await;
+        eprintln!("claude result after a denial: {r}");
+        assert!(!cwd.join("made_by_tool.txt").exists());
+        // Its conversation id (for resume) comes from its `system/init`.
+        let info = server.info(session.id).await;
+        assert!(info.agent_session_id.is_some(), "{info:?}");
+        server.shutdown().await;
     }
 }

@@ -414,6 +414,15 @@ impl Conversation {
         lock(&self.state).handshake.clone()
     }
 
+    /// Records the agent's own conversation id when its handshake did not
+    /// carry it (Claude Code's stream-json names it only in `system/init`).
+    pub(crate) fn learn_agent_session_id(&self, id: &str) {
+        let mut st = lock(&self.state);
+        if st.agent_session_id.is_none() {
+            st.agent_session_id = Some(id.to_string());
+        }
+    }
+
     /// The agent's own conversation id, once seen.
     pub(crate) fn agent_session_id(&self) -> Option<String> {
         lock(&self.state).agent_session_id.clone()

@@ -31,6 +31,7 @@
 
 pub(crate) mod lines;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -86,6 +87,9 @@ pub(crate) struct Shared {
     in_turn: AtomicBool,
     /// `session_start` has been emitted.
     started: AtomicBool,
+    /// The input of each pending `can_use_tool`, by request id: Claude
+    /// Code wants it back (`updatedInput`) with an allow.
+    inputs: Mutex<HashMap<String, Value>>,
 }
 
 impl Shared {
@@ -95,6 +99,7 @@ impl Shared {
             output,
             in_turn: AtomicBool::new(false),
             started: AtomicBool::new(false),
+            inputs: Mutex::new(HashMap::new()),
         })
     }
 
@@ -153,6 +158,17 @@ impl Shared {
             return None;
         }
         let event: Value = serde_json::from_str(line).ok()?;
+        if event["type"] == "control_request" && event["request"]["subtype"] == "can_use_tool" {
+            // Before the approval exists: a client may answer at once.
+            if let Some(id) = event["request_id"].as_str() {
+                let mut inputs = lock(&self.inputs);
+                // Bounded: requests the agent abandons would pile up.
+                if inputs.len() >= 256 {
+                    inputs.clear();
+                }
+                inputs.insert(id.to_string(), event["request"]["input"].clone());
+            }
+        }
         self.conversation.emit_line(line);
         self.describe(&event);
         Some(event)
@@ -313,8 +329,11 @@ impl Channel for StreamJson {
 
     fn decide(&self, request_id: &str, option: &ApprovalOption) -> Result<(), ChannelError> {
         let allowed = option.kind.allows();
+        let input = lock(&self.shared.inputs).remove(request_id);
         let response = if allowed {
-            json!({"behavior": "allow"})
+            // The tool's input unchanged (Claude Code requires it; Qwen
+            // Code takes it as is).
+            json!({"behavior": "allow", "updatedInput": input.unwrap_or_else(|| json!({}))})
         } else {
             json!({"behavior": "deny", "message": "Denied from the browser"})
         };
@@ -462,10 +481,11 @@ async fn read(
             }
             Some("system") if event["subtype"] == "init" => {
                 // An agent that skipped the handshake is ready all the same.
-                shared.start(
-                    event["session_id"].as_str(),
-                    json!({"protocol": "stream-json"}),
-                );
+                let id = event["session_id"].as_str();
+                shared.start(id, json!({"protocol": "stream-json"}));
+                if let Some(id) = id {
+                    shared.conversation.learn_agent_session_id(id);
+                }
             }
             _ => {}
         }
