@@ -87,6 +87,11 @@ pub enum ChannelKind {
     /// A headless agent speaking stream-json on its stdin and stdout (no
     /// PTY; its stderr shows in the terminal pane).
     StreamJson,
+    /// A print-mode agent: one process per prompt (`{prompt}` in its
+    /// arguments, or on its stdin), later ones continuing the conversation
+    /// with `resume_args` (`{agent_session_id}`). A kind of channel rather
+    /// than a profile flag, so that `Profile` keeps its fields.
+    StreamJsonPerTurn,
 }
 
 impl ChannelKind {
@@ -97,6 +102,7 @@ impl ChannelKind {
             ChannelKind::DualOutput => "dual_output",
             ChannelKind::Claude => "claude",
             ChannelKind::StreamJson => "stream_json",
+            ChannelKind::StreamJsonPerTurn => "stream_json_per_turn",
         }
     }
 }
@@ -177,6 +183,7 @@ const PLACEHOLDERS: &[&str] = &[
     "duet",
     "claude_settings",
     "agent_session_id",
+    "prompt",
 ];
 
 impl ResolvedProfile {
@@ -232,7 +239,9 @@ impl ResolvedProfile {
         let (events, input) = match self.channel {
             ChannelKind::None => (false, false),
             ChannelKind::DualOutput => (self.has_events, self.has_input),
-            ChannelKind::Claude | ChannelKind::StreamJson => (true, true),
+            ChannelKind::Claude | ChannelKind::StreamJson | ChannelKind::StreamJsonPerTurn => {
+                (true, true)
+            }
         };
         ChannelInfo {
             kind: self.channel.as_str().into(),
@@ -314,7 +323,15 @@ impl Profiles {
                     "profile {:?}: channel \"claude\" needs \"--settings\", \"{{claude_settings}}\" in its arguments (that is how its hooks reach duet)",
                     resolved.name
                 ),
+                Some(kind) if kind != ChannelKind::StreamJsonPerTurn && resolved.mentions("{prompt}") => bail!(
+                    "profile {:?}: {{prompt}} is only for channel \"stream_json_per_turn\"",
+                    resolved.name
+                ),
                 Some(kind) => kind,
+                None if resolved.mentions("{prompt}") => bail!(
+                    "profile {:?}: {{prompt}} is only for channel \"stream_json_per_turn\"",
+                    resolved.name
+                ),
                 None if resolved.has_events => ChannelKind::DualOutput,
                 None => ChannelKind::None,
             };

@@ -30,6 +30,7 @@ use channel::claude;
 use channel::delivery::{Accepted, DeliveryError};
 use channel::dual_output::{DualOutput, DualOutputOptions};
 use channel::log::EventLog;
+use channel::stream_json::per_turn::{PerTurn, PerTurnOptions};
 use channel::stream_json::{StreamJson, StreamJsonOptions};
 use channel::watcher::Watcher;
 use channel::{Channel, ChannelError, Conversation};
@@ -238,25 +239,28 @@ impl Session {
             Some(r) => r.agent_session_id.clone(),
             None => uuid::Uuid::new_v4().to_string(),
         };
-        let spawn = profile.spawn_options(
-            &crate::config::Placeholders {
-                events_file: &events_path,
-                input_file: &input_path,
-                session_dir: &opts.dir,
-                work_dir: &work_dir,
-                session_id: opts.id,
-                cols: opts.cols,
-                rows: opts.rows,
-                claude_settings: &claude_settings,
-                agent_session_id: &agent_session_id,
-            },
-            opts.resume.is_some(),
-        );
+        // A per-turn agent's `{agent_session_id}` is filled in each turn.
+        let agent_session_id = match profile.channel {
+            ChannelKind::StreamJsonPerTurn => "{agent_session_id}".to_string(),
+            _ => agent_session_id,
+        };
+        let placeholders = crate::config::Placeholders {
+            events_file: &events_path,
+            input_file: &input_path,
+            session_dir: &opts.dir,
+            work_dir: &work_dir,
+            session_id: opts.id,
+            cols: opts.cols,
+            rows: opts.rows,
+            claude_settings: &claude_settings,
+            agent_session_id: &agent_session_id,
+        };
+        let spawn = profile.spawn_options(&placeholders, opts.resume.is_some());
         let control = broadcast::channel(256).0;
         // A dual-output agent writes its events file; for other channels
         // duet writes the normalised events itself.
         let log = match profile.channel {
-            ChannelKind::Claude | ChannelKind::StreamJson => {
+            ChannelKind::Claude | ChannelKind::StreamJson | ChannelKind::StreamJsonPerTurn => {
                 EventLog::owned(events_path.clone(), opts.limits.event_cache_bytes)
                     .context("creating the events file")?
             }
@@ -273,7 +277,7 @@ impl Session {
         let terminal = Arc::new(Terminal::new(opts.cols, opts.rows, opts.limits.output)?);
         let channel: Option<Arc<dyn Channel>> = match profile.channel {
             // Started with the program, on its pipes.
-            ChannelKind::None | ChannelKind::StreamJson => None,
+            ChannelKind::None | ChannelKind::StreamJson | ChannelKind::StreamJsonPerTurn => None,
             ChannelKind::Claude => {
                 let started = claude::ClaudeHooks::start(
                     hook_socket,
@@ -315,42 +319,71 @@ impl Session {
         if profile.ready_text.is_some() {
             conversation.wait_for_screen();
         }
-        let (pid, child, pty, channel) = if profile.channel == ChannelKind::StreamJson {
-            let piped = match terminal::pipes::spawn(&spawn) {
-                Ok(p) => p,
-                Err(e) => {
-                    terminal.abandon();
-                    return Err(e);
+        type Exit =
+            futures_util::future::BoxFuture<'static, std::io::Result<std::process::ExitStatus>>;
+        let (pid, exit, pty, channel): (u32, Exit, _, _) =
+            if profile.channel == ChannelKind::StreamJsonPerTurn {
+                // No process of its own: one per turn, run by the channel.
+                let c = PerTurn::start(
+                    PerTurnOptions {
+                        resume: profile
+                            .can_resume()
+                            .then(|| profile.spawn_options(&placeholders, true)),
+                        first: spawn.clone(),
+                        agent_session_id: opts.resume.as_ref().map(|r| r.agent_session_id.clone()),
+                        output: terminal.output.clone(),
+                        max_line: opts.limits.max_sidecar_line,
+                        kill_grace: opts.limits.kill_grace,
+                        raw_log: opts.dir.join("turns.jsonl"),
+                    },
+                    conversation.clone(),
+                );
+                let exit = c.ended();
+                let c: Arc<dyn Channel> = c;
+                conversation.set_channel(c.clone());
+                (0, exit, None, Some(c))
+            } else if profile.channel == ChannelKind::StreamJson {
+                let piped = match terminal::pipes::spawn(&spawn) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        terminal.abandon();
+                        return Err(e);
+                    }
+                };
+                let c: Arc<dyn Channel> = StreamJson::start(
+                    StreamJsonOptions {
+                        stdin: piped.stdin,
+                        stdout: piped.stdout,
+                        output: terminal.output.clone(),
+                        max_line: opts.limits.max_sidecar_line,
+                    },
+                    conversation.clone(),
+                );
+                conversation.set_channel(c.clone());
+                tokio::spawn(
+                    terminal
+                        .attach_stderr(piped.stderr)
+                        .instrument(span.clone()),
+                );
+                let mut child = piped.child;
+                let exit: Exit = Box::pin(async move { child.wait().await });
+                (piped.pid, exit, None, Some(c))
+            } else {
+                match terminal::pty::spawn(&spawn) {
+                    Ok(s) => {
+                        let mut child = s.child;
+                        let exit: Exit = Box::pin(async move { child.wait().await });
+                        (s.pid, exit, Some(s.pty), channel)
+                    }
+                    Err(e) => {
+                        terminal.abandon();
+                        if let Some(c) = &channel {
+                            tokio::spawn(c.finish());
+                        }
+                        return Err(e);
+                    }
                 }
             };
-            let c: Arc<dyn Channel> = StreamJson::start(
-                StreamJsonOptions {
-                    stdin: piped.stdin,
-                    stdout: piped.stdout,
-                    output: terminal.output.clone(),
-                    max_line: opts.limits.max_sidecar_line,
-                },
-                conversation.clone(),
-            );
-            conversation.set_channel(c.clone());
-            tokio::spawn(
-                terminal
-                    .attach_stderr(piped.stderr)
-                    .instrument(span.clone()),
-            );
-            (piped.pid, piped.child, None, Some(c))
-        } else {
-            match terminal::pty::spawn(&spawn) {
-                Ok(s) => (s.pid, s.child, Some(s.pty), channel),
-                Err(e) => {
-                    terminal.abandon();
-                    if let Some(c) = &channel {
-                        tokio::spawn(c.finish());
-                    }
-                    return Err(e);
-                }
-            }
-        };
         info!(pid, program = %spawn.program, "started");
 
         let channel_info = profile.channel_info();
@@ -382,7 +415,7 @@ impl Session {
         if let Some(pty) = pty {
             tokio::spawn(session.terminal.attach_pty(pty).instrument(span.clone()));
         }
-        tokio::spawn(session.clone().lifecycle(child).instrument(span.clone()));
+        tokio::spawn(session.clone().lifecycle(exit).instrument(span.clone()));
         if let Some(text) = profile.ready_text.clone() {
             tokio::spawn(
                 session
@@ -576,7 +609,7 @@ impl Session {
             created_at: self.created_at,
             ended_at: st.ended_at,
             exit: st.exit.clone(),
-            pid: Some(self.process.pid()),
+            pid: Some(self.process.pid()).filter(|p| *p != 0),
             cols: st.cols,
             rows: st.rows,
             last_seq: self.events().last_seq(),

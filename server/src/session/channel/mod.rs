@@ -71,6 +71,10 @@ pub(crate) trait Channel: Send + Sync + 'static {
         None
     }
 
+    /// The session is being ended: a channel that runs the agent's
+    /// processes itself (one per turn) ends them.
+    fn stop(&self) {}
+
     /// The user interrupted the agent from its terminal (a lone Escape or
     /// Ctrl-C), for channels whose agent does not report it.
     fn interrupted(&self) {}

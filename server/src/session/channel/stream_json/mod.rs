@@ -30,6 +30,8 @@
 //! neither: it relies on the process itself (its exit is seen at once).
 
 pub(crate) mod lines;
+pub(crate) mod per_turn;
+pub(crate) mod tool_call;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -82,7 +84,7 @@ enum Out {
 /// What the reader and the writer share.
 pub(crate) struct Shared {
     pub(crate) conversation: Arc<Conversation>,
-    output: Arc<Output>,
+    pub(crate) output: Arc<Output>,
     /// A prompt went out and its `result` has not come.
     in_turn: AtomicBool,
     /// `session_start` has been emitted.
