@@ -92,6 +92,9 @@ pub enum ChannelKind {
     /// with `resume_args` (`{agent_session_id}`). A kind of channel rather
     /// than a profile flag, so that `Profile` keeps its fields.
     StreamJsonPerTurn,
+    /// A headless agent speaking the Agent Client Protocol on its stdin
+    /// and stdout, duet its client.
+    Acp,
 }
 
 impl ChannelKind {
@@ -103,6 +106,7 @@ impl ChannelKind {
             ChannelKind::Claude => "claude",
             ChannelKind::StreamJson => "stream_json",
             ChannelKind::StreamJsonPerTurn => "stream_json_per_turn",
+            ChannelKind::Acp => "acp",
         }
     }
 }
@@ -239,9 +243,10 @@ impl ResolvedProfile {
         let (events, input) = match self.channel {
             ChannelKind::None => (false, false),
             ChannelKind::DualOutput => (self.has_events, self.has_input),
-            ChannelKind::Claude | ChannelKind::StreamJson | ChannelKind::StreamJsonPerTurn => {
-                (true, true)
-            }
+            ChannelKind::Claude
+            | ChannelKind::StreamJson
+            | ChannelKind::StreamJsonPerTurn
+            | ChannelKind::Acp => (true, true),
         };
         ChannelInfo {
             kind: self.channel.as_str().into(),

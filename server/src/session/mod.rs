@@ -25,6 +25,7 @@ use tokio::sync::{broadcast, watch};
 use tracing::{info, Instrument};
 
 use crate::config::{ChannelKind, ResolvedProfile};
+use channel::acp::{Acp, AcpOptions};
 use channel::approvals::{Choice, DecideError};
 use channel::claude;
 use channel::delivery::{Accepted, DeliveryError};
@@ -260,7 +261,10 @@ impl Session {
         // A dual-output agent writes its events file; for other channels
         // duet writes the normalised events itself.
         let log = match profile.channel {
-            ChannelKind::Claude | ChannelKind::StreamJson | ChannelKind::StreamJsonPerTurn => {
+            ChannelKind::Claude
+            | ChannelKind::StreamJson
+            | ChannelKind::StreamJsonPerTurn
+            | ChannelKind::Acp => {
                 EventLog::owned(events_path.clone(), opts.limits.event_cache_bytes)
                     .context("creating the events file")?
             }
@@ -277,7 +281,10 @@ impl Session {
         let terminal = Arc::new(Terminal::new(opts.cols, opts.rows, opts.limits.output)?);
         let channel: Option<Arc<dyn Channel>> = match profile.channel {
             // Started with the program, on its pipes.
-            ChannelKind::None | ChannelKind::StreamJson | ChannelKind::StreamJsonPerTurn => None,
+            ChannelKind::None
+            | ChannelKind::StreamJson
+            | ChannelKind::StreamJsonPerTurn
+            | ChannelKind::Acp => None,
             ChannelKind::Claude => {
                 let started = claude::ClaudeHooks::start(
                     hook_socket,
@@ -342,7 +349,7 @@ impl Session {
                 let c: Arc<dyn Channel> = c;
                 conversation.set_channel(c.clone());
                 (0, exit, None, Some(c))
-            } else if profile.channel == ChannelKind::StreamJson {
+            } else if matches!(profile.channel, ChannelKind::StreamJson | ChannelKind::Acp) {
                 let piped = match terminal::pipes::spawn(&spawn) {
                     Ok(p) => p,
                     Err(e) => {
@@ -350,15 +357,30 @@ impl Session {
                         return Err(e);
                     }
                 };
-                let c: Arc<dyn Channel> = StreamJson::start(
-                    StreamJsonOptions {
-                        stdin: piped.stdin,
-                        stdout: piped.stdout,
-                        output: terminal.output.clone(),
-                        max_line: opts.limits.max_sidecar_line,
-                    },
-                    conversation.clone(),
-                );
+                let c: Arc<dyn Channel> = if profile.channel == ChannelKind::Acp {
+                    Acp::start(
+                        AcpOptions {
+                            stdin: piped.stdin,
+                            stdout: piped.stdout,
+                            output: terminal.output.clone(),
+                            max_line: opts.limits.max_sidecar_line,
+                            work_dir: spawn.cwd.clone(),
+                            load: opts.resume.as_ref().map(|r| r.agent_session_id.clone()),
+                            raw_log: opts.dir.join("acp.jsonl"),
+                        },
+                        conversation.clone(),
+                    )
+                } else {
+                    StreamJson::start(
+                        StreamJsonOptions {
+                            stdin: piped.stdin,
+                            stdout: piped.stdout,
+                            output: terminal.output.clone(),
+                            max_line: opts.limits.max_sidecar_line,
+                        },
+                        conversation.clone(),
+                    )
+                };
                 conversation.set_channel(c.clone());
                 tokio::spawn(
                     terminal

@@ -12,9 +12,12 @@
 //! session directory.
 //!
 //! Kinds: `dual_output` (Qwen Code, the demo agent: JSONL files),
-//! `claude` (Claude Code's hooks) and `stream_json` (headless agents
-//! speaking stream-json on their stdin and stdout).
+//! `claude` (Claude Code's hooks), `stream_json` (headless agents
+//! speaking stream-json on their stdin and stdout; `stream_json_per_turn`
+//! for print-mode ones) and `acp` (the Agent Client Protocol, duet the
+//! client).
 
+pub(crate) mod acp;
 pub(crate) mod approvals;
 pub(crate) mod claude;
 pub(crate) mod conversation;

@@ -1,10 +1,16 @@
-//! Real agents headless in stream-json mode through duet (`channel =
-//! "stream_json"`), against the mock model APIs served here: Qwen Code
-//! 0.24.4 (`--input-format stream-json --output-format stream-json
-//! --include-partial-messages`; the `initialize` duet sends first is what
-//! makes it ask for tool permission over the control channel) answers a
-//! prompt with a streamed reply, runs a tool approved from the browser,
-//! does not run one denied, and ends a turn interrupted mid-approval.
+//! Real agents headless through duet, on pipes, against the mock model
+//! APIs served here:
+//!
+//! - `qwen_0_24` (`channel = "stream_json"`): Qwen Code 0.24.4 with
+//!   `--input-format stream-json --output-format stream-json
+//!   --include-partial-messages` (the `initialize` duet sends first is what
+//!   makes it ask for tool permission over the control channel) answers a
+//!   prompt with a streamed reply, runs a tool approved from the browser,
+//!   does not run one denied, and ends a turn interrupted mid-approval;
+//! - `claude_2_1` (`stream_json`): Claude Code 2.1.330 in its SDK mode
+//!   (`-p`, `--permission-prompt-tool stdio`), the same;
+//! - `qwen_0_24_acp` (`channel = "acp"`): Qwen Code 0.24.4 with `--acp`,
+//!   duet its ACP client: the same, with Qwen's own permission options.
 //!
 //! Needs Qwen Code 0.24.4 and Node 24 under `DUET_CACHE_DIR` (default
 //! `<repo>/.cache`; `scripts/install-qwen.sh 0.24.4`). Without them these
@@ -79,6 +85,20 @@ struct Run {
 
 impl Run {
     async fn qwen() -> Option<Run> {
+        Self::qwen_with(
+            ChannelKind::StreamJson,
+            &[
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--include-partial-messages",
+            ],
+        )
+        .await
+    }
+
+    async fn qwen_with(channel: ChannelKind, qwen_args: &[&str]) -> Option<Run> {
         let (node, cli) = qwen()?;
         let home = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
@@ -104,16 +124,12 @@ impl Run {
             description: None,
             command: node.to_string_lossy().into_owned(),
             args: [
-                "--expose-gc",
-                &cli.to_string_lossy(),
-                "--input-format",
-                "stream-json",
-                "--output-format",
-                "stream-json",
-                "--include-partial-messages",
+                "--expose-gc".to_string(),
+                cli.to_string_lossy().into_owned(),
             ]
-            .map(String::from)
-            .to_vec(),
+            .into_iter()
+            .chain(qwen_args.iter().map(|a| a.to_string()))
+            .collect(),
             env: [
                 ("HOME", home.path().to_string_lossy().into_owned()),
                 ("OPENAI_API_KEY", "sk-mock".into()),
@@ -127,7 +143,7 @@ impl Run {
             .collect(),
             cwd: Some(workspace.path().to_string_lossy().into_owned()),
             ready_text: None,
-            channel: Some(ChannelKind::StreamJson),
+            channel: Some(channel),
             resume_args: None,
         };
         let profiles = Profiles::from_config(
@@ -140,7 +156,7 @@ impl Run {
         .unwrap();
         let server = TestServer::start_with(|o| o.profiles = profiles).await;
         let session = server.create("qwen").await;
-        assert_eq!(session.channel.kind, "stream_json");
+        assert_eq!(session.channel.kind, channel.as_str());
         let mut client = server.connect(session.id, None).await;
         // Qwen takes 7-10 s to start on 2 busy cores; `session_start` is
         // duet's, once Qwen answered `initialize`.
@@ -471,5 +487,120 @@ mod claude_2_1 {
         let info = server.info(session.id).await;
         assert!(info.agent_session_id.is_some(), "{info:?}");
         server.shutdown().await;
+    }
+}
+
+mod qwen_0_24_acp {
+    use super::*;
+
+    async fn run() -> Option<Run> {
+        Run::qwen_with(ChannelKind::Acp, &["--acp", "--approval-mode", "default"]).await
+    }
+
+    /// A prompt, a streamed reply; a tool approved with one of Qwen's own
+    /// options runs, one rejected does not; the handshake names the agent.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn prompt_reply_and_tools_approved_and_rejected_with_the_agents_options() {
+        let Some(mut run) = run().await else {
+            return;
+        };
+        let start = run
+            .client
+            .texts
+            .iter()
+            .find_map(|m| match m {
+                ServerMessage::Event { event, .. } if event["subtype"] == "session_start" => {
+                    Some(event.clone())
+                }
+                _ => None,
+            })
+            .expect("session_start");
+        assert_eq!(start["data"]["agent"]["name"], "qwen-code", "{start}");
+        assert_eq!(start["data"]["protocol"], "acp");
+
+        run.client.submit("hello there").await;
+        run.client
+            .until_event(|e| e["event"]["delta"]["type"] == "text_delta")
+            .await;
+        run.reply(&mock_llm::reply_to("hello there")).await;
+        assert_eq!(run.result().await["is_error"], false);
+
+        run.client.submit(mock_llm::TOOL_TRIGGER).await;
+        let a = run.approval().await;
+        assert_eq!(a.tool_name, "run_shell_command");
+        assert_eq!(a.input["command"], mock_llm::TOOL_COMMAND);
+        let kinds: Vec<_> = a.options.iter().map(|o| (o.id.as_str(), o.kind)).collect();
+        eprintln!("qwen acp options: {kinds:?}");
+        assert!(
+            a.options.iter().any(|o| o.id == "proceed_once"),
+            "{kinds:?}"
+        );
+        run.client
+            .send(&ClientMessage::Approve {
+                request_id: a.request_id.clone(),
+                allowed: None,
+                option: Some("proceed_once".into()),
+                id: None,
+            })
+            .await;
+        assert_eq!(
+            run.settled(&a.request_id).await.state,
+            ApprovalState::Allowed
+        );
+        run.client
+            .until_event(|e| {
+                kind(e) == "user" && e["message"]["content"][0]["type"] == "tool_result"
+            })
+            .await;
+        run.reply(mock_llm::AFTER_TOOL).await;
+        run.result().await;
+        assert!(run.workspace.path().join("made_by_tool.txt").exists());
+        std::fs::remove_file(run.workspace.path().join("made_by_tool.txt")).unwrap();
+
+        run.client
+            .submit(&format!("{} again", mock_llm::TOOL_TRIGGER))
+            .await;
+        let a = run.approval().await;
+        run.decide(&a.request_id, false).await;
+        assert_eq!(
+            run.settled(&a.request_id).await.state,
+            ApprovalState::Denied
+        );
+        let r = run.result().await;
+        eprintln!("acp result after a rejection: {r}");
+        assert!(!run.workspace.path().join("made_by_tool.txt").exists());
+        run.client.submit("after the rejection").await;
+        run.reply(&mock_llm::reply_to("after the rejection")).await;
+        let resp = run
+            .server
+            .delete(&format!("/api/sessions/{}", run.id))
+            .await;
+        assert!(resp.status().is_success());
+        run.client
+            .until(|m| matches!(m, ServerMessage::Exit(_)))
+            .await;
+    }
+
+    /// Cancel while Qwen waits for a permission: `session/cancel`, the
+    /// request answered `cancelled`, the prompt ends `cancelled`, and the
+    /// next prompt is answered.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancel_mid_turn_ends_the_turn() {
+        let Some(mut run) = run().await else {
+            return;
+        };
+        run.client.submit(mock_llm::TOOL_TRIGGER).await;
+        let a = run.approval().await;
+        run.client.send(&ClientMessage::Cancel { id: None }).await;
+        assert_eq!(
+            run.settled(&a.request_id).await.state,
+            ApprovalState::Abandoned
+        );
+        let r = run.result().await;
+        eprintln!("acp result after a cancel: {r}");
+        assert_eq!(r["stop_reason"], "cancelled", "{r}");
+        assert!(!run.workspace.path().join("made_by_tool.txt").exists());
+        run.client.submit("after the cancel").await;
+        run.reply(&mock_llm::reply_to("after the cancel")).await;
     }
 }
