@@ -155,6 +155,7 @@ impl Run {
         )
         .unwrap();
         let server = TestServer::start_with(|o| o.profiles = profiles).await;
+        let created = std::time::Instant::now();
         let session = server.create("qwen").await;
         assert_eq!(session.channel.kind, channel.as_str());
         let mut client = server.connect(session.id, None).await;
@@ -171,6 +172,11 @@ impl Run {
                 break;
             }
         }
+        eprintln!(
+            "measured: {} start to session_start {:?}",
+            channel.as_str(),
+            created.elapsed()
+        );
         Some(Run {
             workspace,
             _home: home,
@@ -263,11 +269,17 @@ mod qwen_0_24 {
             return;
         };
         let c = &mut run.client;
+        let sent = std::time::Instant::now();
         c.submit("hello there").await;
         c.until_event(|e| kind(e) == "stream_event" && e["event"]["delta"]["type"] == "text_delta")
             .await;
+        let first = sent.elapsed();
         run.reply(&mock_llm::reply_to("hello there")).await;
         assert_eq!(run.result().await["is_error"], false);
+        eprintln!(
+            "measured: stream_json submit to first delta {first:?}, to result {:?}",
+            sent.elapsed()
+        );
 
         // Allowed from the browser.
         run.client.submit(mock_llm::TOOL_TRIGGER).await;
@@ -486,6 +498,32 @@ mod claude_2_1 {
         // Its conversation id (for resume) comes from its `system/init`.
         let info = server.info(session.id).await;
         assert!(info.agent_session_id.is_some(), "{info:?}");
+
+        // Interrupted while it waits for an approval: the card is
+        // abandoned and the turn ends.
+        c.submit(&format!("{} once more", mock_anthropic::TOOL_TRIGGER))
+            .await;
+        let a = match c
+            .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == ApprovalState::Pending))
+            .await
+        {
+            ServerMessage::Approval(a) => a,
+            _ => unreachable!(),
+        };
+        c.send(&ClientMessage::Cancel { id: None }).await;
+        c.until(|m| {
+            matches!(m, ServerMessage::Approval(x)
+                if x.request_id == a.request_id && x.state == ApprovalState::Abandoned)
+        })
+        .await;
+        let (_, r) = c.until_event(|e| kind(e) == "result").await;
+        eprintln!("claude result after an interrupt: {r}");
+        assert!(!cwd.join("made_by_tool.txt").exists());
+        c.submit("after the interrupt").await;
+        c.until_event(|e| {
+            assistant_text(e).contains(&mock_anthropic::reply_to("after the interrupt"))
+        })
+        .await;
         server.shutdown().await;
     }
 }
@@ -518,12 +556,18 @@ mod qwen_0_24_acp {
         assert_eq!(start["data"]["agent"]["name"], "qwen-code", "{start}");
         assert_eq!(start["data"]["protocol"], "acp");
 
+        let sent = std::time::Instant::now();
         run.client.submit("hello there").await;
         run.client
             .until_event(|e| e["event"]["delta"]["type"] == "text_delta")
             .await;
+        let first = sent.elapsed();
         run.reply(&mock_llm::reply_to("hello there")).await;
         assert_eq!(run.result().await["is_error"], false);
+        eprintln!(
+            "measured: acp submit to first delta {first:?}, to result {:?}",
+            sent.elapsed()
+        );
 
         run.client.submit(mock_llm::TOOL_TRIGGER).await;
         let a = run.approval().await;

@@ -253,3 +253,31 @@ async fn an_agent_that_dies_mid_turn_ends_the_turn_and_the_session() {
     c.until_screen("fatal: the model went away").await;
     server.shutdown().await;
 }
+
+/// A burst of events reaches the client whole and in order; prints the
+/// rate (measured on 2 shared cores: see the report in docs/agents.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_events_arrives_whole_and_in_order() {
+    const N: usize = 20_000;
+    let (server, mut c, _id) = start().await;
+    let sent = std::time::Instant::now();
+    c.submit(&format!("flood {N}")).await;
+    let mut next = 0usize;
+    loop {
+        let (_, e) = c
+            .until_event(|e| kind(e) == "result" || e["event"]["type"] == "content_block_delta")
+            .await;
+        if kind(&e) == "result" {
+            break;
+        }
+        assert_eq!(e["event"]["delta"]["text"], format!("{next} "));
+        next += 1;
+    }
+    assert_eq!(next, N);
+    let took = sent.elapsed();
+    eprintln!(
+        "measured: {N} stream-json events agent -> client in {took:?} ({:.0}/s)",
+        N as f64 / took.as_secs_f64()
+    );
+    server.shutdown().await;
+}
