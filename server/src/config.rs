@@ -63,7 +63,8 @@ pub struct Profile {
     #[serde(default)]
     pub ready_text: Option<String>,
     /// The side channel: `dual_output` (the default when the profile
-    /// mentions `{events_file}`), `claude` or `none`.
+    /// mentions `{events_file}`), `claude`, `stream_json`,
+    /// `stream_json_per_turn`, `acp` or `none`.
     #[serde(default)]
     pub channel: Option<ChannelKind>,
     /// The arguments that continue an ended conversation instead of `args`
