@@ -587,6 +587,9 @@ mod tests {
             "[[profile]]\nname = \"a b\"\ncommand = \"x\"",
             "[[profile]]\nname = \"a\"\ncommand = \"x {evnts_file}\"",
             "default_profile = \"z\"\n[[profile]]\nname = \"a\"\ncommand = \"x\"",
+            // `{prompt}` only means something to a per-turn agent.
+            "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]",
+            "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]\nchannel = \"stream_json\"",
             "",
         ];
         for text in bad {
