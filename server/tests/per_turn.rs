@@ -182,6 +182,11 @@ async fn a_failed_turn_ends_with_its_stderr_and_the_next_prompt_runs() {
     assert!(why.contains("RuntimeError: model stream broke"), "{why}");
     result(&mut c).await;
 
+    // A prompt that would read as an option never reaches the command line.
+    c.submit("--help").await;
+    let why = warning(&mut c, "agent_exited").await;
+    assert!(why.contains("read as an option"), "{why}");
+
     c.submit("hello").await;
     reply(&mut c, "You said: hello").await;
     server.shutdown().await;

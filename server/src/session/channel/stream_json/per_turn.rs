@@ -203,6 +203,10 @@ impl Turns {
         let mut spawn = template.clone();
         let id = agent_id.clone().unwrap_or_default();
         let prompt_in_args = spawn.args.iter().any(|a| a.contains("{prompt}"));
+        if let Some(why) = option_like(&spawn.args, prompt) {
+            self.shared.ended(&why);
+            return;
+        }
         spawn.args = spawn
             .args
             .iter()
@@ -293,6 +297,17 @@ impl Turns {
     }
 }
 
+/// Why `prompt` must not go into `args`: an argument of its own that
+/// starts with `-` would be read as an option of the agent's (a client
+/// must never choose the command line), unless a `--` comes before it.
+fn option_like(args: &[String], prompt: &str) -> Option<String> {
+    let at = args.iter().position(|a| a == "{prompt}")?;
+    let guarded = args[..at].iter().any(|a| a == "--");
+    (!guarded && prompt.starts_with('-')).then(|| {
+        "this agent takes the prompt as an argument, and one that starts with '-' would read as an option: start it with something else (or give the profile a \"--\" before {prompt})".to_string()
+    })
+}
+
 /// Shows a turn's stderr in the terminal pane, keeping its end.
 async fn show_stderr(
     mut stderr: tokio::process::ChildStderr,
@@ -380,4 +395,19 @@ async fn read(
         shared.emit(&e);
     }
     agent_id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_never_becomes_an_option() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(option_like(&args(&["-p", "{prompt}"]), "--force").is_some());
+        assert!(option_like(&args(&["-p", "{prompt}"]), "hello -x").is_none());
+        assert!(option_like(&args(&["--", "{prompt}"]), "--force").is_none());
+        // Inside a longer argument it cannot be an option.
+        assert!(option_like(&args(&["--prompt={prompt}"]), "--force").is_none());
+    }
 }
