@@ -184,7 +184,7 @@ async fn a_failed_turn_ends_with_its_stderr_and_the_next_prompt_runs() {
 
     // A prompt that would read as an option never reaches the command line.
     c.submit("--help").await;
-    let why = warning(&mut c, "agent_exited").await;
+    let why = warning(&mut c, "prompt_refused").await;
     assert!(why.contains("read as an option"), "{why}");
 
     c.submit("hello").await;

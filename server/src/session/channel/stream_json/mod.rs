@@ -211,11 +211,16 @@ impl Shared {
 
     /// The agent is gone: a turn it left open ends with an error.
     pub(crate) fn ended(&self, why: &str) {
+        self.failed("agent_exited", why);
+    }
+
+    /// The open turn ends with an error `result` saying `why` (and a
+    /// warning with `code`).
+    pub(crate) fn failed(&self, code: &'static str, why: &str) {
         if !self.in_turn.swap(false, Ordering::AcqRel) {
             return;
         }
-        self.conversation
-            .warn("agent_exited", why.to_string(), None);
+        self.conversation.warn(code, why.to_string(), None);
         self.emit(&json!({
             "type": "result",
             "subtype": "error_during_execution",

@@ -204,7 +204,7 @@ impl Turns {
         let id = agent_id.clone().unwrap_or_default();
         let prompt_in_args = spawn.args.iter().any(|a| a.contains("{prompt}"));
         if let Some(why) = option_like(&spawn.args, prompt) {
-            self.shared.ended(&why);
+            self.shared.failed("prompt_refused", &why);
             return;
         }
         spawn.args = spawn
