@@ -1,7 +1,7 @@
 //! The ACP channel (`channel = "acp"`) against a scripted agent
 //! (`fixtures/fake_acp_agent.py`, Qwen's shapes): what duet advertises,
-//! file reads and writes confined to the work dir, "method not found" for
-//! what duet does not implement, plans and unknown update kinds passed
+//! file reads and writes confined to the work dir, terminals, "method not
+//! found" for what duet does not implement, plans and unknown update kinds passed
 //! through, an agent that dies mid-prompt, and resume by `session/load`.
 //! Real Qwen Code with `--acp`: `headless_e2e.rs`.
 
@@ -70,11 +70,11 @@ async fn reply(c: &mut Client, fragment: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn files_stay_in_the_work_dir_and_the_rest_is_method_not_found() {
+async fn files_and_terminals_stay_in_the_work_dir_and_the_rest_is_method_not_found() {
     let (server, mut c, _id, ws) = start().await;
     // duet advertised text files and no terminals (the agent says so on
     // its stderr, which the terminal pane shows).
-    c.until_screen(r#"client fs: {"readTextFile": true, "writeTextFile": true} terminal: False"#)
+    c.until_screen(r#"client fs: {"readTextFile": true, "writeTextFile": true} terminal: True"#)
         .await;
     let root = ws.path().canonicalize().unwrap();
     std::fs::write(root.join("in.txt"), "inside").unwrap();
@@ -105,8 +105,17 @@ async fn files_stay_in_the_work_dir_and_the_rest_is_method_not_found() {
         "written over acp"
     );
 
+    c.submit("unknown").await;
+    reply(&mut c, "unknown: -32601").await;
+
+    // Terminals: run in the work dir, output kept and shown in the pane.
     c.submit("terminal").await;
-    reply(&mut c, "terminal: -32601").await;
+    reply(&mut c, r#"terminal: exit 3 output "hi\nerr\n" then True"#).await;
+    c.until_screen("$ sh -c echo hi").await;
+    c.submit("terminal kill").await;
+    reply(&mut c, "killed: SIGKILL").await;
+    c.submit("terminal outside").await;
+    reply(&mut c, "outside: / is outside the session's work dir").await;
 
     c.submit("plan").await;
     let (_, plan) = c.until_event(|e| e["subtype"] == "acp_plan").await;

@@ -3,7 +3,7 @@
 //! and stdout, one message a line.
 //!
 //! duet calls `initialize` (advertising what it implements: text files
-//! in the work dir, no terminals), then `session/new` in the work dir —
+//! and terminals in the work dir), then `session/new` in the work dir —
 //! or `session/load` when resuming and the agent can load — and
 //! `session/prompt` per prompt (the conversation holds the next one until
 //! the running prompt is answered); cancel is `session/cancel`, and every
@@ -11,8 +11,9 @@
 //! The agent's `session/update`s become chat events (`updates.rs`), the
 //! answer to a prompt its `result`; `session/request_permission` becomes
 //! an approval offering the agent's own options; `fs/read_text_file` and
-//! `fs/write_text_file` are served inside the work dir only (`fs.rs`);
-//! any other method gets "method not found". Every line the agent writes
+//! `fs/write_text_file` are served inside the work dir only (`fs.rs`),
+//! and so are `terminal/*` (`terminals.rs`); any other method gets
+//! "method not found". Every line the agent writes
 //! is kept verbatim in `acp.jsonl` beside the events file.
 //!
 //! The serde_json values follow ACP's schema (protocol version 1) rather
@@ -20,6 +21,7 @@
 //! fields of a few messages, and passes the rest through as written.
 
 pub(crate) mod fs;
+pub(crate) mod terminals;
 pub(crate) mod updates;
 
 use std::collections::HashMap;
@@ -43,6 +45,7 @@ use super::stream_json::{first_line, Shared};
 use super::{option, Channel, ChannelError, Conversation};
 use crate::session::lock;
 use crate::session::terminal::output::Output;
+use terminals::Terminals;
 use updates::Updates;
 
 /// The ACP version duet speaks.
@@ -97,6 +100,7 @@ struct Inner {
     out: mpsc::Sender<Out>,
     work_dir: PathBuf,
     load: Option<String>,
+    terminals: Arc<Terminals>,
 }
 
 /// What goes to the agent's stdin, in order.
@@ -301,6 +305,31 @@ impl Inner {
                     .map(|()| Value::Null)
                     .map_err(|m| (INVALID_PARAMS, m))
             }
+            "terminal/create" => self
+                .terminals
+                .create(params)
+                .map_err(|m| (INVALID_PARAMS, m)),
+            "terminal/output" => self
+                .terminals
+                .output(params)
+                .map_err(|m| (INVALID_PARAMS, m)),
+            "terminal/kill" => self.terminals.kill(params).map_err(|m| (INVALID_PARAMS, m)),
+            "terminal/release" => self
+                .terminals
+                .release(params)
+                .map_err(|m| (INVALID_PARAMS, m)),
+            "terminal/wait_for_exit" => {
+                // Answered when the command ends; the reader goes on.
+                let terminals = self.terminals.clone();
+                let out = self.out.clone();
+                let params = params.clone();
+                tokio::spawn(async move {
+                    let answer = terminals.wait_for_exit(params).await;
+                    let line = reply(&id, answer.map_err(|m| (INVALID_PARAMS, m)));
+                    let _ = out.send(Out::Line(line)).await;
+                });
+                return;
+            }
             other => Err((
                 METHOD_NOT_FOUND,
                 format!("Method not found: duet does not implement {other}"),
@@ -345,7 +374,7 @@ impl Acp {
     /// Sends `initialize` and starts reading the agent. Must run inside a
     /// tokio runtime.
     pub(crate) fn start(opts: AcpOptions, conversation: Arc<Conversation>) -> Arc<Self> {
-        let shared = Shared::new(conversation, opts.output);
+        let shared = Shared::new(conversation, opts.output.clone());
         let (out, rx) = mpsc::channel(OUT_QUEUE);
         let inner = Arc::new(Inner {
             shared,
@@ -358,6 +387,7 @@ impl Acp {
                 updates: Updates::default(),
             }),
             out,
+            terminals: Arc::new(Terminals::new(opts.work_dir.clone(), opts.output.clone())),
             work_dir: opts.work_dir,
             load: opts.load,
         });
@@ -370,7 +400,7 @@ impl Acp {
                 "protocolVersion": PROTOCOL_VERSION,
                 "clientCapabilities": {
                     "fs": {"readTextFile": true, "writeTextFile": true},
-                    "terminal": false,
+                    "terminal": true,
                 },
                 "clientInfo": {"name": "duet", "version": env!("CARGO_PKG_VERSION")},
             }),
@@ -476,6 +506,7 @@ impl Channel for Acp {
                     reader.abort();
                 }
             }
+            inner.terminals.close();
             let events = lock(&inner.state).updates.flush();
             inner.emit_all(events);
             inner
