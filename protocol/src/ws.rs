@@ -40,8 +40,14 @@ pub enum ServerMessage {
         /// The event object, verbatim (see the sidecar types).
         event: Value,
     },
-    /// A sidecar line that was skipped (not JSON, too long, ...). The stream goes on.
+    /// Something odd in the side channel (a line skipped as not JSON or too
+    /// long, a prompt the agent did not take, ...). The stream goes on.
+    /// Recent warnings are sent again to a client that attaches later.
     Warning {
+        /// Numbers the session's warnings from 1, so none is shown twice.
+        #[serde(default)]
+        #[ts(type = "number")]
+        id: u64,
         code: String,
         message: String,
         /// The line's number in the events file, when it had one.

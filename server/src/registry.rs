@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use duet_protocol::ids::SessionId;
-use duet_protocol::rest::{CreateSession, SessionInfo};
+use duet_protocol::rest::{CreateSession, ExitInfo, SessionInfo};
 use duet_protocol::ws::ErrorCode;
 use tokio::task::AbortHandle;
 use tracing::{info, warn};
@@ -16,6 +16,7 @@ use tracing::{info, warn};
 use crate::config::Profiles;
 use crate::error::AppError;
 use crate::session::channel::watcher::Watcher;
+use crate::session::record::Record;
 use crate::session::{Session, SessionLimits, SessionOptions};
 use crate::state_dir;
 
@@ -68,11 +69,11 @@ impl Registry {
     /// delete them: each is deleted once its retention time, counted from
     /// its last change, is over. Only directories duet made (with the
     /// marker) are touched. Must run inside a tokio runtime.
-    fn sweep_leftovers(&self) {
+    fn sweep_leftovers(self: &Arc<Self>) {
         let Ok(entries) = std::fs::read_dir(&self.opts.state_dir) else {
             return;
         };
-        let (mut now, mut later) = (0, 0);
+        let (mut now, mut later, mut recovered, mut ended) = (0, 0, 0, 0);
         for entry in entries.flatten() {
             let path = entry.path();
             let is_session = entry
@@ -82,28 +83,81 @@ impl Registry {
             if !is_session || !state_dir::is_session_dir(&path) {
                 continue;
             }
-            let age = last_change(&path).elapsed().unwrap_or_default();
-            match self.opts.retain.checked_sub(age) {
-                Some(left) if !left.is_zero() => {
-                    later += 1;
-                    tokio::spawn(async move {
-                        tokio::time::sleep(left).await;
-                        remove_leftover(&path);
-                    });
-                }
-                _ => {
-                    now += 1;
-                    remove_leftover(&path);
+            let left = self
+                .opts
+                .retain
+                .checked_sub(last_change(&path).elapsed().unwrap_or_default())
+                .filter(|left| !left.is_zero());
+            // A program an earlier duet left running (it was killed, or
+            // crashed) has nobody to end it but us.
+            let record = Record::load(&path);
+            let mut killed = false;
+            if let Some(r) = record
+                .as_ref()
+                .filter(|r| r.exit.is_none() && r.program_alive())
+            {
+                end_leftover(r, self.opts.limits.kill_grace);
+                killed = true;
+                ended += 1;
+            }
+            let Some(left) = left else {
+                now += 1;
+                remove_leftover(&path);
+                continue;
+            };
+            // Its transcript stays listed and readable until its retention
+            // is over, as if this duet had run it.
+            if let Some(record) = record {
+                let id = record.id;
+                let exit = record.exit.clone().unwrap_or(ExitInfo {
+                    code: None,
+                    signal: killed.then(|| "SIGTERM".to_string()),
+                    success: false,
+                });
+                let can_resume = self
+                    .profiles
+                    .get(Some(&record.profile))
+                    .is_some_and(|p| p.can_resume());
+                match Session::recovered(record, path.clone(), self.opts.limits, can_resume, exit) {
+                    Ok(session) => {
+                        recovered += 1;
+                        let mut table = self.table();
+                        table.sessions.insert(id, session);
+                        let reaper = self.reap_after(id, left);
+                        table.reapers.insert(id, reaper);
+                        continue;
+                    }
+                    Err(e) => warn!(%id, ?e, "recovering a session from an earlier run"),
                 }
             }
+            later += 1;
+            tokio::spawn(async move {
+                tokio::time::sleep(left).await;
+                remove_leftover(&path);
+            });
         }
-        if now + later > 0 {
+        if now + later + recovered + ended > 0 {
             info!(
                 deleted = now,
                 deleted_later = later,
+                recovered,
+                programs_ended = ended,
                 "session directories from an earlier run"
             );
         }
+    }
+
+    /// Removes session `id` after `after`; holds neither the session nor
+    /// the registry meanwhile.
+    fn reap_after(self: &Arc<Self>, id: SessionId, after: Duration) -> AbortHandle {
+        let registry = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            if let Some(registry) = registry.upgrade() {
+                registry.remove(id);
+            }
+        })
+        .abort_handle()
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
@@ -298,6 +352,7 @@ impl Registry {
             table.sessions.remove(&id);
             table.reapers.remove(&id)
         };
+        session.mark_removed();
         if let Some(reaper) = reaper {
             reaper.abort();
         }
@@ -347,6 +402,22 @@ fn remove_all_but(dir: &std::path::Path, keep: &str) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Ends the process group of a program an earlier duet started: SIGTERM,
+/// then SIGKILL after `grace` if it is still the same process.
+fn end_leftover(record: &Record, grace: Duration) {
+    use nix::sys::signal::{killpg, Signal};
+    let pid = nix::unistd::Pid::from_raw(record.pid as i32);
+    info!(pid = record.pid, id = %record.id, "ending a program an earlier duet left running");
+    let _ = killpg(pid, Signal::SIGTERM);
+    let record = record.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(grace).await;
+        if record.program_alive() {
+            let _ = killpg(pid, Signal::SIGKILL);
+        }
+    });
 }
 
 fn remove_leftover(path: &std::path::Path) {

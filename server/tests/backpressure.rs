@@ -6,7 +6,7 @@
 
 mod support;
 
-use duet_protocol::ws::{ClientMessage, ServerMessage};
+use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
 use support::*;
 
 fn rss_bytes() -> u64 {
@@ -150,4 +150,45 @@ async fn pause_holds_terminal_output_and_resume_catches_up() {
     );
     c.send(&ClientMessage::Resume { id: None }).await;
     c.until_screen("assistant: you said hello there").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_for_a_program_that_stops_reading_are_bounded_in_bytes() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_screen("fake-tui ready").await;
+    c.keys(b"Z").await;
+    c.until_screen("not reading").await;
+    let before = rss_bytes();
+    // 64 MiB of keys in 1 MiB frames: before the byte bound, duet queued
+    // them all (4 MiB frames took it to 1.1 GiB).
+    let frame = vec![b'x'; 1 << 20];
+    for _ in 0..64 {
+        c.keys(&frame).await;
+    }
+    // The sender is told, with a code, and its socket stays up.
+    let refused = c
+        .until(|m| {
+            matches!(
+                m,
+                ServerMessage::Error {
+                    code: ErrorCode::LimitReached,
+                    ..
+                }
+            )
+        })
+        .await;
+    let ServerMessage::Error { message, .. } = refused else {
+        unreachable!()
+    };
+    assert!(message.contains("not reading its input"), "{message}");
+    c.send(&ClientMessage::Ping {
+        id: Some("up".into()),
+    })
+    .await;
+    c.until(|m| matches!(m, ServerMessage::Pong { id: Some(id) } if id == "up"))
+        .await;
+    let grown = rss_bytes().saturating_sub(before);
+    assert!(grown < 32 << 20, "duet grew by {} MiB", grown >> 20);
 }

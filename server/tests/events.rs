@@ -3,7 +3,7 @@
 
 mod support;
 
-use duet_protocol::ws::ServerMessage;
+use duet_protocol::ws::{ClientMessage, ServerMessage};
 use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,6 +119,32 @@ async fn garbage_lines_are_skipped_with_warnings_and_the_stream_goes_on() {
     let warn_seqs: Vec<u64> = warnings.iter().filter_map(|(_, s)| *s).collect();
     assert_eq!(warn_seqs, [after - 3, after - 2, after - 1]);
     assert!(!seqs.iter().any(|s| warn_seqs.contains(s)));
+
+    // A client that comes later is told too, once each, in order.
+    let mut late = server.connect(s.id, None).await;
+    late.until_event(|e| kind(e) == "x-after-garbage").await;
+    late.send(&ClientMessage::Ping {
+        id: Some("p".into()),
+    })
+    .await;
+    late.until(|m| matches!(m, ServerMessage::Pong { .. }))
+        .await;
+    let replayed: Vec<(u64, String)> = late
+        .texts
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Warning { id, code, .. } => Some((*id, code.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        replayed,
+        [
+            (1, "invalid_line".to_string()),
+            (2, "line_too_long".to_string()),
+            (3, "invalid_line".to_string())
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -366,3 +366,30 @@ async fn only_ended_sessions_of_resumable_profiles_resume() {
         .await;
     assert_eq!(unknown.status(), 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attached_clients_are_closed_when_their_session_is_purged() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_screen("fake-tui ready").await;
+    let purge = server
+        .delete(&format!("/api/sessions/{}?purge=true", s.id))
+        .await;
+    assert_eq!(purge.status(), 204);
+    // The socket closes with a reason instead of holding the session.
+    let closed = tokio::time::timeout(DEADLINE, async {
+        use futures_util::StreamExt;
+        loop {
+            match c.ws.next().await {
+                Some(Ok(tokio_tungstenite::tungstenite::Message::Close(frame))) => return frame,
+                Some(Ok(_)) => {}
+                other => panic!("socket ended without a close: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("the client is closed");
+    let frame = closed.expect("a close frame");
+    assert_eq!(frame.reason.as_str(), "the session was removed");
+}

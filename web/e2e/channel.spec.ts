@@ -22,6 +22,16 @@ test('a terminal-only session (shell) shows no chat UI, whatever layout was chos
   await expect(banner.locator('.term-banner-text')).toHaveText('The program exited with code 3.');
 });
 
+test('a program ended by a signal says which, over the terminal and in it', async ({ loggedIn: page }) => {
+  await startSession(page, 'shell');
+  await typeInTerminal(page, 'kill -KILL $$');
+  await page.keyboard.press('Enter');
+  await expect(page.locator('.term-banner .term-banner-text')).toHaveText('The program was ended by SIGKILL.');
+  await expectTerminal(page, /\[the program was ended by SIGKILL\]/);
+  await page.locator('.term-banner').getByRole('button', { name: 'Dismiss' }).click();
+  await expect(page.locator('.term-banner')).toBeHidden();
+});
+
 test('a chat session keeps its layout buttons', async ({ loggedIn: page }) => {
   await startSession(page, 'demo');
   await expect(page.getByRole('group', { name: 'Layout' })).toBeVisible();

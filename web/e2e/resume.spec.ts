@@ -3,7 +3,8 @@
 // (POST /api/sessions/{id}/resume, 201 with the new session), so this checks
 // the browser's side of the contract: the request, the error shown by the
 // button that asked, and opening the new session.
-import { expect, sendChat, startSession, test } from './fixtures';
+import { join } from 'node:path';
+import { expect, screenshotDir, sendChat, startSession, test } from './fixtures';
 
 test('Resume shows a refusal next to the button, and opens the new session on success', async ({ loggedIn: page, duet }) => {
   const ended = await startSession(page, 'demo');
@@ -44,6 +45,7 @@ test('Resume shows a refusal next to the button, and opens the new session on su
   // Local to the action: not a message in the conversation, not in the sidebar.
   await expect(page.locator('.chat-log .notice')).toHaveCount(0);
   await expect(row.locator('.resume-error')).toBeHidden();
+  await page.screenshot({ path: join(screenshotDir, 'resume-refused-light.png') });
 
   await row.getByRole('button', { name: 'Resume' }).click();
   await expect.poll(() => resumed).not.toBe('');

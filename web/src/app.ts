@@ -69,7 +69,7 @@ export class App {
       layoutGroup.append(b);
     }
     this.themeButton = h('button', { type: 'button', class: 'btn btn-icon theme-toggle', onclick: () => { this.setTheme(this.theme === 'dark' ? 'light' : 'dark', true); } });
-    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('span', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.themeButton);
+    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.themeButton);
 
     this.bannerText = h('span', {});
     this.banner = h('div', { class: 'banner', role: 'alert', hidden: true }, this.bannerText, h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => { this.session?.resume(); } }, 'Retry now'));
@@ -109,6 +109,9 @@ export class App {
     return this.session;
   }
 
+  /** Sessions this tab started: it sets their PTY size from the start. */
+  private readonly created = new Set<string>();
+
   private openFromHash(): void {
     const id = hashSession();
     if (id !== undefined && id === this.session?.id) return;
@@ -126,7 +129,7 @@ export class App {
       resume: (sid) => this.resumeSession(sid),
       connection: (sid, state) => { if (sid === this.session?.id) this.showConnection(state); },
       changed: (sid) => { this.sessionChanged(sid); },
-    }, this.theme);
+    }, this.theme, this.created.has(id));
     this.session = s;
     this.sessionExited = false;
     this.chatSlot.append(s.chat.root);
@@ -173,6 +176,7 @@ export class App {
     this.sidebar.showError(undefined);
     try {
       const s = await api.createSession(profile === undefined ? {} : { profile });
+      this.created.add(s.id);
       await this.poll();
       this.navigate(s.id);
     } catch (err) {
@@ -186,6 +190,7 @@ export class App {
    */
   private async resumeSession(id: string): Promise<void> {
     const s = await api.resume(id);
+    this.created.add(s.id);
     await this.poll();
     this.navigate(s.id);
   }

@@ -5,6 +5,7 @@ import './styles.css';
 import { App } from './app';
 import { askForToken, consumeUrlToken } from './auth';
 import type { ChatState } from './chat/state';
+import type { ScreenDump } from './terminal/terminal';
 
 /** A console and test handle on the open session; not an API. */
 interface DuetDebug {
@@ -15,12 +16,32 @@ interface DuetDebug {
   dropConnection(): void;
   /** The socket is open and the server's hello has been applied. */
   connected(): boolean;
+  /** The terminal's visible screen, line by line (cell-exact comparisons). */
+  screen(): ScreenDump | undefined;
+  /** Copies the terminal's selection (as Ctrl+Shift+C does). */
+  copySelection(): Promise<boolean>;
 }
 
 declare global {
   interface Window {
     duet?: DuetDebug;
   }
+}
+
+// Phones: the terminal gets a key bar, and the layout follows the visual
+// viewport so the on-screen keyboard does not cover the prompt line.
+if (navigator.maxTouchPoints > 0 || matchMedia('(pointer: coarse)').matches) document.documentElement.classList.add('touch');
+const vv = window.visualViewport;
+if (vv) {
+  const follow = (): void => {
+    const full = Math.abs(vv.height - window.innerHeight) < 1;
+    if (full) document.documentElement.style.removeProperty('--app-height');
+    else document.documentElement.style.setProperty('--app-height', `${String(vv.height)}px`);
+    // iOS scrolls the layout viewport to show the input; keep the app at the top.
+    if (!full && window.scrollY !== 0) window.scrollTo(0, 0);
+  };
+  vv.addEventListener('resize', follow);
+  vv.addEventListener('scroll', follow);
 }
 
 const root = document.getElementById('app');
@@ -42,6 +63,8 @@ async function boot(): Promise<void> {
     flow: () => app.current?.debug().flow() ?? { backlog: 0, peak: 0, pauses: 0 },
     dropConnection: () => { app.current?.debug().dropConnection(); },
     connected: () => app.current?.greeted ?? false,
+    screen: () => app.current?.debug().screen(),
+    copySelection: () => app.current?.terminal.copySelection() ?? Promise.resolve(false),
   };
   await app.start();
 }

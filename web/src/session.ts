@@ -8,7 +8,7 @@ import { ChatView, exitSentence, type ApprovalChoice } from './chat/view';
 import { initialChatState, reduce, type ChatInput, type ChatState } from './chat/state';
 import { api, ApiError } from './net/api';
 import { SessionSocket, type SocketState } from './net/socket';
-import { TerminalPane } from './terminal/terminal';
+import { TerminalPane, type ScreenDump } from './terminal/terminal';
 import { h } from './ui/dom';
 import { ResumeControl } from './ui/resume';
 import type { ThemeName } from './ui/theme';
@@ -52,12 +52,16 @@ export class SessionController {
   private hello = false;
   /** Set between a `resync` and the snapshot frame that follows it. */
   private expectSnapshot = false;
+  /** This tab started the session: its first connection sets the PTY size. */
+  private drivesFirst: boolean;
 
   constructor(
     readonly id: string,
     private readonly host: SessionHost,
     theme: ThemeName,
+    created = false,
   ) {
+    this.drivesFirst = created;
     this.state = cache.get(id) ?? initialChatState;
     this.chat = new ChatView({
       onSubmit: (text) => this.submit(text),
@@ -65,6 +69,7 @@ export class SessionController {
       onCancel: () => { this.send({ type: 'cancel' }); },
       onShowTerminal: () => { this.host.showTerminal(); },
       onResume: () => this.host.resume(this.id),
+      onDiscard: (id) => { this.dispatch({ type: 'local_discard', id }); },
     });
     this.terminal = new TerminalPane(
       {
@@ -168,7 +173,8 @@ export class SessionController {
           return;
         }
         this.terminal.serverResized(m.cols, m.rows);
-        this.terminal.connected();
+        this.terminal.connected(this.drivesFirst);
+        this.drivesFirst = false;
         this.hello = true;
         break;
       case 'resync':
@@ -180,7 +186,7 @@ export class SessionController {
         return;
       case 'exit':
         // Say so in the terminal too: a terminal-only profile has no status line.
-        if (!this.expectSnapshot && !this.state.exit) this.terminal.write(new TextEncoder().encode(`\r\n\x1b[2m[${exitSentence(m).toLowerCase()}]\x1b[0m\r\n`));
+        if (!this.expectSnapshot && !this.state.exit) this.terminal.write(new TextEncoder().encode(`\r\n\x1b[2m[${lowerFirst(exitSentence(m))}]\x1b[0m\r\n`));
         break;
       default:
         break;
@@ -240,7 +246,7 @@ export class SessionController {
     // The socket is down: REST carries it, and the answer plays the ack's role.
     api.submit(this.id, text).then(
       (r) => { this.dispatch({ type: 'ack', id, queued: r.queued }); },
-      (err: unknown) => { this.dispatch({ type: 'error', code: 'internal', message: errorText(err), id }); },
+      (err: unknown) => { this.dispatch({ type: 'local_failure', target: 'submit', id, message: errorText(err) }); },
     );
     return true;
   }
@@ -252,7 +258,7 @@ export class SessionController {
     // The socket is down: REST carries it; the `approval` broadcast (or the
     // hello's list on reconnect) brings the outcome.
     api.approve(this.id, requestId, decision).catch((err: unknown) => {
-      this.dispatch({ type: 'error', code: 'internal', message: errorText(err), id: requestId });
+      this.dispatch({ type: 'local_failure', target: 'approve', id: requestId, message: errorText(err) });
     });
   }
 
@@ -268,8 +274,9 @@ export class SessionController {
   }
 
   /** Debugging aid (and the browser tests' window into the terminal). */
-  debug(): { terminalText: () => string; state: () => ChatState; flow: () => { backlog: number; peak: number; pauses: number }; dropConnection: () => void; snapshotPending: () => boolean } {
+  debug(): { terminalText: () => string; state: () => ChatState; flow: () => { backlog: number; peak: number; pauses: number }; dropConnection: () => void; snapshotPending: () => boolean; screen: () => ScreenDump } {
     return {
+      screen: () => this.terminal.screen(),
       terminalText: () => this.terminal.text(),
       state: () => this.state,
       flow: () => this.terminal.flow,
@@ -277,6 +284,10 @@ export class SessionController {
       snapshotPending: () => this.expectSnapshot,
     };
   }
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }
 
 function errorText(err: unknown): string {

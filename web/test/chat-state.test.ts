@@ -282,7 +282,10 @@ describe('approvals decided elsewhere', () => {
     expect(sending.approvals[REQUEST_ID]?.sending).toBe(true);
     const failed = reduce(sending, { type: 'error', code: 'already_resolved', message: 'already resolved', id: 'a1' });
     expect(failed.approvals[REQUEST_ID]?.sending).toBe(false);
-    expect(failed.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error' });
+    // Answered first elsewhere is no failure of this tab's: said calmly.
+    expect(failed.items.at(-1)).toMatchObject({ kind: 'notice', level: 'info', text: expect.stringContaining('already answered elsewhere') as unknown });
+    const broken = reduce(sending, { type: 'error', code: 'internal', message: 'could not write', id: 'a1' });
+    expect(broken.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error', text: 'could not write' });
   });
 
   it('creates a card for an approval without a streamed tool', () => {
@@ -328,9 +331,20 @@ describe('local submits', () => {
   });
 
   it('advances past skipped lines', () => {
-    const s = reduce(initialChatState, { type: 'warning', code: 'bad_line', message: 'not JSON', seq: 3 });
+    const s = reduce(initialChatState, { type: 'warning', id: 1, code: 'bad_line', message: 'not JSON', seq: 3 });
     expect(s.lastSeq).toBe(3);
-    expect(reduce(s, { type: 'warning', code: 'bad_line', message: 'not JSON', seq: 3 })).toBe(s);
+    // The same warning again (replayed to a new connection): nothing changes.
+    expect(reduce(s, { type: 'warning', id: 1, code: 'bad_line', message: 'not JSON', seq: 3 })).toBe(s);
+    // Another warning about a line already applied: no notice.
+    expect(reduce(s, { type: 'warning', id: 2, code: 'bad_line', message: 'not JSON', seq: 3 }).items).toEqual(s.items);
+  });
+
+  it('shows each numbered warning once, across reconnects', () => {
+    const w = { type: 'warning', id: 1, code: 'ready_timeout', message: 'the screen did not show "ready"' } as const;
+    const once = reduceAll(initialChatState, [w, helloMessage(), w]);
+    expect(transcript(once)).toEqual(['notice: Warning: the screen did not show "ready"']);
+    // A new one with the same words counts up the same notice.
+    expect(reduce(once, { ...w, id: 2 }).items).toEqual([{ kind: 'notice', id: 'n:1', level: 'warning', text: 'Warning: the screen did not show "ready"', count: 2 }]);
   });
 });
 
@@ -446,3 +460,24 @@ describe('exit', () => {
 function fail(): never {
   throw new Error('missing');
 }
+
+describe('REST failures stay with the action that failed', () => {
+  it('marks the prompt as not sent, keeping its text, without a notice in the conversation', () => {
+    const s = reduceAll(initialChatState, [
+      { type: 'local_submit', id: 's1', text: 'important prompt' },
+      { type: 'local_failure', target: 'submit', id: 's1', message: 'the program has exited' },
+    ]);
+    expect(s.pending).toEqual([{ id: 's1', text: 'important prompt', state: 'failed', error: 'the program has exited' }]);
+    expect(s.items).toEqual([]);
+  });
+
+  it('puts an approval’s failure on its card, and clears it with the next answer or the server’s word', () => {
+    const req = seqOf(events, (e) => typeOf(e) === 'control_request');
+    const sending = reduce(upTo(req), { type: 'local_approve', requestId: REQUEST_ID });
+    const failed = reduce(sending, { type: 'local_failure', target: 'approve', id: REQUEST_ID, message: 'network error' });
+    expect(failed.approvals[REQUEST_ID]).toMatchObject({ state: 'pending', sending: false, error: 'network error' });
+    expect(failed.items.some((i) => i.kind === 'notice')).toBe(false);
+    expect(reduce(failed, { type: 'local_approve', requestId: REQUEST_ID }).approvals[REQUEST_ID]?.error).toBeUndefined();
+    expect(reduce(failed, approvalMessage('allowed', { decided_by: 'terminal' })).approvals[REQUEST_ID]?.error).toBeUndefined();
+  });
+});

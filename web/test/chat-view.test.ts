@@ -14,7 +14,7 @@ const channel = { kind: 'dual_output', events: true, submit: true, approve: true
 const ctx = { channel, connected: true, resumable: false };
 
 function view() {
-  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()) };
+  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn() };
   const v = new ChatView(cb);
   document.body.replaceChildren(v.root);
   return { v, cb };
@@ -173,7 +173,7 @@ describe('approval cards with the agent’s options', () => {
   });
 
   it('words every outcome', () => {
-    const base = { requestId: 'r', toolUseId: undefined, toolName: 't', input: {}, options: [...options], confirmed: true, sending: false, sentOption: undefined };
+    const base = { requestId: 'r', toolUseId: undefined, toolName: 't', input: {}, options: [...options], confirmed: true, sending: false, sentOption: undefined, error: undefined };
     expect(outcomeText({ ...base, state: 'denied', decidedBy: 'terminal', chosen: undefined }, undefined)).toBe('Denied in the terminal.');
     expect(outcomeText({ ...base, state: 'denied', decidedBy: 'client', chosen: 'cancel' }, options[2])).toBe('Denied in the browser (“No, suggest changes”).');
     expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'client', chosen: 'allow' }, { id: 'allow', label: 'Allow', kind: 'allow_once' })).toBe('Allowed in the browser.');
@@ -243,5 +243,17 @@ describe('ChatView and the session', () => {
     expect(item?.textContent).toContain('its output is in the terminal');
     item?.querySelector<HTMLButtonElement>('button.show-terminal')?.click();
     expect(cb.onShowTerminal).toHaveBeenCalled();
+  });
+});
+
+describe('a prompt that could not be sent', () => {
+  it('says why, and offers to send it again or let it go', () => {
+    const { v, cb } = view();
+    v.render(reduceAll(initialChatState, [{ type: 'local_submit', id: 's1', text: 'hi' }, { type: 'local_failure', target: 'submit', id: 's1', message: 'network error' }]), ctx);
+    const item = v.root.querySelector('[data-pending-state="failed"]');
+    expect(item?.querySelector('.pending-note')?.textContent).toBe('not sent: network error Send again Dismiss');
+    item?.querySelector<HTMLButtonElement>('button.linkish')?.click();
+    expect(cb.onDiscard).toHaveBeenCalledWith('s1');
+    expect(cb.onSubmit).toHaveBeenCalledWith('hi');
   });
 });

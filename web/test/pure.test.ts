@@ -4,7 +4,7 @@ import { diffLines, splitLines } from '../src/chat/diff';
 import { presentTool, toolSummary } from '../src/chat/tools';
 import { backoffDelay, defaultBackoff } from '../src/net/backoff';
 import { FlowControl } from '../src/terminal/flow';
-import { parseServerMessage } from '../src/net/guards';
+import { isProfileInfo, isSessionInfo, parseServerMessage } from '../src/net/guards';
 
 describe('diffLines', () => {
   it('marks added and removed lines around common context', () => {
@@ -98,5 +98,26 @@ describe('parseServerMessage', () => {
     expect(parseServerMessage('{"type":"event","seq":"3"}')).toBeUndefined();
     expect(parseServerMessage('{"type":"approval","request_id":"r","tool_name":"t","input":{},"state":"maybe","seq":4}')).toBeUndefined();
     expect(parseServerMessage('{"type":"future_thing"}')).toBeUndefined();
+  });
+});
+
+describe('the guards and the new protocol fields', () => {
+  const channel = { kind: 'dual_output', events: true, submit: true, approve: true };
+  it('fills an approval’s serde defaults and checks its options', () => {
+    const a = parseServerMessage('{"type":"approval","request_id":"r","tool_name":"t","input":{},"state":"pending","seq":4}');
+    expect(a).toMatchObject({ options: [], confirmed: false });
+    const withOptions = '{"type":"approval","request_id":"r","tool_name":"t","input":{},"state":"allowed","decided_by":"client","chosen":"o1","confirmed":false,"seq":4,"options":[{"id":"o1","label":"Yes","kind":"allow_once"}]}';
+    expect(parseServerMessage(withOptions)).toMatchObject({ chosen: 'o1', options: [{ id: 'o1', label: 'Yes', kind: 'allow_once' }] });
+    expect(parseServerMessage(withOptions.replace('allow_once', 'maybe'))).toBeUndefined();
+  });
+  it('wants the channel in a hello, a session and a profile', () => {
+    const hello = { type: 'hello', session_id: 's', client_id: 1, protocol_version: 1, server_version: 'x', capabilities: [], profile: 'demo', status: 'running', cols: 80, rows: 24, last_seq: 0, approvals: [] };
+    expect(parseServerMessage(JSON.stringify({ ...hello, channel }))).toBeDefined();
+    expect(parseServerMessage(JSON.stringify(hello))).toBeUndefined();
+    const info = { id: 's', profile: 'demo', status: 'exited', created_at: 1, cols: 80, rows: 24, last_seq: 0, pending_approvals: 0, clients: 0, channel, resumable: true };
+    expect(isSessionInfo(info)).toBe(true);
+    expect(isSessionInfo({ ...info, resumable: undefined })).toBe(false);
+    expect(isSessionInfo({ ...info, channel: { kind: 'none' } })).toBe(false);
+    expect(isProfileInfo({ name: 'shell', sidecar: false, default: false, channel: { kind: 'none', events: false, submit: false, approve: false }, resume: false })).toBe(true);
   });
 });

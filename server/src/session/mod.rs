@@ -9,6 +9,7 @@
 
 pub(crate) mod channel;
 pub(crate) mod process;
+pub(crate) mod record;
 pub(crate) mod terminal;
 
 use std::path::{Path, PathBuf};
@@ -102,16 +103,18 @@ pub(crate) struct ResumeFrom {
 #[derive(Debug, Clone)]
 pub(crate) enum Control {
     Approval(Approval),
-    Resize {
-        cols: u16,
-        rows: u16,
-    },
-    Warning {
-        code: &'static str,
-        message: String,
-        seq: Option<u64>,
-    },
+    Resize { cols: u16, rows: u16 },
+    Warning(Warning),
     Exit(ExitInfo),
+}
+
+/// A warning about the side channel, as kept for clients that come later.
+#[derive(Debug, Clone)]
+pub(crate) struct Warning {
+    pub(crate) id: u64,
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+    pub(crate) seq: Option<u64>,
 }
 
 /// Why a session operation was refused; maps to an [`ErrorCode`].
@@ -133,6 +136,8 @@ pub(crate) enum SessionError {
     Channel(#[from] ChannelError),
     #[error("this agent runs without a terminal: keys cannot reach it (use the chat)")]
     NoTerminal,
+    #[error("{0}")]
+    InputFull(String),
 }
 
 impl SessionError {
@@ -148,7 +153,8 @@ impl SessionError {
             SessionError::Decide(DecideError::UnknownOption(..)) => ErrorCode::BadMessage,
             SessionError::Decide(DecideError::AlreadyResolved(..)) => ErrorCode::AlreadyResolved,
             SessionError::TooManyClients(_)
-            | SessionError::Delivery(DeliveryError::QueueFull(_)) => ErrorCode::LimitReached,
+            | SessionError::Delivery(DeliveryError::QueueFull(_))
+            | SessionError::InputFull(_) => ErrorCode::LimitReached,
             SessionError::Channel(ChannelError::Closed) => ErrorCode::SessionEnded,
             SessionError::Channel(_) => ErrorCode::Internal,
             SessionError::NoTerminal => ErrorCode::BadMessage,
@@ -182,6 +188,8 @@ pub(crate) struct Session {
     control: broadcast::Sender<Control>,
     state: Mutex<State>,
     exited: watch::Sender<bool>,
+    /// Turns true when the registry forgets the session: clients close.
+    removed: watch::Sender<bool>,
     process: Process,
     clients: AtomicU32,
     span: tracing::Span,
@@ -430,6 +438,7 @@ impl Session {
                 ended_at: None,
             }),
             exited: watch::channel(false).0,
+            removed: watch::channel(false).0,
             process: Process::new(pid),
             clients: AtomicU32::new(0),
             span: span.clone(),
@@ -446,8 +455,95 @@ impl Session {
                     .instrument(span.clone()),
             );
         }
+        session.save_record();
         drop(_enter);
         Ok(session)
+    }
+
+    /// A session an earlier duet ran in `dir` (see `record.rs`): ended,
+    /// its transcript numbered as before and readable, resumable like any
+    /// ended session. Its program, if it still ran, was ended already.
+    pub(crate) fn recovered(
+        record: record::Record,
+        dir: PathBuf,
+        limits: SessionLimits,
+        can_resume: bool,
+        exit: ExitInfo,
+    ) -> Result<Arc<Session>> {
+        let span = tracing::info_span!("session", id = %record.id, profile = %record.profile);
+        let terminal = Arc::new(Terminal::new(record.cols, record.rows, limits.output)?);
+        terminal.abandon();
+        let control = broadcast::channel(16).0;
+        let events_path = dir.join("events.jsonl");
+        let conversation = Arc::new(Conversation::new(
+            Arc::new(EventLog::new(events_path.clone(), limits.event_cache_bytes)),
+            control.clone(),
+            limits.max_held_submits,
+            limits.max_submit_bytes,
+        ));
+        let mut tail = channel::tail::Tail::new(limits.max_sidecar_line);
+        if let Ok(batch) = tail.read(&events_path) {
+            channel::dual_output::ingest::batch(&conversation, batch, limits.max_sidecar_line);
+        }
+        if let Some(line) = tail.flush_partial() {
+            channel::dual_output::ingest::line(&conversation, line, limits.max_sidecar_line);
+        }
+        conversation.close();
+        let session = Arc::new(Session {
+            id: record.id,
+            profile: record.profile.clone(),
+            created_at: record.created_at,
+            dir,
+            work_dir: record.work_dir.clone(),
+            resumed_from: record.resumed_from,
+            can_resume,
+            limits,
+            terminal,
+            conversation,
+            channel: None,
+            channel_info: record.channel.clone(),
+            control,
+            state: Mutex::new(State {
+                cols: record.cols,
+                rows: record.rows,
+                exit: Some(exit),
+                ended_at: Some(record.ended_at.unwrap_or_else(now_ms)),
+            }),
+            exited: watch::channel(true).0,
+            removed: watch::channel(false).0,
+            process: Process::foreign(record.pid),
+            clients: AtomicU32::new(0),
+            span,
+        });
+        session.save_record();
+        Ok(session)
+    }
+
+    /// Writes `session.json` (see `record.rs`); a failure only costs the
+    /// recovery after a crash, so it is logged, not returned.
+    fn save_record(&self) {
+        let (cols, rows, exit, ended_at) = {
+            let st = lock(&self.state);
+            (st.cols, st.rows, st.exit.clone(), st.ended_at)
+        };
+        let record = record::Record {
+            id: self.id,
+            profile: self.profile.clone(),
+            created_at: self.created_at,
+            pid: self.process.pid(),
+            pid_start: record::start_time(self.process.pid()),
+            cols,
+            rows,
+            channel: self.channel_info.clone(),
+            work_dir: self.work_dir.clone(),
+            resumed_from: self.resumed_from,
+            agent_session_id: self.conversation.agent_session_id(),
+            ended_at,
+            exit,
+        };
+        if let Err(e) = record.save(&self.dir) {
+            tracing::warn!(?e, "writing session.json");
+        }
     }
 
     /// Lets prompts go once the screen shows `text` (or, with a warning,
@@ -494,8 +590,10 @@ impl Session {
         // A lone Escape or Ctrl-C is how a user dismisses an approval in
         // the terminal (see `Conversation::interrupted`).
         let interrupt = matches!(&bytes[..], b"\x1b" | b"\x03");
-        if !self.terminal.write(bytes).await {
-            return Err(SessionError::Ended);
+        match self.terminal.write(bytes).await {
+            Ok(()) => {}
+            Err(terminal::KeysError::Closed) => return Err(SessionError::Ended),
+            Err(terminal::KeysError::Full(why)) => return Err(SessionError::InputFull(why)),
         }
         if interrupt {
             self.conversation.interrupted();
@@ -576,6 +674,11 @@ impl Session {
         self.conversation.approvals()
     }
 
+    /// Recent warnings with an id over `after`, oldest first.
+    pub(crate) fn warnings_after(&self, after: u64) -> Vec<Warning> {
+        self.conversation.warnings_after(after)
+    }
+
     /// Current size.
     pub(crate) fn size(&self) -> (u16, u16) {
         let st = lock(&self.state);
@@ -643,6 +746,17 @@ impl Session {
             resumed_from: self.resumed_from,
             resumable,
         }
+    }
+
+    /// The registry forgot this session (purged, or its retention ended):
+    /// attached clients are closed, so none keeps it alive.
+    pub(crate) fn mark_removed(&self) {
+        self.removed.send_replace(true);
+    }
+
+    /// A receiver that turns true when the session is removed.
+    pub(crate) fn removed(&self) -> watch::Receiver<bool> {
+        self.removed.subscribe()
     }
 
     /// Whether this session continues the conversation of session `id`.

@@ -18,6 +18,9 @@ pub(crate) struct Process {
     pid: u32,
     /// The program was waited for: its pid may belong to someone else now.
     reaped: AtomicBool,
+    /// Not this duet's child (a session recovered from an earlier run):
+    /// never signalled.
+    foreign: bool,
 }
 
 impl Process {
@@ -25,6 +28,16 @@ impl Process {
         Self {
             pid,
             reaped: AtomicBool::new(false),
+            foreign: false,
+        }
+    }
+
+    /// A program an earlier duet ran, long gone or ended at start-up.
+    pub(crate) fn foreign(pid: u32) -> Self {
+        Self {
+            pid,
+            reaped: AtomicBool::new(true),
+            foreign: true,
         }
     }
 
@@ -34,9 +47,9 @@ impl Process {
 
     /// Sends `signal` to the program's whole group.
     pub(crate) fn signal_group(&self, signal: Signal) {
-        // No process of the session's own (one per turn, see
+        // Not ours, or no process of the session's own (one per turn, see
         // `channel/stream_json/per_turn.rs`): never signal group 0, duet's.
-        if self.pid == 0 {
+        if self.foreign || self.pid == 0 {
             return;
         }
         let pid = nix::unistd::Pid::from_raw(self.pid as i32);
@@ -112,6 +125,7 @@ impl Session {
             st.exit = Some(exit.clone());
             st.ended_at = Some(now_ms());
         }
+        self.save_record();
         info!(code = ?exit.code, signal = ?exit.signal, "exited");
         let _ = self.control.send(Control::Exit(exit));
         self.exited.send_replace(true);

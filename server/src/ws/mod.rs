@@ -115,6 +115,7 @@ async fn serve(
             replies: reply_rx,
             paused: pause_rx,
             stop,
+            warnings_seen: 0,
         }
         .run(client, from)
         .in_current_span(),

@@ -35,6 +35,17 @@ pub(super) struct Sender {
     pub(super) replies: mpsc::Receiver<Outgoing>,
     pub(super) paused: watch::Receiver<bool>,
     pub(super) stop: watch::Receiver<bool>,
+    /// The id of the last warning sent to this client.
+    pub(super) warnings_seen: u64,
+}
+
+fn warning_message(w: crate::session::Warning) -> ServerMessage {
+    ServerMessage::Warning {
+        id: w.id,
+        code: w.code.to_string(),
+        message: w.message,
+        seq: w.seq,
+    }
 }
 
 /// The connection is over (client gone or server stopping).
@@ -87,23 +98,32 @@ impl Sender {
         Ok(snap.offset)
     }
 
-    fn control_message(&self, c: Control) -> ServerMessage {
-        match c {
+    /// The message for a piece of control news; `None` for a warning this
+    /// client has had already (replayed when it attached).
+    fn control_message(&mut self, c: Control) -> Option<ServerMessage> {
+        Some(match c {
             Control::Approval(a) => ServerMessage::Approval(a),
             Control::Resize { cols, rows } => ServerMessage::Resize { cols, rows },
-            Control::Warning { code, message, seq } => ServerMessage::Warning {
-                code: code.to_string(),
-                message,
-                seq,
-            },
+            Control::Warning(w) => {
+                if w.id <= self.warnings_seen {
+                    return None;
+                }
+                self.warnings_seen = w.id;
+                warning_message(w)
+            }
             Control::Exit(e) => ServerMessage::Exit(e),
-        }
+        })
     }
 
-    /// This client missed control news: send the current state instead.
+    /// This client missed control news: send the current state instead,
+    /// and the warnings it has not seen.
     async fn catch_up_control(&mut self) -> Result<(), Closed> {
         for a in self.session.approvals() {
             self.text(&ServerMessage::Approval(a)).await?;
+        }
+        for w in self.session.warnings_after(self.warnings_seen) {
+            self.warnings_seen = w.id;
+            self.text(&warning_message(w)).await?;
         }
         let (cols, rows) = self.session.size();
         self.text(&ServerMessage::Resize { cols, rows }).await
@@ -135,6 +155,11 @@ impl Sender {
         };
         self.text(&ServerMessage::Hello(hello)).await?;
         let mut term_cursor = self.resync("attach").await?;
+        // What went wrong before this client came.
+        for w in s.warnings_after(0) {
+            self.warnings_seen = w.id;
+            self.text(&warning_message(w)).await?;
+        }
         self.flush().await?;
         // Flow control: while this client keeps reading, the program waits
         // for it rather than letting it fall out of the window.
@@ -145,6 +170,7 @@ impl Sender {
         let mut output_rx = s.terminal.output.subscribe();
         let mut events_rx = s.events().subscribe();
         let mut exited_rx = s.exited();
+        let mut removed = s.removed();
         // An exit is announced only after the output and events before it.
         let mut exit_pending = info.status == SessionStatus::Exited;
         // The exit is learnt from the broadcast and from the exited watch;
@@ -170,8 +196,9 @@ impl Sender {
                 match self.control.try_recv() {
                     Ok(Control::Exit(_)) => exit_pending = true,
                     Ok(c) => {
-                        let msg = self.control_message(c);
-                        self.text(&msg).await?;
+                        if let Some(msg) = self.control_message(c) {
+                            self.text(&msg).await?;
+                        }
                         progressed = true;
                     }
                     Err(broadcast::error::TryRecvError::Lagged(n)) => {
@@ -266,6 +293,15 @@ impl Sender {
                     }))).await;
                     return Err(Closed);
                 }
+                Ok(()) = removed.changed() => {
+                    // Purged or past its retention: nothing is left to show,
+                    // and this client must not keep the session alive.
+                    let _ = self.sink.send(Message::Close(Some(CloseFrame {
+                        code: 1000,
+                        reason: Utf8Bytes::from_static("the session was removed"),
+                    }))).await;
+                    return Err(Closed);
+                }
                 out = self.replies.recv() => match out {
                     Some(out) => self.outgoing(out).await?,
                     None => return Err(Closed),
@@ -273,8 +309,9 @@ impl Sender {
                 c = self.control.recv() => match c {
                     Ok(Control::Exit(_)) => exit_pending = true,
                     Ok(c) => {
-                        let msg = self.control_message(c);
-                        self.text(&msg).await?;
+                        if let Some(msg) = self.control_message(c) {
+                            self.text(&msg).await?;
+                        }
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) => {
                         self.catch_up_control().await?;

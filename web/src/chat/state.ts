@@ -102,6 +102,8 @@ export interface ApprovalView {
   readonly sending: boolean;
   /** The option this tab sent (while `sending`). */
   readonly sentOption: string | undefined;
+  /** Why this tab's answer could not be delivered (a failed REST call), shown on the card. */
+  readonly error: string | undefined;
 }
 
 /** A prompt this tab submitted that the program has not echoed yet. */
@@ -110,9 +112,11 @@ export interface PendingSubmit {
   readonly text: string;
   /**
    * `sending`: on its way; `queued`: the server holds it until the program is
-   * ready; `unconfirmed`: the connection dropped before the server said so.
+   * ready; `unconfirmed`: the connection dropped before the server said so;
+   * `failed`: it could not be delivered (`error` says why).
    */
-  readonly state: 'sending' | 'queued' | 'unconfirmed';
+  readonly state: 'sending' | 'queued' | 'unconfirmed' | 'failed';
+  readonly error?: string;
 }
 
 /** The assistant message being streamed. */
@@ -141,13 +145,19 @@ export interface ChatState {
   readonly unknownEvents: number;
   /** Bumped for every notice, to give each a unique id. */
   readonly noticeCount: number;
+  /** The highest warning id shown (the server replays its warnings on every connection). */
+  readonly lastWarningId: number;
 }
 
 /** Actions that start in this tab rather than on the server. */
 export type LocalAction =
   | { readonly type: 'local_submit'; readonly id: string; readonly text: string }
   | { readonly type: 'local_approve'; readonly requestId: string; readonly option?: string }
-  | { readonly type: 'local_notice'; readonly level: NoticeItem['level']; readonly text: string };
+  | { readonly type: 'local_notice'; readonly level: NoticeItem['level']; readonly text: string }
+  /** A request this tab made over REST failed: the failure belongs to that prompt or that card. */
+  | { readonly type: 'local_failure'; readonly target: 'submit' | 'approve'; readonly id: string; readonly message: string }
+  /** The user let go of a prompt that was not sent. */
+  | { readonly type: 'local_discard'; readonly id: string };
 
 /** What the reducer accepts. */
 export type ChatInput = ServerMessage | LocalAction;
@@ -164,6 +174,7 @@ export const initialChatState: ChatState = {
   agent: null,
   unknownEvents: 0,
   noticeCount: 0,
+  lastWarningId: 0,
 };
 
 /** Applies one input. Returns the same object when nothing changed. */
@@ -184,10 +195,17 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       if (input.seq <= state.lastSeq) return state;
       return applyEvent({ ...state, lastSeq: input.seq }, parseSidecarEvent(input.event));
     case 'warning': {
-      // A skipped sidecar line still consumes its seq, so `from=` stays right.
-      if (input.seq !== undefined && input.seq <= state.lastSeq) return state;
-      const next = input.seq !== undefined ? { ...state, lastSeq: input.seq } : state;
-      return addNotice(next, 'warning', `Skipped an event: ${input.message}`);
+      // The server numbers warnings and replays the ones it keeps to every
+      // new connection: a reconnect must not show them again.
+      if (input.id <= state.lastWarningId) return state;
+      let next: ChatState = { ...state, lastWarningId: input.id };
+      if (input.seq !== undefined) {
+        // A skipped sidecar line still consumes its seq, so `from=` stays right.
+        if (input.seq <= state.lastSeq) return next;
+        next = { ...next, lastSeq: input.seq };
+        return addNotice(next, 'warning', `Skipped an event: ${input.message}`);
+      }
+      return addNotice(next, 'warning', `Warning: ${input.message}`);
     }
     case 'approval':
       return applyServerApproval(state, input);
@@ -196,7 +214,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'ack':
       return applyAck(state, input.id, input.queued);
     case 'error':
-      return applyError(state, input.id, input.message);
+      return applyError(state, input.id, input.code, input.message);
     case 'resync':
     case 'resize':
     case 'pong':
@@ -206,10 +224,21 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'local_approve': {
       const a = state.approvals[input.requestId];
       if (a?.state !== 'pending') return state;
-      return { ...state, approvals: { ...state.approvals, [a.requestId]: { ...a, sending: true, sentOption: input.option } } };
+      return { ...state, approvals: { ...state.approvals, [a.requestId]: { ...a, sending: true, sentOption: input.option, error: undefined } } };
     }
     case 'local_notice':
       return addNotice(state, input.level, input.text);
+    case 'local_discard':
+      return state.pending.some((p) => p.id === input.id) ? { ...state, pending: state.pending.filter((p) => p.id !== input.id) } : state;
+    case 'local_failure': {
+      if (input.target === 'submit') {
+        if (!state.pending.some((p) => p.id === input.id)) return state;
+        return { ...state, pending: state.pending.map((p): PendingSubmit => (p.id === input.id ? { ...p, state: 'failed', error: input.message } : p)) };
+      }
+      const a = state.approvals[input.id];
+      if (!a) return state;
+      return setApproval(state, { ...a, sending: false, sentOption: undefined, error: a.state === 'pending' ? input.message : undefined });
+    }
   }
 }
 
@@ -252,6 +281,7 @@ function applyEvent(state: ChatState, ev: SidecarEvent): ChatState {
         confirmed: false,
         sending: false,
         sentOption: undefined,
+        error: undefined,
       }, 'event');
     case 'control_response': {
       const a = state.approvals[ev.requestId];
@@ -468,6 +498,7 @@ function applyApproval(state: ChatState, a: ApprovalView, source: 'event' | 'ser
       options: a.options.length > 0 ? a.options : old.options,
       sending: a.state === 'pending' ? old.sending : false,
       sentOption: a.state === 'pending' ? old.sentOption : undefined,
+      error: a.state === 'pending' ? old.error : undefined,
     };
   }
   let next = setApproval(state, merged);
@@ -503,6 +534,7 @@ function applyServerApproval(state: ChatState, a: Approval): ChatState {
       confirmed: a.confirmed,
       sending: false,
       sentOption: undefined,
+      error: undefined,
     },
     'server',
   );
@@ -554,14 +586,21 @@ function applyAck(state: ChatState, id: string, queued: boolean): ChatState {
   return { ...state, pending };
 }
 
-function applyError(state: ChatState, id: string | undefined, message: string): ChatState {
+function applyError(state: ChatState, id: string | undefined, code: string, message: string): ChatState {
   let next = state;
+  let wasAnswering = false;
   if (id !== undefined) {
     next = { ...next, pending: next.pending.filter((s) => s.id !== id) };
     // An approval click that failed (already resolved elsewhere): stop the spinner.
     for (const a of Object.values(next.approvals)) {
-      if (a.sending) next = setApproval(next, { ...a, sending: false, sentOption: undefined });
+      if (!a.sending) continue;
+      wasAnswering = true;
+      next = setApproval(next, { ...a, sending: false, sentOption: undefined });
     }
+  }
+  if (wasAnswering && code === 'already_resolved') {
+    // Another tab or the terminal answered first: not a failure, and the card says who.
+    return addNotice(next, 'info', 'That approval was already answered elsewhere; its card shows the outcome.');
   }
   return addNotice(next, 'error', message);
 }

@@ -40,6 +40,8 @@ export interface ChatCallbacks {
   onShowTerminal(): void;
   /** Resume the ended conversation in a new session; rejects with the reason. */
   onResume(): Promise<void>;
+  /** Forget a prompt that was not sent. */
+  onDiscard(pendingId: string): void;
 }
 
 /** Extra facts the view needs besides the chat state. */
@@ -94,6 +96,7 @@ const PENDING_NOTE: Record<PendingSubmit['state'], string> = {
   sending: 'sending…',
   queued: 'queued until the agent is ready',
   unconfirmed: 'not confirmed: the connection dropped. If it does not appear, send it again.',
+  failed: 'not sent',
 };
 
 /** Results longer than this are cut in the card (the terminal has them whole). */
@@ -118,16 +121,27 @@ export class ChatView {
   private readonly rendered = new Map<string, Rendered>();
   private lastStatus: ChatStatus | undefined;
   private lastPlaceholder = '';
+  /** Follow new content: true unless the reader scrolled up. */
+  private follow = true;
+  /** The scrollTop we set ourselves (its scroll event is not the reader's). */
+  private autoScrollTop = -1;
+  /** The "approval waiting" control, shown while a pending approval is out of view. */
+  private readonly jumpButton: HTMLButtonElement;
+  private readonly statusJump: HTMLButtonElement;
+  private readonly resizeObserver: ResizeObserver | undefined;
 
   constructor(private readonly cb: ChatCallbacks) {
     this.statusText = h('span', { class: 'status-text' }, 'Connecting…');
+    // While an approval waits, the status line is a link to it.
+    this.statusJump = h('button', { type: 'button', class: 'linkish status-jump', hidden: true, onclick: () => { this.jumpToApproval(); } }, STATUS_TEXT.awaiting_approval);
     this.stopButton = h('button', { type: 'button', class: 'btn btn-quiet stop', hidden: true, title: 'Interrupt (Escape)', onclick: () => { cb.onCancel(); } }, 'Stop');
     this.resume = new ResumeControl(() => cb.onResume());
     this.resume.visible = false;
-    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.stopButton, this.resume.root);
+    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.stopButton, this.resume.root);
     this.empty = h('p', { class: 'chat-empty' }, 'No messages yet. Type a prompt below, or in the terminal.');
     this.resumedNote = h('p', { class: 'resumed-note', hidden: true });
-    this.log = h('div', { class: 'chat-log', role: 'log', 'aria-label': 'Conversation', tabindex: 0 }, this.resumedNote, this.empty);
+    this.log = h('div', { class: 'chat-log', role: 'log', 'aria-label': 'Conversation', tabindex: 0, onscroll: () => { this.onScroll(); } }, this.resumedNote, this.empty);
+    this.jumpButton = h('button', { type: 'button', class: 'btn approval-jump', hidden: true, onclick: () => { this.jumpToApproval(); } }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), 'Approval waiting ', h('span', { 'aria-hidden': 'true' }, '↓'));
     this.input = h('textarea', {
       class: 'composer-input',
       rows: 1,
@@ -142,7 +156,72 @@ export class ChatView {
     this.sendButton = h('button', { type: 'submit', class: 'btn btn-primary send' }, 'Send');
     this.composerNote = h('p', { id: 'composer-note', class: 'composer-note', hidden: true });
     const form = h('form', { class: 'composer', onsubmit: (ev: Event) => { ev.preventDefault(); this.send(); } }, this.composerNote, this.input, this.sendButton);
-    this.root = h('section', { class: 'pane chat-pane', 'aria-label': 'Chat' }, this.statusEl, this.log, form);
+    this.root = h('section', { class: 'pane chat-pane', 'aria-label': 'Chat' }, this.statusEl, h('div', { class: 'chat-log-wrap' }, this.log, this.jumpButton), form);
+    // The log changes size (layout switch, window or keyboard): keep following, and re-check the jump control.
+    if (typeof ResizeObserver !== 'undefined') {
+      this.resizeObserver = new ResizeObserver(() => { this.afterLayout(); });
+      this.resizeObserver.observe(this.log);
+    }
+  }
+
+  /** The reader is following the conversation (not scrolled up). */
+  get following(): boolean {
+    return this.follow;
+  }
+
+  /** Scrolls the first pending approval into view and gives it the keyboard. */
+  jumpToApproval(): void {
+    const card = this.pendingApprovals()[0];
+    if (!card) return;
+    card.scrollIntoView({ block: 'center' });
+    card.focus({ preventScroll: true });
+    this.follow = this.atBottom();
+    this.updateJump();
+  }
+
+  private pendingApprovals(): HTMLElement[] {
+    return [...this.log.querySelectorAll<HTMLElement>('.approval[data-approval-state]')];
+  }
+
+  private atBottom(): boolean {
+    return this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48;
+  }
+
+  private scrollToBottom(): void {
+    const top = this.log.scrollHeight - this.log.clientHeight;
+    if (Math.abs(this.log.scrollTop - top) < 1) return;
+    this.log.scrollTop = top;
+    this.autoScrollTop = this.log.scrollTop;
+  }
+
+  private onScroll(): void {
+    // Our own scroll keeps following; the reader's decides by where it ends.
+    if (this.autoScrollTop >= 0 && Math.abs(this.log.scrollTop - this.autoScrollTop) < 1) {
+      this.autoScrollTop = -1;
+    } else {
+      this.autoScrollTop = -1;
+      this.follow = this.atBottom();
+    }
+    this.updateJump();
+  }
+
+  private afterLayout(): void {
+    if (this.follow) this.scrollToBottom();
+    this.updateJump();
+  }
+
+  /** Shows the jump control while a pending approval is (partly) outside the log's view. */
+  private updateJump(): void {
+    const cards = this.pendingApprovals();
+    let outside = false;
+    if (cards.length > 0 && this.log.clientHeight > 0) {
+      const view = this.log.getBoundingClientRect();
+      outside = cards.some((c) => {
+        const r = c.getBoundingClientRect();
+        return r.top < view.top - 1 || r.bottom > view.bottom + 1;
+      });
+    }
+    if (this.jumpButton.hidden === outside) this.jumpButton.hidden = !outside;
   }
 
   /** Moves the keyboard focus to the composer. */
@@ -153,8 +232,8 @@ export class ChatView {
   /** Draws `state`. Cheap when little changed. */
   render(state: ChatState, ctx: ChatContext): void {
     this.renderStatus(state, ctx);
-    const stick = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48;
-    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(state.exit !== null)}`;
+    const exited = state.exit !== null;
+    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}`;
     const active = document.activeElement;
     let refocus: { el: HTMLElement; key: string | undefined } | undefined;
 
@@ -176,9 +255,9 @@ export class ChatView {
     };
     for (const item of state.items) {
       const approval = item.kind === 'tool' ? approvalOf(state, item) : undefined;
-      place(item.id, item, approval, (old) => this.renderItem(item, approval, old, ctx, state.exit !== null));
+      place(item.id, item, approval, (old) => this.renderItem(item, approval, old, ctx, exited));
     }
-    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(p));
+    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => this.pendingEl(p, exited));
     if (state.exit) {
       const exit = state.exit;
       place('exit', exit, undefined, () => h('p', { class: `exit-note${exit.success ? '' : ' is-error'}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));
@@ -207,7 +286,7 @@ export class ChatView {
       const target = same ?? el.querySelector<HTMLElement>('.approval[tabindex], .approval-done[tabindex]') ?? el;
       target.focus({ preventScroll: true });
     }
-    if (stick) this.log.scrollTop = this.log.scrollHeight;
+    this.afterLayout();
   }
 
   private renderResumed(from: string | undefined): void {
@@ -229,6 +308,9 @@ export class ChatView {
     const events = ctx.channel?.events ?? true;
     if (!events) text = 'This program has no chat view; use the terminal.';
     if (this.statusText.textContent !== text) this.statusText.textContent = text;
+    const link = status === 'awaiting_approval' && events;
+    this.statusText.hidden = link;
+    this.statusJump.hidden = !link;
     this.statusEl.dataset.status = status;
     this.stopButton.hidden = !(status === 'thinking' || status === 'responding' || status === 'running_tool');
     this.resume.visible = status === 'exited' && ctx.resumable;
@@ -391,6 +473,7 @@ export class ChatView {
           },
         },
         h('p', { class: 'approval-q' }, line),
+        a.error !== undefined && h('p', { class: 'approval-error', role: 'alert' }, `Your answer was not delivered: ${a.error}`),
         h(
           'div',
           { class: 'approval-buttons' },
@@ -421,6 +504,24 @@ export class ChatView {
       return h('p', { class: 'approval-done approval-sent', 'data-approval-state': 'sent', 'data-focus-key': 'outcome', tabindex: -1 }, text);
     }
     return h('p', { class: `approval-done approval-${a.state}`, 'data-approval-state': a.state, 'data-focus-key': 'outcome', tabindex: -1 }, outcomeText(a, chosen));
+  }
+
+  private pendingEl(p: PendingSubmit, exited: boolean): HTMLElement {
+    const failed = p.state === 'failed';
+    return h(
+      'article',
+      { class: `msg user pending${failed ? ' failed' : ''}`, 'data-kind': 'pending', 'data-pending-state': p.state, 'aria-label': failed ? 'You (not sent)' : 'You (sending)' },
+      h('div', { class: 'bubble' }, p.text),
+      h(
+        'span',
+        { class: 'pending-note', role: failed ? 'alert' : undefined },
+        failed && p.error !== undefined ? `${PENDING_NOTE.failed}: ${p.error}` : PENDING_NOTE[p.state],
+        failed && !exited && ' ',
+        failed && !exited && h('button', { type: 'button', class: 'linkish', onclick: () => { this.cb.onDiscard(p.id); this.cb.onSubmit(p.text); } }, 'Send again'),
+        failed && ' ',
+        failed && h('button', { type: 'button', class: 'linkish', onclick: () => { this.cb.onDiscard(p.id); } }, 'Dismiss'),
+      ),
+    );
   }
 
   private onKey(ev: KeyboardEvent): void {
@@ -489,15 +590,6 @@ export function outcomeText(a: ApprovalView, chosen: ApprovalOption | undefined)
 export function exitSentence(e: ExitInfo): string {
   if (e.signal !== undefined) return `The program was ended by ${e.signal}`;
   return `The program exited with code ${e.code ?? '?'}`;
-}
-
-function pendingEl(p: PendingSubmit): HTMLElement {
-  return h(
-    'article',
-    { class: 'msg user pending', 'data-kind': 'pending', 'aria-label': 'You (sending)' },
-    h('div', { class: 'bubble' }, p.text),
-    h('span', { class: 'pending-note' }, PENDING_NOTE[p.state]),
-  );
 }
 
 function diffView(path: string, before: string, after: string): HTMLElement {

@@ -124,7 +124,11 @@ seq: number,
 /**
  * The event object, verbatim (see the sidecar types).
  */
-event: JsonValue, } | { "type": "warning", code: string, message: string, 
+event: JsonValue, } | { "type": "warning", 
+/**
+ * Numbers the session's warnings from 1, so none is shown twice.
+ */
+id: number, code: string, message: string, 
 /**
  * The line's number in the events file, when it had one.
  */

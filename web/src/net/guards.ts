@@ -92,7 +92,7 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       case 'event':
         return isNum(v.seq) && 'event' in v;
       case 'warning':
-        return isStr(v.code) && isStr(v.message) && optional(v.seq, isNum);
+        return isNum(v.id) && isStr(v.code) && isStr(v.message) && optional(v.seq, isNum);
       case 'approval':
         return isApproval(v);
       case 'resync':

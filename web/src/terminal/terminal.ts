@@ -22,6 +22,37 @@ export interface TerminalOwner {
   flow(pause: boolean): void;
 }
 
+/** The phone key bar: label, accessible name, and the bytes (or a function of the terminal's modes). */
+export interface BarKey {
+  readonly label: string;
+  readonly name: string;
+  readonly bytes: (appCursor: boolean) => string;
+}
+
+/** Keys an on-screen keyboard lacks, as xterm would send them. */
+export const BAR_KEYS: readonly BarKey[] = [
+  { label: 'Esc', name: 'Escape', bytes: () => '\x1b' },
+  { label: 'Tab', name: 'Tab', bytes: () => '\t' },
+  { label: '⇧Tab', name: 'Shift+Tab', bytes: () => '\x1b[Z' },
+  { label: 'Ctrl+C', name: 'Ctrl+C', bytes: () => '\x03' },
+  { label: '←', name: 'Left', bytes: (app) => (app ? '\x1bOD' : '\x1b[D') },
+  { label: '↑', name: 'Up', bytes: (app) => (app ? '\x1bOA' : '\x1b[A') },
+  { label: '↓', name: 'Down', bytes: (app) => (app ? '\x1bOB' : '\x1b[B') },
+  { label: '→', name: 'Right', bytes: (app) => (app ? '\x1bOC' : '\x1b[C') },
+  { label: 'Enter', name: 'Enter', bytes: () => '\r' },
+];
+
+/** What a test compares between two tabs: the visible cells, line by line. */
+export interface ScreenDump {
+  cols: number;
+  rows: number;
+  cursor: [number, number];
+  alt: boolean;
+  lines: { text: string; wrapped: boolean }[];
+  driver: boolean;
+  renderer: string;
+}
+
 /** Resize messages wait this long for the pane to settle, in ms. */
 const RESIZE_DEBOUNCE = 120;
 
@@ -42,10 +73,31 @@ export class TerminalPane {
   private disposed = false;
   /** The size the server last reported for the PTY. */
   private serverSize: { cols: number; rows: number } | null = null;
+  /**
+   * This pane sets the PTY size (it typed, resized its window or asked to fit
+   * last). Otherwise it draws at the PTY's size, scrollable, and offers "Fit".
+   */
+  private driver = false;
+  /** Between a `resync` and its snapshot: no fit may change the size. */
+  private awaitingSnapshot = false;
+  private readonly fitButton: HTMLButtonElement;
+  private readonly keyBar: HTMLElement;
 
   constructor(private readonly owner: TerminalOwner, theme: ThemeName) {
     this.host = h('div', { class: 'terminal-host' });
-    this.root = h('section', { class: 'pane terminal-pane', 'aria-label': 'Terminal' }, this.host);
+    this.fitButton = h('button', { type: 'button', class: 'btn term-fit', hidden: true, title: 'Another window sets the terminal size; make it fit this one', onclick: () => { this.takeSize(); this.focus(); } }, 'Fit to my window');
+    this.keyBar = h('div', { class: 'key-bar', role: 'toolbar', 'aria-label': 'Terminal keys' },
+      ...BAR_KEYS.map((k) => h('button', {
+        type: 'button',
+        class: 'key',
+        'aria-label': k.name,
+        'data-key': k.name,
+        // Keep the focus (and the on-screen keyboard) on the terminal.
+        onpointerdown: (ev: Event) => { ev.preventDefault(); },
+        onmousedown: (ev: Event) => { ev.preventDefault(); },
+        onclick: () => { this.sendKey(k); },
+      }, k.label)));
+    this.root = h('section', { class: 'pane terminal-pane', 'aria-label': 'Terminal' }, this.host, this.fitButton, this.keyBar);
     this.term = new Terminal({
       allowProposedApi: true, // needed by the unicode11 addon
       cursorBlink: true,
@@ -67,6 +119,51 @@ export class TerminalPane {
       this.term.onBinary((s) => { owner.input(Uint8Array.from(s, (c) => c.charCodeAt(0) & 0xff)); }),
     );
     this.observer = new ResizeObserver(() => { this.scheduleFit(); });
+    // Ctrl+Shift+C copies the selection (Ctrl+C stays the terminal's interrupt).
+    this.term.attachCustomKeyEventHandler((ev) => {
+      if (ev.type === 'keydown' && ev.ctrlKey && ev.shiftKey && !ev.altKey && (ev.key === 'C' || ev.key === 'c')) {
+        ev.preventDefault();
+        void this.copySelection();
+        return false;
+      }
+      return true;
+    });
+  }
+
+  /** Copies the terminal's selection to the clipboard; false when nothing is selected. */
+  async copySelection(): Promise<boolean> {
+    const text = this.term.getSelection();
+    if (text === '') return false;
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      // No clipboard API (insecure context): the legacy path, from the terminal's own textarea.
+      const ta = this.term.textarea;
+      if (!ta) return false;
+      const old = ta.value;
+      ta.value = text;
+      ta.select();
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- the only copy path without the async clipboard API
+      document.execCommand('copy');
+      ta.value = old;
+    }
+    return true;
+  }
+
+  /** Sends a key-bar key as the terminal would. */
+  sendKey(k: BarKey): void {
+    this.claim();
+    this.owner.input(encoder.encode(k.bytes(this.term.modes.applicationCursorKeysMode)));
+  }
+
+  /** Whether this pane sets the PTY size. */
+  get drives(): boolean {
+    return this.driver;
+  }
+
+  /** The live terminal (tests read its buffer). */
+  get xterm(): Terminal {
+    return this.term;
   }
 
   /** Opens the terminal once the pane is in the document. */
@@ -74,13 +171,35 @@ export class TerminalPane {
     this.term.open(this.host);
     this.observer.observe(this.host);
     // Typing here takes the PTY size back from another tab that resized it.
-    this.term.textarea?.addEventListener('focus', () => { this.fitNow(true); });
+    this.disposables.push(this.term.onData(() => { this.claim(); }));
+    // The context menu copies/pastes through xterm's textarea: put the selection there first.
+    this.host.addEventListener('contextmenu', () => {
+      const ta = this.term.textarea;
+      const sel = this.term.getSelection();
+      if (ta && sel !== '') {
+        ta.value = sel;
+        ta.select();
+      }
+    });
     void this.loadWebgl();
     this.fitNow(false);
   }
 
+  /** This pane becomes the one that sets the PTY size (it typed). */
+  private claim(): void {
+    if (this.driver) return;
+    this.takeSize();
+  }
+
+  /** "Fit to my window": this pane drives the PTY size from now on. */
+  takeSize(): void {
+    this.driver = true;
+    this.fitNow(true);
+  }
+
   /** Live output (or the snapshot after a resync). */
   write(data: Uint8Array): void {
+    this.awaitingSnapshot = false;
     const n = data.byteLength;
     this.flowControl.written(n);
     this.term.write(data, () => { this.flowControl.rendered(n); });
@@ -88,21 +207,37 @@ export class TerminalPane {
 
   /** `resync`: the next frame is a full snapshot of a cols×rows screen. */
   resync(cols: number, rows: number): void {
+    // The snapshot is cells of a cols×rows screen: resize first, and let no
+    // fit change the size before it is written.
+    clearTimeout(this.resizeTimer);
+    this.awaitingSnapshot = true;
     this.serverSize = { cols, rows };
-    if (this.term.cols !== cols || this.term.rows !== rows) this.term.resize(cols, rows);
     this.term.reset();
+    if (this.term.cols !== cols || this.term.rows !== rows) this.term.resize(cols, rows);
+    this.updateFitButton();
   }
 
   /** Another client resized the PTY: draw at its size so the program's output lines up. */
   serverResized(cols: number, rows: number): void {
+    const own = this.serverSize?.cols === cols && this.serverSize.rows === rows;
     this.serverSize = { cols, rows };
+    // Someone else set a size: they drive now.
+    if (!own) this.driver = false;
     if (this.term.cols !== cols || this.term.rows !== rows) this.term.resize(cols, rows);
+    this.updateFitButton();
   }
 
-  /** A (re)connection: claim the PTY size for this pane and restore flow state. */
-  connected(): void {
+  /**
+   * A (re)connection: restore flow state. The pane takes the PTY size only if
+   * it drove before (or it is `first`, e.g. it just started the session);
+   * a reload or a second tab draws at the PTY's size until the user types,
+   * resizes this window or presses "Fit to my window".
+   */
+  connected(first = false): void {
     this.flowControl.reconnected();
-    this.fitNow(true);
+    if (first) this.driver = true;
+    if (this.driver) this.fitNow(true);
+    this.updateFitButton();
   }
 
   /** Recolours the terminal. */
@@ -123,6 +258,17 @@ export class TerminalPane {
     return lines.join('\n');
   }
 
+  /** The visible screen, cell-exact enough to compare two tabs (tests). */
+  screen(): ScreenDump {
+    const buf = this.term.buffer.active;
+    const lines: { text: string; wrapped: boolean }[] = [];
+    for (let y = 0; y < this.term.rows; y++) {
+      const line = buf.getLine(buf.viewportY + y);
+      lines.push({ text: line?.translateToString(true) ?? '', wrapped: line?.isWrapped ?? false });
+    }
+    return { cols: this.term.cols, rows: this.term.rows, cursor: [buf.cursorX, buf.cursorY], alt: buf.type === 'alternate', lines, driver: this.driver, renderer: this.root.dataset.renderer ?? '' };
+  }
+
   /** Flow-control figures (a debugging aid). */
   get flow(): { backlog: number; peak: number; pauses: number } {
     return { backlog: this.flowControl.backlog, ...this.flowControl.stats };
@@ -140,19 +286,43 @@ export class TerminalPane {
 
   private scheduleFit(): void {
     clearTimeout(this.resizeTimer);
-    this.resizeTimer = setTimeout(() => { this.fitNow(true); }, RESIZE_DEBOUNCE);
+    this.resizeTimer = setTimeout(() => {
+      // This window changed size (not the layout of a pane that follows another client's size): it drives.
+      if (this.awaitingSnapshot) return;
+      this.driver = true;
+      this.fitNow(true);
+    }, RESIZE_DEBOUNCE);
+  }
+
+  /** The size that would fit the pane, or null when it has none (hidden). */
+  private fitSize(): { cols: number; rows: number } | null {
+    if (this.host.clientWidth === 0 || this.host.clientHeight === 0) return null;
+    const dims = this.fit.proposeDimensions();
+    if (!dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows)) return null;
+    return { cols: Math.max(2, Math.floor(dims.cols)), rows: Math.max(1, Math.floor(dims.rows)) };
+  }
+
+  private updateFitButton(): void {
+    const f = this.fitSize();
+    const off = f !== null && (f.cols !== this.term.cols || f.rows !== this.term.rows);
+    this.fitButton.hidden = this.driver || !off;
+    this.root.dataset.driver = String(this.driver);
   }
 
   /** Fits the terminal to the pane; with `announce`, tells the server when the PTY size differs. */
   private fitNow(announce: boolean): void {
-    if (this.disposed) return;
+    if (this.disposed || this.awaitingSnapshot) return;
     // A hidden pane (terminal-less layout) has no size: keep the last one.
-    if (this.host.clientWidth === 0 || this.host.clientHeight === 0) return;
-    const dims = this.fit.proposeDimensions();
-    if (!dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows)) return;
-    const cols = Math.max(2, Math.floor(dims.cols));
-    const rows = Math.max(1, Math.floor(dims.rows));
+    const f = this.fitSize();
+    if (!f) return;
+    const { cols, rows } = f;
+    // A pane that follows another client keeps the PTY's size (scrollable), only offering to fit.
+    if (!this.driver && this.serverSize) {
+      this.updateFitButton();
+      return;
+    }
     if (this.term.cols !== cols || this.term.rows !== rows) this.term.resize(cols, rows);
+    this.updateFitButton();
     const s = this.serverSize;
     if (announce && (s?.cols !== cols || s.rows !== rows)) {
       this.serverSize = { cols, rows };
@@ -168,14 +338,24 @@ export class TerminalPane {
       const addon = new WebglAddon();
       addon.onContextLoss(() => {
         // The GPU went away (driver reset, too many contexts): the DOM renderer takes over.
-        addon.dispose();
-        this.webgl = null;
+        this.dropWebgl();
       });
       this.term.loadAddon(addon);
       this.webgl = addon;
       this.root.dataset.renderer = 'webgl';
     } catch {
-      this.root.dataset.renderer = 'dom';
+      this.dropWebgl();
     }
+  }
+
+  private dropWebgl(): void {
+    try {
+      this.webgl?.dispose();
+    } catch {
+      // Already half gone: nothing more to free.
+    }
+    this.webgl = null;
+    this.root.dataset.renderer = 'dom';
+    if (!this.disposed) this.term.refresh(0, this.term.rows - 1);
   }
 }

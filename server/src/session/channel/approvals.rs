@@ -222,10 +222,28 @@ impl Approvals {
                     e.approval.state = ApprovalState::Abandoned;
                     e.approval.confirmed = true;
                     changed.push(e.approval.clone());
+                } else if !e.approval.confirmed {
+                    // A decision the agent never confirmed, and now never
+                    // will: it went on (or away) with it.
+                    e.confirmed = true;
+                    e.approval.confirmed = true;
+                    changed.push(e.approval.clone());
                 }
             }
         }
         changed
+    }
+
+    /// The agent took a decision it reports nothing for (Qwen Code says
+    /// nothing about a denial): it counts as confirmed once written.
+    pub fn confirm(&mut self, request_id: &str) -> Option<Approval> {
+        let entry = self.entries.get_mut(request_id)?;
+        if entry.confirmed || entry.approval.state == ApprovalState::Pending {
+            return None;
+        }
+        entry.confirmed = true;
+        entry.approval.confirmed = true;
+        Some(entry.approval.clone())
     }
 
     /// All kept approvals, oldest first.
@@ -318,6 +336,18 @@ mod tests {
         let changed = a.responded(&success("r1", false)).unwrap();
         assert_eq!(changed.state, ApprovalState::Denied);
         assert_eq!(changed.decided_by, Some(Decider::Terminal));
+    }
+
+    #[test]
+    fn unconfirmed_decisions_are_settled_at_turn_end() {
+        let mut a = Approvals::default();
+        a.requested("r1", &tool(), 5, super::super::allow_deny());
+        a.decide("r1", &Choice::Allowed(false)).unwrap();
+        let changed = a.abandon_pending();
+        assert_eq!(changed.len(), 1);
+        assert!(changed[0].confirmed);
+        assert_eq!(changed[0].state, ApprovalState::Denied);
+        assert!(a.abandon_pending().is_empty());
     }
 
     #[test]

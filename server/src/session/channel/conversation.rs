@@ -9,6 +9,7 @@
 //! it, so prompts and decisions reach the agent in the order they were
 //! decided in. Channel calls never block (see [`Channel`]).
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -26,7 +27,7 @@ use super::delivery::{Accepted, Delivery, Overdue};
 use super::log::EventLog;
 use super::turn::{Signal, Turn};
 use super::Channel;
-use crate::session::{lock, Control, SessionError};
+use crate::session::{lock, Control, SessionError, Warning};
 
 struct State {
     approvals: Approvals,
@@ -41,7 +42,13 @@ struct State {
     /// False until the screen shows the profile's `ready_text`, for agents
     /// that announce themselves before they can take a prompt.
     screen_ready: bool,
+    /// The newest warnings, for clients that attach (or lag) later.
+    warnings: VecDeque<Warning>,
+    warnings_sent: u64,
 }
+
+/// Warnings kept for clients that come later.
+const KEEP_WARNINGS: usize = 64;
 
 /// See the module docs.
 pub(crate) struct Conversation {
@@ -99,6 +106,8 @@ impl Conversation {
                 handshake: None,
                 agent_session_id: None,
                 screen_ready: true,
+                warnings: VecDeque::new(),
+                warnings_sent: 0,
             }),
             control,
             channel: OnceLock::new(),
@@ -130,8 +139,36 @@ impl Conversation {
 
     /// Tells clients about something odd in the stream; it goes on.
     pub(crate) fn warn(&self, code: &'static str, message: String, seq: Option<u64>) {
+        let mut st = lock(&self.state);
+        self.warn_locked(&mut st, code, message, seq);
+    }
+
+    /// [`Conversation::warn`] with the state already locked: numbered and
+    /// sent under the lock, so ids reach clients in order.
+    fn warn_locked(&self, st: &mut State, code: &'static str, message: String, seq: Option<u64>) {
         debug!(code, %message, ?seq, "channel warning");
-        let _ = self.control.send(Control::Warning { code, message, seq });
+        st.warnings_sent += 1;
+        let warning = Warning {
+            id: st.warnings_sent,
+            code,
+            message,
+            seq,
+        };
+        if st.warnings.len() == KEEP_WARNINGS {
+            st.warnings.pop_front();
+        }
+        st.warnings.push_back(warning.clone());
+        let _ = self.control.send(Control::Warning(warning));
+    }
+
+    /// Kept warnings with an id over `after`, oldest first.
+    pub(crate) fn warnings_after(&self, after: u64) -> Vec<Warning> {
+        let st = lock(&self.state);
+        st.warnings
+            .iter()
+            .filter(|w| w.id > after)
+            .cloned()
+            .collect()
     }
 
     /// A line of the agent's own events file, already validated and
@@ -291,7 +328,8 @@ impl Conversation {
         for text in st.delivery.next(ready, Instant::now()) {
             if let Err(e) = channel.deliver(&text) {
                 warn!(?e, "delivering a prompt");
-                self.warn(
+                self.warn_locked(
+                    st,
                     "submit_failed",
                     format!("a prompt could not be handed to the agent: {e}"),
                     None,
@@ -315,7 +353,8 @@ impl Conversation {
                 }
             }
             Some(Overdue::GaveUp(text)) => {
-                self.warn(
+                self.warn_locked(
+                    &mut st,
                     "submit_ignored",
                     format!(
                         "the agent did not take the prompt {:?} (sent twice); it was dropped",
@@ -359,6 +398,11 @@ impl Conversation {
             st.approvals.undo_decision(request_id);
             return Err(e.into());
         }
+        let approval = if channel.confirms(&option) {
+            approval
+        } else {
+            st.approvals.confirm(request_id).unwrap_or(approval)
+        };
         if !option.kind.allows() {
             // Agents do not call the model again after a denial; the turn
             // is over until the next prompt.

@@ -58,6 +58,13 @@ pub(crate) trait Channel: Send + Sync + 'static {
     /// Tells the agent a client's choice for one of its tool requests.
     fn decide(&self, request_id: &str, option: &ApprovalOption) -> Result<(), ChannelError>;
 
+    /// Whether the agent reports the outcome of `option` once it takes it
+    /// (dual output: a `control_response`); if not, the decision counts as
+    /// confirmed once the channel has handed it over.
+    fn confirms(&self, _option: &ApprovalOption) -> bool {
+        true
+    }
+
     /// The choices the agent offers for a tool request, in its order.
     fn options(&self, _request: &CanUseTool) -> Vec<ApprovalOption> {
         allow_deny()

@@ -24,6 +24,15 @@ use super::lock;
 use output::{Output, OutputLimits};
 use pty::Pty;
 
+/// Why keys did not reach the program.
+#[derive(Debug)]
+pub(crate) enum KeysError {
+    /// The PTY is gone.
+    Closed,
+    /// The program is not reading; see `pty::MAX_QUEUED_BYTES`.
+    Full(String),
+}
+
 /// A session's PTY and output. The PTY handle goes away once the program
 /// has exited and its output drained.
 pub(crate) struct Terminal {
@@ -75,14 +84,17 @@ impl Terminal {
         self.headless.load(Ordering::Acquire)
     }
 
-    /// Sends bytes to the program; false once the PTY is gone.
-    pub(crate) async fn write(&self, bytes: Bytes) -> bool {
+    /// Sends bytes to the program.
+    pub(crate) async fn write(&self, bytes: Bytes) -> Result<(), KeysError> {
         // Written from the caller's own task: one syscall when the PTY has
         // room, no thread hop.
         let Some(pty) = lock(&self.pty).clone() else {
-            return false;
+            return Err(KeysError::Closed);
         };
-        pty.write(bytes).await.is_ok()
+        pty.write(bytes).await.map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock => KeysError::Full(e.to_string()),
+            _ => KeysError::Closed,
+        })
     }
 
     /// Sets the PTY size and records it in the stream.

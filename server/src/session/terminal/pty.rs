@@ -30,8 +30,14 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::{mpsc, watch};
 
 /// Writes that could not go straight to the PTY wait here for the writer
-/// task; a caller that finds it full waits (backpressure on that client).
+/// task, at most this many of them...
 const WRITE_QUEUE: usize = 256;
+/// ...and at most this many bytes (or one write of any size): a program
+/// that stops reading its input must not make duet hold whatever clients
+/// keep sending (4 MiB frames took duet to 1.1 GiB). Over it, writes are
+/// refused at once with [`queue_full`], never waited for, so the sending
+/// client's other messages go on.
+pub(crate) const MAX_QUEUED_BYTES: usize = 1 << 20;
 
 /// How often a write to a full PTY is retried: first, and at most.
 const WRITE_BACKOFF_MIN: std::time::Duration = std::time::Duration::from_millis(1);
@@ -70,6 +76,8 @@ pub struct Pty {
     /// Items in `queue` not yet written; the fast path needs it at 0 so that
     /// nothing overtakes queued bytes.
     queued: AtomicUsize,
+    /// Bytes in `queue` not yet written.
+    queued_bytes: AtomicUsize,
     queue: mpsc::Sender<Bytes>,
 }
 
@@ -142,6 +150,7 @@ pub fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
         writing: tokio::sync::Mutex::new(()),
         order: tokio::sync::Mutex::new(()),
         queued: AtomicUsize::new(0),
+        queued_bytes: AtomicUsize::new(0),
         queue,
     });
     tokio::spawn(write_queued(pty.clone(), rx));
@@ -164,6 +173,7 @@ async fn write_queued(pty: Arc<Pty>, mut rx: mpsc::Receiver<Bytes>) {
                 _ = closed.wait_for(|c| *c) => false,
             };
             pty.queued.fetch_sub(1, Ordering::AcqRel);
+            pty.queued_bytes.fetch_sub(data.len(), Ordering::AcqRel);
             done
         };
         if !done {
@@ -186,6 +196,17 @@ fn closed_error() -> io::Error {
     io::Error::new(io::ErrorKind::BrokenPipe, "the PTY is closed")
 }
 
+/// The error of a write refused because the program is not reading.
+pub(crate) fn queue_full() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::WouldBlock,
+        format!(
+            "the program is not reading its input: {} KiB are waiting for it already; these keys were dropped",
+            MAX_QUEUED_BYTES >> 10
+        ),
+    )
+}
+
 impl Pty {
     /// Writes `data` to the program, in order with this caller's earlier
     /// writes. Returns once the bytes are written or queued.
@@ -202,13 +223,28 @@ impl Pty {
         // Behind whatever is queued. `order` keeps every caller's bytes whole:
         // nobody enqueues between another's direct write and its rest.
         let _order = self.order.lock().await;
+        let len = data.len();
+        let waiting = self.queued_bytes.load(Ordering::Acquire);
+        if waiting > 0 && waiting + len > MAX_QUEUED_BYTES {
+            return Err(queue_full());
+        }
         self.queued.fetch_add(1, Ordering::AcqRel);
-        // Uncounted again if it never gets queued (the queue closed, or this
-        // future was dropped while waiting for space).
+        // Uncounted again if it never gets queued.
         let counted = Counted(&self.queued);
-        self.queue.send(data).await.map_err(|_| closed_error())?;
-        std::mem::forget(counted);
-        Ok(())
+        self.queued_bytes.fetch_add(len, Ordering::AcqRel);
+        match self.queue.try_send(data) {
+            Ok(()) => {
+                std::mem::forget(counted);
+                Ok(())
+            }
+            Err(e) => {
+                self.queued_bytes.fetch_sub(len, Ordering::AcqRel);
+                Err(match e {
+                    mpsc::error::TrySendError::Full(_) => queue_full(),
+                    mpsc::error::TrySendError::Closed(_) => closed_error(),
+                })
+            }
+        }
     }
 
     /// The fast path of [`write`](Self::write), taken only when nothing is
@@ -239,6 +275,8 @@ impl Pty {
         };
         if n < data.len() {
             self.queued.fetch_add(1, Ordering::AcqRel);
+            self.queued_bytes
+                .fetch_add(data.len() - n, Ordering::AcqRel);
             permit.send(data.slice(n..));
         }
         Ok(true)

@@ -145,8 +145,8 @@ impl ClaudeHooks {
         tokio::spawn(
             async move {
                 while let Some(bytes) = typed.recv().await {
-                    if !terminal.write(bytes).await {
-                        break;
+                    if let Err(e) = terminal.write(bytes).await {
+                        warn!(?e, "typing a prompt into Claude's terminal");
                     }
                 }
             }

@@ -118,6 +118,11 @@ impl Channel for DualOutput {
         }))
     }
 
+    fn confirms(&self, option: &ApprovalOption) -> bool {
+        // Qwen Code writes a control_response for an allowed tool only.
+        option.kind.allows()
+    }
+
     fn finish(&self) -> BoxFuture<'static, ()> {
         let follow = lock(&self.follow).take();
         let input = self.input.clone();

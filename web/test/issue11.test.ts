@@ -1,0 +1,84 @@
+// @vitest-environment jsdom
+// Issue 11 logic: the phone key bar's bytes, the chat following new content
+// unless the reader scrolled up, and the status line linking to a waiting approval.
+import { describe, expect, it, vi } from 'vitest';
+import { BAR_KEYS } from '../src/terminal/terminal';
+import { ChatView } from '../src/chat/view';
+import { initialChatState, reduceAll } from '../src/chat/state';
+import { loadQwenEvents } from './fixture';
+
+const events = loadQwenEvents();
+const req = events.findIndex((m) => JSON.stringify(m.event).startsWith('{"type":"control_request"'));
+const ctx = { channel: { kind: 'dual_output', events: true, submit: true, approve: true }, connected: true, resumable: false };
+
+describe('the phone key bar', () => {
+  const bytes = (name: string, app = false): string => BAR_KEYS.find((k) => k.name === name)?.bytes(app) ?? '?';
+  it('sends what xterm sends for each key', () => {
+    expect(BAR_KEYS.map((k) => k.label)).toEqual(['Esc', 'Tab', '⇧Tab', 'Ctrl+C', '←', '↑', '↓', '→', 'Enter']);
+    expect(bytes('Escape')).toBe('\x1b');
+    expect(bytes('Tab')).toBe('\t');
+    expect(bytes('Shift+Tab')).toBe('\x1b[Z');
+    expect(bytes('Ctrl+C')).toBe('\x03');
+    expect(bytes('Enter')).toBe('\r');
+    expect(['Left', 'Up', 'Down', 'Right'].map((n) => bytes(n))).toEqual(['\x1b[D', '\x1b[A', '\x1b[B', '\x1b[C']);
+  });
+  it('follows application cursor mode (DECCKM), as xterm does', () => {
+    expect(['Left', 'Up', 'Down', 'Right'].map((n) => bytes(n, true))).toEqual(['\x1bOD', '\x1bOA', '\x1bOB', '\x1bOC']);
+  });
+});
+
+function view() {
+  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn() };
+  const v = new ChatView(cb);
+  document.body.replaceChildren(v.root);
+  return v;
+}
+
+/** jsdom has no layout: give the log a fixed box and a content height. */
+function fakeLayout(log: HTMLElement, content: () => number): void {
+  Object.defineProperty(log, 'clientHeight', { configurable: true, get: () => 300 });
+  Object.defineProperty(log, 'scrollHeight', { configurable: true, get: content });
+}
+
+describe('the chat follows new content', () => {
+  it('sticks to the bottom unless the reader scrolled up', () => {
+    const v = view();
+    const log = v.root.querySelector<HTMLElement>('.chat-log');
+    if (!log) throw new Error('no log');
+    let height = 1000;
+    fakeLayout(log, () => height);
+    v.render(reduceAll(initialChatState, events.slice(0, 5)), ctx);
+    expect(log.scrollTop).toBe(700);
+    expect(v.following).toBe(true);
+    // More content: still following.
+    height = 1500;
+    v.render(reduceAll(initialChatState, events.slice(0, 8)), ctx);
+    expect(log.scrollTop).toBe(1200);
+    // The reader scrolls up: new content leaves the view where it is.
+    log.scrollTop = 200;
+    log.dispatchEvent(new Event('scroll'));
+    expect(v.following).toBe(false);
+    height = 2000;
+    v.render(reduceAll(initialChatState, events), ctx);
+    expect(log.scrollTop).toBe(200);
+    // Back at the bottom: following again.
+    log.scrollTop = 1700;
+    log.dispatchEvent(new Event('scroll'));
+    expect(v.following).toBe(true);
+  });
+
+  it('links the status line to a waiting approval', () => {
+    const v = view();
+    v.render(reduceAll(initialChatState, events.slice(0, req + 1)), ctx);
+    const jump = v.root.querySelector<HTMLButtonElement>('.status-jump');
+    expect(jump?.hidden).toBe(false);
+    expect(jump?.textContent).toBe('Waiting for your approval');
+    const scrolled = vi.fn();
+    Element.prototype.scrollIntoView = scrolled;
+    jump?.click();
+    expect(scrolled).toHaveBeenCalled();
+    expect(document.activeElement?.classList.contains('approval')).toBe(true);
+    v.render(reduceAll(initialChatState, events), ctx);
+    expect(jump?.hidden).toBe(true);
+  });
+});
