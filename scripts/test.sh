@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one command that runs every test duet has, on a fresh Debian machine
 # with Rust and Node: it installs what it needs (Chromium and Python from
-# apt, the web's npm packages, Qwen Code and Claude Code into .cache/), then runs
+# apt, the web's npm packages, Qwen Code 0.15.10 (on the system's Node 20)
+# and 0.24.4 (on Node 24 from PyPI) and Claude Code into .cache/), then runs
 # formatting and lint checks, the Rust tests (including real Qwen Code
 # through duet, against a mock LLM), the web's lint/typecheck/unit tests,
 # the browser end-to-end tests against a real duet, and the offline checks
@@ -45,8 +46,15 @@ step "web: install, lint, typecheck, unit tests, build"
   npm run build
 )
 
-step "Qwen Code for the end-to-end tests"
+step "Qwen Code for the end-to-end tests: 0.15.10 (Node 20) and 0.24.4 (Node 24)"
+# Every agents_e2e scenario runs against both (qwen_0_15::*, qwen_0_24::*).
+# The tests run 0.24.4 on .cache/node24's node whatever node the PATH has, so
+# Node 24 (scripts/install-node.sh, from PyPI; python3-venv above) is
+# installed first; install-qwen.sh then uses it for 0.24.4 if the PATH's node
+# is older than 22.
 bash scripts/install-qwen.sh
+bash scripts/install-node.sh >/dev/null
+bash scripts/install-qwen.sh 0.24.4
 
 step "Claude Code for the end-to-end tests"
 bash scripts/install-claude.sh

@@ -7,6 +7,7 @@ mod bare;
 mod duet;
 mod fixture;
 mod follow;
+mod peer;
 mod report;
 mod workloads;
 
@@ -70,6 +71,19 @@ pub struct SuiteArgs {
     /// 1,000 idle sessions with a client each.
     #[arg(long)]
     pub many_sessions: bool,
+    /// A program prints 16 MiB and exits: bytes that never reach the client.
+    #[arg(long)]
+    pub exit: bool,
+    /// Memory per extra client on one session (100 clients).
+    #[arg(long)]
+    pub clients: bool,
+    /// Also measure another gateway with the same client and programs:
+    /// `ttyd[=PATH]` (default .cache/ttyd/bin/ttyd, from bench/build-ttyd.sh) or
+    /// `terminado[=PYTHON]` (default .cache/terminado-venv/bin/python, from
+    /// bench/setup-terminado.sh). Repeatable. Workloads that need duet's own
+    /// features show "—" for peers.
+    #[arg(long, value_name = "PEER")]
+    pub peer: Vec<peer::PeerSpec>,
     /// Clients in the fan-out workload [default: 100, 10 with --quick].
     #[arg(long, value_name = "N")]
     pub fan_out_clients: Option<usize>,
@@ -135,6 +149,7 @@ async fn suite(args: SuiteArgs) -> Result<bool> {
     });
     let mut ctx = workloads::Ctx::new(duet_exe, bench_exe, args.quick)?;
     ctx.fan_out_clients = args.fan_out_clients;
+    ctx.peers = args.peer.clone();
     let chosen = workloads::chosen(&args);
     anyhow::ensure!(
         !chosen.is_empty(),
@@ -144,6 +159,7 @@ async fn suite(args: SuiteArgs) -> Result<bool> {
     let started = Instant::now();
     let mut report = report::Report {
         machine: report::Machine::probe(),
+        peers: args.peer.iter().map(|p| p.name().to_string()).collect(),
         quick: args.quick,
         duration_s: 0.0,
         load_per_workload: Vec::new(),

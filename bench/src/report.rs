@@ -39,6 +39,21 @@ pub struct Row {
     pub pass: Option<bool>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// The same figure for each peer gateway (`--peer`) that ran it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<PeerCell>,
+}
+
+/// One peer's figure for a row.
+#[derive(Debug, Clone, Serialize)]
+pub struct PeerCell {
+    pub peer: String,
+    /// `None` when the peer failed this workload (see `note`).
+    pub value: Option<f64>,
+    /// `value / duet`: above 1 means the peer's figure is bigger.
+    pub vs_duet: Option<f64>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
 }
 
 impl Row {
@@ -79,7 +94,30 @@ impl Row {
             target_text,
             pass,
             note: String::new(),
+            peers: Vec::new(),
         }
+    }
+
+    /// Adds a peer's figure for the same metric.
+    pub fn peer(mut self, peer: &str, value: f64, note: impl Into<String>) -> Self {
+        self.peers.push(PeerCell {
+            peer: peer.into(),
+            value: Some(value),
+            vs_duet: (self.duet != 0.0).then(|| value / self.duet),
+            note: note.into(),
+        });
+        self
+    }
+
+    /// Records that a peer could not run this figure.
+    pub fn peer_failed(mut self, peer: &str, error: &anyhow::Error) -> Self {
+        self.peers.push(PeerCell {
+            peer: peer.into(),
+            value: None,
+            vs_duet: None,
+            note: format!("failed: {error:#}"),
+        });
+        self
     }
 
     /// Adds a note (shown under the table and in the JSON).
@@ -159,6 +197,8 @@ pub fn loadavg() -> String {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub machine: Machine,
+    /// The peer gateways measured alongside duet, in column order.
+    pub peers: Vec<String>,
     pub quick: bool,
     pub duration_s: f64,
     /// Load average when each workload started.
@@ -169,11 +209,19 @@ pub struct Report {
 }
 
 impl Report {
-    /// The table as Markdown (also what is printed).
+    /// The table as Markdown (also what is printed). Each peer adds a
+    /// column with its figure and one with its figure ÷ duet's.
     pub fn table(&self) -> String {
         let mut s = String::new();
-        s.push_str("| workload | metric | duet | baseline | ratio | target | result |\n");
-        s.push_str("|---|---|---:|---:|---:|---|---|\n");
+        s.push_str("| workload | metric | duet | baseline | ratio |");
+        for p in &self.peers {
+            s.push_str(&format!(" {p} | {p} ÷ duet |"));
+        }
+        s.push_str(" target | result |\n|---|---|---:|---:|---:|");
+        for _ in &self.peers {
+            s.push_str("---:|---:|");
+        }
+        s.push_str("---|---|\n");
         for r in &self.rows {
             let unit = if r.unit.is_empty() {
                 String::new()
@@ -181,13 +229,31 @@ impl Report {
                 format!(" {}", r.unit)
             };
             s.push_str(&format!(
-                "| {} | {} | {}{unit} | {} | {} | {} | {} |\n",
+                "| {} | {} | {}{unit} | {} | {} |",
                 r.workload,
                 r.metric,
                 fmt(r.duet),
                 r.baseline
                     .map_or("—".into(), |b| format!("{}{unit}", fmt(b))),
                 r.ratio.map_or("—".into(), |x| format!("{x:.2}×")),
+            ));
+            for p in &self.peers {
+                match r.peers.iter().find(|c| &c.peer == p) {
+                    Some(PeerCell {
+                        value: Some(v),
+                        vs_duet,
+                        ..
+                    }) => s.push_str(&format!(
+                        " {}{unit} | {} |",
+                        fmt(*v),
+                        vs_duet.map_or("—".into(), |x| format!("{x:.2}×"))
+                    )),
+                    Some(_) => s.push_str(" failed | — |"),
+                    None => s.push_str(" — | — |"),
+                }
+            }
+            s.push_str(&format!(
+                " {} | {} |\n",
                 r.target_text,
                 match r.pass {
                     Some(true) => "pass",
@@ -196,12 +262,21 @@ impl Report {
                 }
             ));
         }
-        let notes: Vec<&Row> = self.rows.iter().filter(|r| !r.note.is_empty()).collect();
+        let mut notes = Vec::new();
+        for r in &self.rows {
+            if !r.note.is_empty() {
+                notes.push(format!("- {} / {}: {}\n", r.workload, r.metric, r.note));
+            }
+            for c in r.peers.iter().filter(|c| !c.note.is_empty()) {
+                notes.push(format!(
+                    "- {} / {} ({}): {}\n",
+                    r.workload, r.metric, c.peer, c.note
+                ));
+            }
+        }
         if !notes.is_empty() {
             s.push('\n');
-            for r in notes {
-                s.push_str(&format!("- {} / {}: {}\n", r.workload, r.metric, r.note));
-            }
+            s.extend(notes);
         }
         for (w, e) in &self.errors {
             s.push_str(&format!("- {w}: FAILED TO RUN: {e}\n"));

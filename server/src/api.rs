@@ -197,6 +197,33 @@ pub async fn events(
         .into_response())
 }
 
+/// `GET /api/sessions/{id}/recording`: the terminal as asciicast v2.
+pub async fn recording(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let s = session(&state, &id)?;
+    let path = s.dir.join(crate::session::RECORDING_FILE);
+    let data = tokio::fs::read(&path).await.map_err(|_| {
+        AppError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::SessionNotFound,
+            "this session has no recording (--max-recording 0?)",
+        )
+    })?;
+    Ok((
+        [
+            (CONTENT_TYPE, "application/x-asciicast"),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                &*format!("attachment; filename=\"duet-{}.cast\"", s.id),
+            ),
+        ],
+        data,
+    )
+        .into_response())
+}
+
 /// The longest `GET .../screen` waits for the screen parser to catch up.
 const SCREEN_SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
 

@@ -127,6 +127,11 @@ pub struct ServeArgs {
     #[arg(long, env = "DUET_MAX_CLIENTS", default_value_t = 128)]
     pub max_clients: u32,
 
+    /// Largest terminal recording (asciicast) kept per session, in bytes;
+    /// 0 records nothing.
+    #[arg(long, env = "DUET_MAX_RECORDING", default_value_t = 64 << 20)]
+    pub max_recording: u64,
+
     /// How long an ended session stays readable (e.g. 30m, 1h, 2d). Session
     /// directories left by an earlier run are deleted this long after their
     /// last change.
@@ -221,6 +226,7 @@ impl ServeArgs {
         opts.max_sessions = self.max_sessions;
         opts.retain = self.retain;
         opts.limits.max_clients = self.max_clients;
+        opts.limits.max_recording = self.max_recording;
         Ok((self.listen, opts))
     }
 }

@@ -106,6 +106,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions/{id}", get(api::get).delete(api::delete))
         .route("/sessions/{id}/events", get(api::events))
         .route("/sessions/{id}/resume", post(api::resume))
+        .route("/sessions/{id}/recording", get(api::recording))
         .route("/sessions/{id}/screen", get(api::screen))
         .route("/sessions/{id}/submit", post(api::submit))
         .route("/sessions/{id}/approvals", get(api::approvals))

@@ -1,24 +1,26 @@
-//! End to end through duet's WebSocket, written once and run against both the
-//! demo agent (`demo::*`) and real Qwen Code 0.15.10 with a mock LLM
-//! (`qwen::*`): (a) handshake, (b) submit and streamed reply, (c) tool
-//! approval, (d) denial, (e) quitting and ending — plus the places where Qwen
-//! differs from its docs in ways that matter to clients (docs/qwen-code.md §3
-//! and §7): input before it is ready and input during a turn are lost by
-//! Qwen, so duet holds them; a denial or an Escape on an approval writes no
-//! event, so duet must close it and reopen the turn itself; slash commands
-//! write nothing, so they must not hold up the next prompt.
+//! End to end through duet's WebSocket, written once and run against the
+//! demo agent (`demo::*`) and real Qwen Code with a mock LLM, both the last
+//! release on Node 20 (`qwen_0_15::*`, 0.15.10) and the latest
+//! (`qwen_0_24::*`, 0.24.4 on Node 24): (a) handshake, (b) submit and
+//! streamed reply, (c) tool approval, (d) denial, (e) quitting and ending —
+//! plus the places where Qwen differs from its docs in ways that matter to
+//! clients (docs/qwen-code.md §3, §7 and §8): input before it is ready and
+//! input during a turn are lost (0.15) or folded into another turn (0.24),
+//! so duet holds them and every prompt is asked of the model exactly once;
+//! a denial or an Escape on an approval writes no event, so duet must close
+//! it and reopen the turn itself; slash commands write nothing, so they must
+//! not hold up the next prompt.
 //!
-//! Two scenarios fail today because of duet bugs (see their comments):
-//! `qwen::a_submit_before_session_start_is_held_and_delivered` and
-//! `qwen::a_cancel_during_an_approval_ends_the_turn`; so does
-//! `the_exit_is_announced_once`.
-//!
-//! The Qwen tests need Qwen Code installed: `scripts/install-qwen.sh` (or
-//! `DUET_QWEN_BIN=/path/to/qwen`). Without it they fail, unless
-//! `DUET_SKIP_QWEN=1`, which makes them print a skip line and pass.
+//! The Qwen tests need both versions installed: `scripts/install-qwen.sh`
+//! and `scripts/install-qwen.sh 0.24.4` (or, for 0.15.10,
+//! `DUET_QWEN_BIN=/path/to/qwen`; both look under `DUET_CACHE_DIR`, default
+//! `.cache/`). Without them they fail, unless `DUET_SKIP_QWEN=1`, which
+//! makes them print a skip line and pass.
 //!
 //! Run: `cargo nextest run -p duet-server --test agents_e2e`
-//! (only Qwen: add `-E 'test(qwen)'`).
+//! (only Qwen: add `-E 'test(/qwen/)'`; one version: `'test(/qwen_0_24/)'`).
+//! The submit-at-creation and DELETE scenarios print `TIMING` lines
+//! (`--success-output final` shows them).
 
 mod agents;
 mod support;
@@ -28,30 +30,29 @@ use duet_protocol::rest::{ApprovalState, Decider, SessionInfo};
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
 use support::kind;
 
-/// Declares each scenario as a test for both programs: `demo::NAME` and
-/// `qwen::NAME`.
-macro_rules! for_both_programs {
+/// Declares each scenario as a test for every program: `demo::NAME`,
+/// `qwen_0_15::NAME` and `qwen_0_24::NAME`.
+macro_rules! for_every_program {
     ($($name:ident),* $(,)?) => {
-        mod demo {
+        for_every_program!(@mod demo, super::agents::Kind::Demo; $($name),*);
+        for_every_program!(@mod qwen_0_15,
+            super::agents::Kind::Qwen(super::agents::QwenVersion::V0_15); $($name),*);
+        for_every_program!(@mod qwen_0_24,
+            super::agents::Kind::Qwen(super::agents::QwenVersion::V0_24); $($name),*);
+    };
+    (@mod $module:ident, $kind:expr; $($name:ident),*) => {
+        mod $module {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    super::$name(super::agents::Kind::Demo).await
-                }
-            )*
-        }
-        mod qwen {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::agents::Kind::Qwen).await
+                    super::$name($kind).await
                 }
             )*
         }
     };
 }
 
-for_both_programs!(
+for_every_program!(
     handshake_is_the_first_event,
     a_submit_reaches_the_program_and_the_reply_streams_back,
     an_approval_from_a_client_runs_the_tool,
@@ -59,6 +60,8 @@ for_both_programs!(
     quit_ends_the_session_with_code_0,
     delete_ends_the_session_with_session_end,
     a_submit_before_session_start_is_held_and_delivered,
+    a_submit_sent_the_instant_the_session_is_created_is_answered,
+    a_submit_mid_turn_is_held_and_answered_once,
     a_submit_during_an_approval_is_held_until_the_turn_is_over,
     a_slash_command_does_not_hold_up_the_next_prompt,
     a_cancel_during_an_approval_ends_the_turn,
@@ -81,7 +84,11 @@ async fn handshake_is_the_first_event(kind: Kind) {
     assert_eq!(support::kind(&event), "system");
     assert_eq!(event["subtype"], "session_start", "{event}");
     let data = &event["data"];
-    assert_eq!(data["protocol_version"], 1, "{data}");
+    assert_eq!(
+        data["protocol_version"],
+        run.program.protocol_version(),
+        "{data}"
+    );
     assert_eq!(data["version"], run.program.version(), "{data}");
     assert!(data["session_id"].is_string(), "{data}");
     let cwd = std::path::PathBuf::from(data["cwd"].as_str().unwrap());
@@ -140,7 +147,7 @@ async fn a_submit_reaches_the_program_and_the_reply_streams_back(kind: Kind) {
         let messages = last["messages"].as_array().unwrap();
         let prompt_msg = messages.last().unwrap();
         assert_eq!(prompt_msg["role"], "user");
-        assert_eq!(mock_llm::text_of(&prompt_msg["content"]), prompt);
+        assert_eq!(mock_llm::prompt_of(&prompt_msg["content"]), prompt);
     }
     run.finish().await;
 }
@@ -294,6 +301,7 @@ async fn delete_ends_the_session_with_session_end(kind: Kind) {
     let Some(mut run) = Run::started(kind).await else {
         return;
     };
+    let sent = std::time::Instant::now();
     let resp = run
         .server()
         .delete(&format!("/api/sessions/{}", run.session.id))
@@ -303,6 +311,11 @@ async fn delete_ends_the_session_with_session_end(kind: Kind) {
     let c = &mut run.client;
     let (end_seq, _) = c.until_event(|e| e["subtype"] == "session_end").await;
     let e = exit(c).await;
+    eprintln!(
+        "TIMING {:?}: DELETE -> exit {:.2}s",
+        run.program.kind,
+        sent.elapsed().as_secs_f64()
+    );
     assert_eq!(info.exit.as_ref(), Some(&e));
     assert!(!e.success);
     assert_eq!((e.code, e.signal.as_deref()), (Some(143), None), "{e:?}");
@@ -318,10 +331,6 @@ async fn delete_ends_the_session_with_session_end(kind: Kind) {
 /// (§3.6), and a prompt it reads in the second after that, before it has
 /// initialised, fails on screen with no reply event (§3.18). duet must hold a
 /// submit sent early until the program can take it.
-///
-/// Fails for Qwen today: duet writes the held submit at `session_start`;
-/// Qwen writes the `user` event and then nothing ("Chat not initialized" on
-/// screen), and duet's turn gate stays closed for good.
 async fn a_submit_before_session_start_is_held_and_delivered(kind: Kind) {
     let Some(mut run) = Run::start(kind).await else {
         return;
@@ -343,6 +352,107 @@ async fn a_submit_before_session_start_is_held_and_delivered(kind: Kind) {
     run.finish().await;
 }
 
+/// A client that creates a session and submits in the same breath (REST,
+/// before any WebSocket and long before `session_start`) gets its prompt
+/// answered, once. Qwen 0.15 loses input written before `session_start` and
+/// fails a prompt read in the second after it (§3.6, §3.18); 0.24 loses
+/// input before `session_start` (§8.2).
+async fn a_submit_sent_the_instant_the_session_is_created_is_answered(kind: Kind) {
+    let Some(program) = Program::new(kind).await else {
+        return;
+    };
+    let prompt = "first words";
+    let server = program.server().await;
+    let session = server.create("agent").await;
+    let sent = std::time::Instant::now();
+    let resp = server
+        .post_json(
+            &format!("/api/sessions/{}/submit", session.id),
+            serde_json::json!({"text": prompt}),
+        )
+        .await;
+    assert_eq!(resp.status(), 200);
+    let ack: serde_json::Value = resp.json().await.unwrap();
+    if program.slow_start() {
+        assert_eq!(ack["queued"], true, "written before the handshake: {ack}");
+    }
+    // Attached afterwards, from the first event on.
+    let client = server.connect(session.id, Some(0)).await;
+    let mut run = Run {
+        program,
+        server: Some(server),
+        session,
+        client,
+    };
+    let c = &mut run.client;
+    let (start_seq, _) = c.until_event(|e| e["subtype"] == "session_start").await;
+    let started = sent.elapsed();
+    let user_seq = user_event(c, prompt).await;
+    assert!(user_seq > start_seq);
+    reply_containing(c, &run.program.reply_to(prompt)).await;
+    eprintln!(
+        "TIMING {:?}: submit at creation -> session_start {:.2}s, -> reply {:.2}s",
+        run.program.kind,
+        started.as_secs_f64(),
+        sent.elapsed().as_secs_f64()
+    );
+    c.until_event(|e| e["event"]["type"] == "message_stop")
+        .await;
+    assert_eq!(asked(&run, prompt), 1, "the prompt was not asked once");
+    run.finish().await;
+}
+
+/// A submit sent while a reply streams is held (Qwen 0.15 drops input
+/// mid-turn in most states, 0.24 steers it into the running turn without a
+/// `user` event; §3.5, §8.3), then delivered as a turn of its own: both
+/// prompts are answered, in order, each exactly once.
+async fn a_submit_mid_turn_is_held_and_answered_once(kind: Kind) {
+    let Some(mut run) = Run::started(kind).await else {
+        return;
+    };
+    // Replies that take seconds to stream: the demo agent's is a paragraph
+    // at 25 ms a word; the mock streams filler after "slow story".
+    let first = "tell me a slow story please";
+    let second = "and then a second question";
+    let c = &mut run.client;
+    c.submit(first).await;
+    user_event(c, first).await;
+    c.until_event(|e| e["event"]["delta"]["type"] == "text_delta")
+        .await;
+    assert!(queued(&c.submit(second).await), "the program is busy");
+    let first_reply = reply_containing(c, &run.program.reply_to(first)).await;
+    let second_user = user_event(c, second).await;
+    assert!(
+        second_user > first_reply,
+        "delivered before the turn was over"
+    );
+    let second_reply = reply_containing(c, &run.program.reply_to(second)).await;
+    assert!(second_reply > second_user);
+    c.until_event(|e| e["event"]["type"] == "message_stop")
+        .await;
+    for prompt in [first, second] {
+        assert_eq!(asked(&run, prompt), 1, "{prompt:?} was not asked once");
+    }
+    run.finish().await;
+}
+
+/// How often the program was asked `prompt`: by the model requests for
+/// Qwen, by `user` events for the demo agent.
+fn asked(run: &Run, prompt: &str) -> usize {
+    match &run.program.mock {
+        Some(mock) => mock_llm::times_asked(&mock.requests(), prompt),
+        None => run
+            .client
+            .texts
+            .iter()
+            .filter(|m| {
+                matches!(m, ServerMessage::Event { event, .. }
+                    if user_text(event).as_deref() == Some(prompt))
+            })
+            .count(),
+    }
+}
+
 /// Qwen drops a submit that arrives while it waits for an approval or runs
 /// the turn after a tool (§3.5): duet holds it and writes it when the whole
 /// turn is over, and it is answered.
@@ -362,38 +472,60 @@ async fn a_submit_during_an_approval_is_held_until_the_turn_is_over(kind: Kind) 
     let user_seq = user_event(c, later).await;
     assert!(user_seq > after_seq, "delivered before the turn was over");
     reply_containing(c, &run.program.reply_to(later)).await;
+    c.until_event(|e| e["event"]["type"] == "message_stop")
+        .await;
+    assert_eq!(asked(&run, later), 1, "{later:?} was not asked once");
+    assert_eq!(asked(&run, tool_prompt), 1);
     run.finish().await;
 }
 
 /// Slash commands run but write no event in Qwen (§3.10), so nothing would
 /// ever end their "turn": duet does not wait for one, and the prompt after
-/// it is delivered and answered.
+/// it is delivered and answered, once (in Qwen 0.24 when the user closes
+/// the help box).
 async fn a_slash_command_does_not_hold_up_the_next_prompt(kind: Kind) {
     let Some(mut run) = Run::started(kind).await else {
         return;
     };
     let prompt = "after the help";
+    let dialog = run.program.help_is_a_dialog();
     let c = &mut run.client;
     let help = c.submit("/help").await;
+    if dialog {
+        // Qwen 0.24 shows /help as a modal box and keeps a prompt it reads
+        // while the box is open until a key closes it (§8.3). (Read in the
+        // same poll as the /help, the prompt would go first.)
+        c.until_screen("Esc to cancel").await;
+    }
     let after = c.submit(prompt).await;
-    // Qwen's submits may be held until its screen shows it is ready; the
-    // demo agent is ready at session_start.
+    // Qwen 0.15's submits may be held until its screen shows it is ready;
+    // the demo agent is ready at session_start, Qwen 0.24 too.
     if kind == Kind::Demo {
         assert!(!queued(&help));
+    }
+    if kind == Kind::Demo || dialog {
         assert!(!queued(&after), "a slash command closed the gate");
     }
+    if dialog {
+        // duet does not send the prompt again while the box holds it (that
+        // copy would be asked too); it says it stopped waiting.
+        c.until(|m| matches!(m, ServerMessage::Warning { code, .. } if code == "submit_unshown"))
+            .await;
+        assert_eq!(asked(&run, prompt), 0, "answered behind the help box");
+        run.client.keys(b"\x1b").await;
+    }
+    let c = &mut run.client;
     user_event(c, prompt).await;
     reply_containing(c, &run.program.reply_to(prompt)).await;
+    c.until_event(|e| e["event"]["type"] == "message_stop")
+        .await;
+    assert_eq!(asked(&run, prompt), 1, "{prompt:?} was not asked once");
     run.finish().await;
 }
 
 /// `cancel` (Escape) while an approval is pending dismisses it — in Qwen
 /// with no event at all, like a denial (§3.4, §4 f). The approval must not
 /// stay pending and the next submit must be delivered and answered.
-///
-/// Fails for Qwen today: duet keeps the approval pending and the turn gate
-/// closed, so the next submit is held forever (the submit watchdog does not
-/// help: that submit was never written).
 async fn a_cancel_during_an_approval_ends_the_turn(kind: Kind) {
     let Some(mut run) = Run::started(kind).await else {
         return;
@@ -459,7 +591,19 @@ async fn the_exit_is_announced_once() {
 /// settings file left untouched, the endpoint from the environment.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documented_qwen_profile_works() {
-    let Some(program) = Program::documented_qwen().await else {
+    documented_qwen_profile_works(QwenVersion::V0_15).await
+}
+
+/// The same profile, `ready_text = "? for shortcuts"` included, with Qwen
+/// 0.24, which never shows that text (§8.2): the first prompt is not held
+/// for duet's 20 s fallback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_qwen_profile_works_with_0_24() {
+    documented_qwen_profile_works(QwenVersion::V0_24).await
+}
+
+async fn documented_qwen_profile_works(version: QwenVersion) {
+    let Some(program) = Program::documented_qwen(version).await else {
         return;
     };
     let settings_path = program.workspace.path().join("qwen-settings.json");
@@ -471,6 +615,13 @@ async fn the_documented_qwen_profile_works() {
     c.submit(prompt).await;
     user_event(c, prompt).await;
     reply_containing(c, &run.program.reply_to(prompt)).await;
+    // Sent before the held prompt goes out, if it was held that long.
+    assert!(
+        !c.texts
+            .iter()
+            .any(|m| matches!(m, ServerMessage::Warning { code, .. } if code == "ready_timeout")),
+        "prompts waited for the ready text's fallback"
+    );
     let session_dir = run.session_dir().unwrap();
     assert!(
         session_dir.join(".qwen/debug").is_dir(),

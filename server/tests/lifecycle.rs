@@ -96,6 +96,48 @@ async fn a_leftover_holding_the_terminal_is_hung_up_when_the_program_exits() {
     assert_eq!(std::fs::read_to_string(mark).unwrap(), "hung up");
 }
 
+/// A program that wrote its `session_end` on SIGTERM is left to finish
+/// exiting (Qwen Code 0.24 takes up to ~0.6 s, more under load) instead of
+/// being hung up a third of the grace period in: its exit stays 143.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_announced_its_end_is_not_hung_up() {
+    let server = TestServer::start().await; // kill_grace 2 s: SIGHUP at 0.67 s
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("slow-exit 1.2").await;
+    c.until_event(|e| kind(e) == "assistant").await;
+    let resp = server.delete(&format!("/api/sessions/{}", s.id)).await;
+    assert_eq!(resp.status(), 200);
+    let info: SessionInfo = resp.json().await.unwrap();
+    assert_eq!(
+        info.exit.as_ref().and_then(|e| e.code),
+        Some(143),
+        "{info:?}"
+    );
+}
+
+/// A program that announced itself on its side channel (`session_start`)
+/// takes SIGTERM as the signal to end, but on a loaded machine it may need
+/// more than a third of the grace period to get to its `session_end` (Qwen
+/// Code, both versions, at a load of 12 on 2 cores): it is not hung up
+/// meanwhile, which would lose that `session_end`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_announced_itself_is_left_the_grace_period_for_sigterm() {
+    let server = TestServer::start().await; // kill_grace 2 s: SIGHUP at 0.67 s
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("slow-term 1.0").await;
+    c.until_event(|e| kind(e) == "assistant").await;
+    let resp = server.delete(&format!("/api/sessions/{}", s.id)).await;
+    let info: SessionInfo = resp.json().await.unwrap();
+    assert_eq!(
+        info.exit.as_ref().and_then(|e| e.code),
+        Some(143),
+        "{info:?}"
+    );
+    c.until_event(|e| e["subtype"] == "session_end").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_ends_the_whole_process_group() {
     let server = TestServer::start().await;

@@ -98,3 +98,46 @@ async fn a_plain_terminal_profile_has_no_sidecar() {
         other => panic!("expected an error, got {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_is_recorded_as_asciicast() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_screen("fake-tui ready").await;
+    c.send(&duet_protocol::ws::ClientMessage::Resize {
+        cols: 90,
+        rows: 20,
+        id: None,
+    })
+    .await;
+    c.keys(b"recorded keys\r").await;
+    c.until_screen("recorded keys").await;
+    let resp = server
+        .get(&format!("/api/sessions/{}/recording", s.id))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.headers()["content-type"].to_str().unwrap(),
+        "application/x-asciicast"
+    );
+    let cast = resp.text().await.unwrap();
+    let lines: Vec<serde_json::Value> = cast
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["version"], 2);
+    let output: String = lines[1..]
+        .iter()
+        .filter(|l| l[1] == "o")
+        .map(|l| l[2].as_str().unwrap())
+        .collect();
+    assert!(output.contains("fake-tui ready"), "{output}");
+    assert!(output.contains("recorded keys"));
+    assert!(lines.iter().any(|l| l[1] == "r" && l[2] == "90x20"));
+    // Times only go forward.
+    let times: Vec<f64> = lines[1..].iter().map(|l| l[0].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+}

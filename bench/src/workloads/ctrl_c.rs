@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use super::{blocking, Ctx, STOP_GRACE};
 use crate::bare::Bare;
 use crate::duet::Frame;
+use crate::peer::{Peer, PeerFrame, PeerSpec};
 use crate::report::{Row, Samples, Target};
 
 const FLOOD: Duration = Duration::from_secs(2);
@@ -67,6 +68,45 @@ fn bare_once(cwd: &Path) -> Result<Stop> {
     })
 }
 
+/// The same through a peer: `reps` floods, each on a new terminal.
+async fn peer_runs(spec: &PeerSpec, reps: usize) -> Result<Vec<Stop>> {
+    let peer = Peer::start(spec, "yes", &[]).await?;
+    let mut runs = Vec::new();
+    for _ in 0..reps {
+        let (_term, mut c) = peer.open().await?;
+        let flood_end = tokio::time::Instant::now() + FLOOD;
+        loop {
+            tokio::select! {
+                f = c.next() => if let PeerFrame::Closed = f? { anyhow::bail!("closed during the flood") },
+                _ = tokio::time::sleep_until(flood_end) => break,
+            }
+        }
+        let sent = Instant::now();
+        c.keys(&[0x03]).await?;
+        let mut last = sent;
+        let mut bytes_after = 0u64;
+        loop {
+            match tokio::time::timeout(QUIET, c.next()).await {
+                Err(_) => break,
+                Ok(Ok(PeerFrame::Term(b))) => {
+                    last = Instant::now();
+                    bytes_after += b.len() as u64;
+                }
+                // `yes` dies of the Ctrl-C, and ttyd then drops the
+                // connection (a reset, for a nonzero exit): the stream ended.
+                Ok(Ok(PeerFrame::Closed) | Err(_)) => break,
+                Ok(Ok(PeerFrame::Other)) => {}
+            }
+        }
+        runs.push(Stop {
+            to_last: last - sent,
+            bytes_after,
+        });
+    }
+    peer.stop().await;
+    Ok(runs)
+}
+
 pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let reps: usize = ctx.size(5, 1);
 
@@ -114,6 +154,10 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         });
     }
     duet.stop(STOP_GRACE).await;
+    let mut peers = Vec::new();
+    for spec in &ctx.peers {
+        peers.push((spec.name(), peer_runs(spec, reps).await));
+    }
 
     let ms = |v: &[Stop]| {
         Samples::new(
@@ -124,7 +168,7 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     };
     let (d, b) = (ms(&runs), ms(&bare));
     let after = |v: &[Stop]| v.iter().map(|s| s.bytes_after).max().unwrap_or(0);
-    Ok(vec![Row::new(
+    let mut row = Row::new(
         "ctrl-c under flood",
         &format!("Ctrl-C → last byte, median of {reps}"),
         "ms",
@@ -138,5 +182,23 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         b.max(),
         after(&runs) >> 10,
         after(&bare) >> 10
-    ))])
+    ));
+    for (name, r) in peers {
+        row = match r {
+            Ok(runs) => {
+                let p = ms(&runs);
+                row.peer(
+                    name,
+                    p.pct(50.0),
+                    format!(
+                        "max {:.1} ms; at most {} KiB arrived after the key",
+                        p.max(),
+                        after(&runs) >> 10
+                    ),
+                )
+            }
+            Err(e) => row.peer_failed(name, &e),
+        };
+    }
+    Ok(vec![row])
 }

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use super::{blocking, Ctx, STOP_GRACE};
 use crate::duet::Frame;
 use crate::fixture::{mono_ns, READY};
+use crate::peer::{PeerFrame, PeerSpec};
 use crate::report::{Row, Samples, Target};
 
 const WARMUP: usize = 200;
@@ -17,6 +18,14 @@ const PINGS: usize = 2_000;
 
 fn key(i: usize) -> u8 {
     b'a' + (i % 26) as u8
+}
+
+/// Whether a terminal frame is the echo of key `k`: it ends with the key and
+/// has no escape sequence. A snapshot (at attach, or after a resync) holds
+/// control sequences such as `ESC[?25h`, whose letters would otherwise pass
+/// for an echo and pair the next key with this one's read.
+fn is_echo(b: &[u8], k: u8) -> bool {
+    b.last() == Some(&k) && !b.contains(&0x1b)
 }
 
 /// Send and receipt (monotonic ns) of each measured key.
@@ -57,6 +66,41 @@ fn split(stamps: &Stamps, program: &Stamps) -> (Samples, Samples, Samples) {
                 .collect(),
         ),
     )
+}
+
+/// The same keys through a peer: client stamps and the fixture's own.
+async fn peer_keys(ctx: &Ctx, spec: &PeerSpec, n: usize, count: &str) -> Result<(Stamps, Stamps)> {
+    let peer = ctx
+        .peer_fixture(
+            spec,
+            &["echo", "--count", count, "--timings", "{dir}/echo-times"],
+        )
+        .await?;
+    let (_term, mut c) = peer.open().await?;
+    c.wait_for_text(READY).await?;
+    let mut stamps = Vec::with_capacity(n);
+    for i in 0..WARMUP + n {
+        let k = key(i);
+        let sent = mono_ns();
+        c.keys(&[k]).await?;
+        loop {
+            match tokio::time::timeout(Duration::from_secs(10), c.next())
+                .await
+                .context("no echo for 10 s")??
+            {
+                PeerFrame::Term(b) if is_echo(&b, k) => break,
+                PeerFrame::Closed => bail!("closed"),
+                _ => {}
+            }
+        }
+        if i >= WARMUP {
+            stamps.push((sent, mono_ns()));
+        }
+    }
+    let prog = timings(&peer.dir.path().join("echo-times")).await?;
+    drop(c);
+    peer.stop().await;
+    Ok((stamps, prog))
 }
 
 pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
@@ -114,6 +158,11 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let snap = c.attach().await?;
     c.wait_for_text(&snap, READY).await?;
     let mut stamps = Vec::with_capacity(n);
+    // A client that duet saw as stalled (on a loaded machine) gets a
+    // snapshot, which can hold the key before the program has echoed it:
+    // then the per-leg figures (which pair keys with the program's reads)
+    // are off. Counted, to say so.
+    let mut resyncs = 0u32;
     for i in 0..WARMUP + n {
         let k = key(i);
         let sent = mono_ns();
@@ -123,7 +172,8 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
                 .await
                 .context("no echo for 10 s")??
             {
-                Frame::Term(b) if b.contains(&k) => break,
+                Frame::Json(h) if h.kind == "resync" => resyncs += 1,
+                Frame::Term(b) if is_echo(&b, k) => break,
                 Frame::Closed => bail!("closed"),
                 _ => {}
             }
@@ -155,10 +205,16 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     duet.stop(STOP_GRACE).await;
     let rtt = Samples::new(rtt);
 
+    let mut peers = Vec::new();
+    for spec in &ctx.peers {
+        let r = peer_keys(ctx, spec, n, &count).await;
+        peers.push((spec.name(), r.map(|(s, p)| split(&s, &p))));
+    }
+
     let (d, d_in, d_out) = split(&stamps, &prog);
     let (b, b_in, b_out) = split(&bare_stamps, &bare_prog);
     let ttyd = "ttyd on a similar machine: p50 145 µs / p99 225 µs vs bare 47 / 90 µs";
-    Ok(vec![
+    let rows = vec![
         Row::new(
             "keystroke echo",
             &format!("p50 of {n} keys"),
@@ -188,7 +244,12 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
             d_in.pct(50.0),
             Some(b_in.pct(50.0)),
             Target::Info,
-        ),
+        )
+        .note(if resyncs > 0 {
+            format!("{resyncs} resyncs during the keys: this split is unreliable")
+        } else {
+            String::new()
+        }),
         Row::new(
             "keystroke echo",
             "p50 program writes echo → client has it",
@@ -206,5 +267,25 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
             Target::Info,
         )
         .note(format!("p99 {:.0} µs", rtt.pct(99.0))),
-    ])
+    ];
+    // Peers fill the first four rows (there is no ping message to time).
+    Ok(rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut row)| {
+            for (name, r) in &peers {
+                row = match (r, i) {
+                    (Ok((t, _, _)), 0) => row.peer(name, t.pct(50.0), ""),
+                    (Ok((t, _, _)), 1) => {
+                        row.peer(name, t.pct(99.0), format!("max {:.0} µs", t.max()))
+                    }
+                    (Ok((_, t_in, _)), 2) => row.peer(name, t_in.pct(50.0), ""),
+                    (Ok((_, _, t_out)), 3) => row.peer(name, t_out.pct(50.0), ""),
+                    (Err(e), 0) => row.peer_failed(name, e),
+                    _ => row,
+                };
+            }
+            row
+        })
+        .collect())
 }

@@ -2,8 +2,10 @@
 //! measures it, runs the same program on a bare PTY, and returns rows.
 
 mod attach;
+mod clients;
 mod ctrl_c;
 mod echo;
+mod exit;
 mod fan_out;
 mod many;
 mod sidecar;
@@ -18,6 +20,7 @@ use anyhow::Result;
 
 use crate::bare::Bare;
 use crate::duet::{Duet, Profile};
+use crate::peer::{Peer, PeerSpec};
 use crate::report::Row;
 use crate::SuiteArgs;
 
@@ -30,6 +33,8 @@ pub struct Ctx {
     pub fan_out_clients: Option<usize>,
     /// Scratch space for the baselines.
     pub tmp: tempfile::TempDir,
+    /// Other gateways to measure alongside duet (`--peer`).
+    pub peers: Vec<PeerSpec>,
 }
 
 impl Ctx {
@@ -40,6 +45,7 @@ impl Ctx {
             bench_exe,
             quick,
             fan_out_clients: None,
+            peers: Vec::new(),
             tmp: tempfile::Builder::new()
                 .prefix("duet-bench-bare-")
                 .tempdir()?,
@@ -67,6 +73,13 @@ impl Ctx {
         Duet::start(&self.duet_exe, profiles).await
     }
 
+    /// A peer serving `duet-bench fixture args...` (`{dir}`: the peer's scratch directory).
+    pub async fn peer_fixture(&self, peer: &PeerSpec, args: &[&str]) -> Result<Peer> {
+        let mut all = vec!["fixture"];
+        all.extend_from_slice(args);
+        Peer::start(peer, &self.bench_exe.to_string_lossy(), &all).await
+    }
+
     /// `duet-bench fixture args...` on a bare PTY.
     pub fn bare_fixture(&self, args: &[&str]) -> Result<Bare> {
         let mut all = vec!["fixture"];
@@ -89,6 +102,8 @@ pub enum Workload {
     FanOut,
     Stalled,
     Attach,
+    Exit,
+    Clients,
     ManySessions,
 }
 
@@ -105,6 +120,8 @@ impl Workload {
             Workload::Stalled => "stalled client",
             Workload::Attach => "attach",
             Workload::ManySessions => "many sessions",
+            Workload::Exit => "exit after output",
+            Workload::Clients => "extra clients",
         }
     }
 
@@ -120,6 +137,8 @@ impl Workload {
             Workload::Stalled => stalled::run(ctx).await,
             Workload::Attach => attach::run(ctx).await,
             Workload::ManySessions => many::run(ctx).await,
+            Workload::Exit => exit::run(ctx).await,
+            Workload::Clients => clients::run(ctx).await,
         }
     }
 }
@@ -135,6 +154,8 @@ pub fn chosen(a: &SuiteArgs) -> Vec<Workload> {
         (a.fan_out, Workload::FanOut),
         (a.stalled, Workload::Stalled),
         (a.attach, Workload::Attach),
+        (a.exit, Workload::Exit),
+        (a.clients, Workload::Clients),
         (a.many_sessions, Workload::ManySessions),
     ]
     .into_iter()

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use super::{blocking, Ctx, STOP_GRACE};
 use crate::duet::{Duet, Frame, Tail};
 use crate::fixture::{END, READY};
+use crate::peer::{Peer, PeerFrame};
 use crate::report::{Row, Target};
 
 const END_TEXT: &[u8] = b"__BENCH_END__";
@@ -83,6 +84,34 @@ async fn duet_round(duet: &Duet) -> Result<(f64, f64, u64, u32)> {
     ))
 }
 
+/// One peer round (a new terminal, one client): seconds, server CPU
+/// seconds, bytes received.
+async fn peer_round(peer: &Peer) -> Result<(f64, f64, u64)> {
+    let (_term, mut c) = peer.open().await?;
+    c.wait_for_text(READY).await?;
+    let cpu0 = peer.cpu_secs();
+    let mut tail = Tail::default();
+    let mut received = 0u64;
+    let t0 = Instant::now();
+    c.keys(b"g").await?;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(60), c.next())
+            .await
+            .context("no output for 60 s")??
+        {
+            PeerFrame::Term(b) => {
+                received += b.len() as u64;
+                if tail.push_ends_with(&b, END) {
+                    break;
+                }
+            }
+            PeerFrame::Other => {}
+            PeerFrame::Closed => bail!("closed before the end marker"),
+        }
+    }
+    Ok((t0.elapsed().as_secs_f64(), peer.cpu_secs() - cpu0, received))
+}
+
 pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let bytes: u64 = ctx.size(256 << 20, 32 << 20);
     let rounds: usize = ctx.size(3, 1);
@@ -92,11 +121,26 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         .await?;
     // Interleaved rounds, best of each: on a shared 2-core machine the
     // load moves between rounds, and the best round is the least disturbed.
+    let mut peers = Vec::new();
+    for spec in &ctx.peers {
+        // `--idle`: the program stays after the end marker. ttyd closes the
+        // connection when its program exits without sending what it still
+        // holds (see the exit workload), which would cut off the marker.
+        let peer = ctx
+            .peer_fixture(spec, &["flood", "--bytes", &bytes_arg, "--idle"])
+            .await;
+        peers.push((spec.name(), peer, Vec::new()));
+    }
     let mut bare = Vec::new();
     let mut runs = Vec::new();
     for _ in 0..rounds {
         bare.push(bare_round(ctx, &bytes_arg).await?);
         runs.push(duet_round(&duet).await?);
+        for (_, peer, rounds) in &mut peers {
+            if let Ok(p) = peer {
+                rounds.push(peer_round(p).await);
+            }
+        }
     }
     duet.stop(STOP_GRACE).await;
 
@@ -107,20 +151,50 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .context("no round")?;
     let mb = bytes as f64 / 1e6;
-    let all = |v: &mut dyn Iterator<Item = f64>| {
-        v.map(|s| format!("{:.0}", mb / s))
-            .collect::<Vec<_>>()
-            .join("/")
-    };
-    Ok(vec![Row::new(
+    let mut row = Row::new(
         "throughput",
         &format!("{} MiB to one client, best of {rounds}", bytes >> 20),
         "MB/s",
         mb / duet_secs,
         Some(mb / bare_secs),
         Target::RatioAtLeast { value: 0.8 },
-    )
-    .note(format!(
+    );
+    for (name, peer, results) in peers {
+        let results = match peer {
+            Ok(p) => {
+                p.stop().await;
+                results.into_iter().collect::<Result<Vec<_>>>()
+            }
+            Err(e) => Err(e),
+        };
+        row = match results {
+            Ok(r) => {
+                let (secs, cpu, received) = r
+                    .iter()
+                    .copied()
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+                    .context("no round")?;
+                let all: Vec<String> = r.iter().map(|x| format!("{:.0}", mb / x.0)).collect();
+                row.peer(
+                    name,
+                    mb / secs,
+                    format!(
+                        "rounds {} MB/s; best round used {cpu:.2} CPU-s ({:.0}% of one core), \
+                         {received} bytes received",
+                        all.join("/"),
+                        100.0 * cpu / secs
+                    ),
+                )
+            }
+            Err(e) => row.peer_failed(name, &e),
+        };
+    }
+    let all = |v: &mut dyn Iterator<Item = f64>| {
+        v.map(|s| format!("{:.0}", mb / s))
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    Ok(vec![row.note(format!(
         "rounds duet {} MB/s, bare {} MB/s; best duet round used {cpu:.2} CPU-s \
          ({:.0}% of one core), {received} bytes received, {lagged} lagged resyncs",
         all(&mut runs.iter().map(|r| r.0)),

@@ -40,6 +40,9 @@ use process::Process;
 use terminal::output::OutputLimits;
 use terminal::Terminal;
 
+/// The session's terminal recording (asciicast v2), in its directory.
+pub(crate) const RECORDING_FILE: &str = "recording.cast";
+
 /// How long prompts wait for a profile's `ready_text` at most.
 const READY_TEXT_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -59,6 +62,8 @@ pub struct SessionLimits {
     pub max_clients: u32,
     /// How long an ending program gets between SIGHUP/SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// Largest terminal recording, in bytes (0: none).
+    pub max_recording: u64,
 }
 
 impl Default for SessionLimits {
@@ -71,6 +76,7 @@ impl Default for SessionLimits {
             max_submit_bytes: 256 << 10,
             max_clients: 128,
             kill_grace: Duration::from_secs(3),
+            max_recording: 64 << 20,
         }
     }
 }
@@ -286,7 +292,23 @@ impl Session {
         ));
         // Everything that can fail comes before the program starts, so a
         // failed start never leaves a program running with no session.
-        let terminal = Arc::new(Terminal::new(opts.cols, opts.rows, opts.limits.output)?);
+        let recording = (opts.limits.max_recording > 0)
+            .then(|| {
+                terminal::recording::Recording::create(
+                    &opts.dir.join(RECORDING_FILE),
+                    opts.cols,
+                    opts.rows,
+                    opts.limits.max_recording,
+                )
+            })
+            .transpose()
+            .context("creating the recording")?;
+        let terminal = Arc::new(Terminal::new(
+            opts.cols,
+            opts.rows,
+            opts.limits.output,
+            recording,
+        )?);
         let channel: Option<Arc<dyn Channel>> = match profile.channel {
             // Started with the program, on its pipes.
             ChannelKind::None
@@ -471,7 +493,12 @@ impl Session {
         exit: ExitInfo,
     ) -> Result<Arc<Session>> {
         let span = tracing::info_span!("session", id = %record.id, profile = %record.profile);
-        let terminal = Arc::new(Terminal::new(record.cols, record.rows, limits.output)?);
+        let terminal = Arc::new(Terminal::new(
+            record.cols,
+            record.rows,
+            limits.output,
+            None,
+        )?);
         terminal.abandon();
         let control = broadcast::channel(16).0;
         let events_path = dir.join("events.jsonl");
@@ -564,7 +591,7 @@ impl Session {
             }
         })
         .await;
-        if found.is_err() && !self.is_exited() {
+        if found.is_err() && !self.is_exited() && self.conversation.waits_for_screen() {
             self.conversation.warn(
                 "ready_timeout",
                 format!("the screen did not show {text:?} within {READY_TEXT_TIMEOUT:?}; sending prompts anyway"),

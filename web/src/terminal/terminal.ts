@@ -81,6 +81,9 @@ export class TerminalPane {
   /** Between a `resync` and its snapshot: no fit may change the size. */
   private awaitingSnapshot = false;
   private readonly fitButton: HTMLButtonElement;
+  /** The window changed size since the last fit. */
+  private windowResized = false;
+  private readonly onWindowResize = (): void => { this.windowResized = true; this.scheduleFit(); };
   private readonly keyBar: HTMLElement;
 
   constructor(private readonly owner: TerminalOwner, theme: ThemeName) {
@@ -107,6 +110,11 @@ export class TerminalPane {
       scrollback: 5000,
       theme: terminalThemes[theme],
       macOptionIsMeta: true,
+      // No reflow on resize: the server's screen (vt100), whose snapshot a reload
+      // or a second tab draws, cuts and pads lines instead of rewrapping them, and
+      // grows rows at the bottom. xterm does the same when it believes the PTY is
+      // winpty; any other reflow would make a reload differ from the live view.
+      windowsPty: { backend: 'winpty', buildNumber: 1 },
     });
     this.flowControl = new FlowControl((pause) => { owner.flow(pause); });
     this.term.loadAddon(this.fit);
@@ -170,6 +178,7 @@ export class TerminalPane {
   mount(): void {
     this.term.open(this.host);
     this.observer.observe(this.host);
+    window.addEventListener('resize', this.onWindowResize);
     // Typing here takes the PTY size back from another tab that resized it.
     this.disposables.push(this.term.onData(() => { this.claim(); }));
     // The context menu copies/pastes through xterm's textarea: put the selection there first.
@@ -279,6 +288,7 @@ export class TerminalPane {
     this.disposed = true;
     clearTimeout(this.resizeTimer);
     this.observer.disconnect();
+    window.removeEventListener('resize', this.onWindowResize);
     for (const d of this.disposables) d.dispose();
     this.webgl?.dispose();
     this.term.dispose();
@@ -287,9 +297,11 @@ export class TerminalPane {
   private scheduleFit(): void {
     clearTimeout(this.resizeTimer);
     this.resizeTimer = setTimeout(() => {
-      // This window changed size (not the layout of a pane that follows another client's size): it drives.
       if (this.awaitingSnapshot) return;
-      this.driver = true;
+      // The user resized this window: this client drives the PTY size now.
+      // (A pane that only changed with the layout keeps following.)
+      if (this.windowResized) this.driver = true;
+      this.windowResized = false;
       this.fitNow(true);
     }, RESIZE_DEBOUNCE);
   }

@@ -42,6 +42,8 @@ struct State {
     /// False until the screen shows the profile's `ready_text`, for agents
     /// that announce themselves before they can take a prompt.
     screen_ready: bool,
+    /// `session_end` seen: the agent is on its way out.
+    ended: bool,
     /// The newest warnings, for clients that attach (or lag) later.
     warnings: VecDeque<Warning>,
     warnings_sent: u64,
@@ -106,6 +108,7 @@ impl Conversation {
                 handshake: None,
                 agent_session_id: None,
                 screen_ready: true,
+                ended: false,
                 warnings: VecDeque::new(),
                 warnings_sent: 0,
             }),
@@ -128,6 +131,11 @@ impl Conversation {
     /// `config::Profile::ready_text`).
     pub(crate) fn wait_for_screen(&self) {
         lock(&self.state).screen_ready = false;
+    }
+
+    /// Whether prompts still wait for [`Conversation::screen_ready`].
+    pub(crate) fn waits_for_screen(&self) -> bool {
+        !lock(&self.state).screen_ready
     }
 
     /// The screen shows that the agent takes prompts.
@@ -236,10 +244,23 @@ impl Conversation {
                     .and_then(Value::as_str)
                     .or(sys.envelope.session_id.as_deref())
                     .map(str::to_string);
+                // Dual output protocol 2 (Qwen Code 0.24) keeps every
+                // prompt read after session_start: queued behind a dialog,
+                // or merged into a turn without a `user` event of its own
+                // (docs/qwen-code.md §8.3). A copy would be answered twice.
+                // Nor is there screen text to wait for: it never shows
+                // 0.15's `? for shortcuts` (§8.2), so a profile written for
+                // 0.15 would hold the first prompt for the whole fallback.
+                let protocol = sys.data.as_ref().and_then(|d| d.get("protocol_version"));
+                if protocol.and_then(Value::as_u64).is_some_and(|v| v >= 2) {
+                    st.delivery.keeps_prompts();
+                    st.screen_ready = true;
+                }
                 st.handshake = sys.data.clone();
                 self.turn(&mut st, Signal::SessionStart);
             }
             KnownEvent::System(sys) if sys.subtype == "session_end" => {
+                st.ended = true;
                 changed = st.approvals.abandon_pending();
             }
             KnownEvent::Assistant(msg) => {
@@ -364,6 +385,19 @@ impl Conversation {
                 );
                 self.pump(&mut st);
             }
+            Some(Overdue::Unshown(text)) => {
+                self.warn_locked(
+                    &mut st,
+                    "submit_unshown",
+                    format!(
+                        "the agent has not shown the prompt {:?} yet; it keeps what it reads \
+                         (a dialog may be open in its terminal), so it is not sent again",
+                        preview(&text)
+                    ),
+                    None,
+                );
+                self.pump(&mut st);
+            }
             None => {}
         }
     }
@@ -465,6 +499,11 @@ impl Conversation {
         if st.agent_session_id.is_none() {
             st.agent_session_id = Some(id.to_string());
         }
+    }
+
+    /// Whether the agent has announced its end (`session_end`).
+    pub(crate) fn ended(&self) -> bool {
+        lock(&self.state).ended
     }
 
     /// The agent's own conversation id, once seen.

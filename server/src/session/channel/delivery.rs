@@ -5,13 +5,19 @@
 //! once for a channel whose agent queues prompts itself. Prompts sent
 //! meanwhile are held in order. A prompt counts as delivered only when the
 //! agent's own `user` event for it appears. Agents drop prompts silently —
-//! Qwen Code 0.15 before it has initialised its chat, 0.24 while it starts
-//! up, any version mid-turn — so a prompt the agent has not shown while it
-//! sat idle for [`REDELIVER_AFTER`] is written once more; if that copy is
+//! Qwen Code 0.15 before it has initialised its chat, or mid-turn — so a
+//! prompt the agent has not shown while it sat idle for [`REDELIVER_AFTER`]
+//! is written once more; if that copy is
 //! not shown either, duet gives up on it with a warning and goes on with
 //! the next. Redelivery happens only while the agent is idle, and the echo
 //! of the first copy ends it, so an agent that took the prompt never gets
 //! it twice.
+//!
+//! An agent that keeps every prompt it reads (Qwen Code 0.24: dual output
+//! protocol 2) is never sent a copy: it may hold a prompt behind a dialog
+//! open in its terminal, or fold it into a turn with no `user` event of its
+//! own, and would answer a copy twice. Such a prompt counts as taken once
+//! it has waited [`UNSHOWN_AFTER`], with a warning, and the next one may go.
 //!
 //! Slash commands are the agent's own business (Qwen Code writes no event
 //! for them): they go out once, with no echo to wait for.
@@ -25,6 +31,13 @@ use std::time::{Duration, Instant};
 /// it is written again. Qwen Code polls its input file every 500 ms and
 /// writes the `user` event as it takes the prompt.
 pub const REDELIVER_AFTER: Duration = Duration::from_secs(3);
+
+/// How long an idle agent that keeps its prompts may go without showing
+/// one before duet stops waiting for it. Longer than [`REDELIVER_AFTER`]:
+/// nothing is lost by waiting, and Qwen Code 0.24 shows a prompt written at
+/// `session_start` only once its UI is up, 1.8 s later when idle and more
+/// than 3 s later with other sessions starting.
+pub const UNSHOWN_AFTER: Duration = Duration::from_secs(10);
 
 /// Copies of one prompt written at most.
 const MAX_ATTEMPTS: u32 = 2;
@@ -52,6 +65,9 @@ pub enum Overdue {
     Redeliver(String),
     /// The agent never showed this prompt; it was dropped.
     GaveUp(String),
+    /// The agent has not shown this prompt, but keeps what it reads (see
+    /// [`Delivery::keeps_prompts`]): counted as taken, not written again.
+    Unshown(String),
 }
 
 struct InFlight {
@@ -66,6 +82,8 @@ pub struct Delivery {
     in_flight: Option<InFlight>,
     max_held: usize,
     closed: bool,
+    /// Whether an unshown prompt is written again.
+    resend: bool,
 }
 
 impl Delivery {
@@ -76,7 +94,14 @@ impl Delivery {
             in_flight: None,
             max_held,
             closed: false,
+            resend: true,
         }
+    }
+
+    /// The agent keeps every prompt it reads, so none is written twice
+    /// (see the module docs).
+    pub fn keeps_prompts(&mut self) {
+        self.resend = false;
     }
 
     /// Takes a prompt; [`Delivery::next`] says when to write it.
@@ -130,8 +155,17 @@ impl Delivery {
         let idle_since = idle_since?;
         let f = self.in_flight.as_mut()?;
         let waiting_since = f.written_at.max(idle_since);
-        if now.duration_since(waiting_since) < REDELIVER_AFTER {
+        let wait = if self.resend {
+            REDELIVER_AFTER
+        } else {
+            UNSHOWN_AFTER
+        };
+        if now.duration_since(waiting_since) < wait {
             return None;
+        }
+        if !self.resend {
+            let text = self.in_flight.take()?.text;
+            return Some(Overdue::Unshown(text));
         }
         if f.attempts < MAX_ATTEMPTS {
             f.attempts += 1;
@@ -218,6 +252,23 @@ mod tests {
             Some(Overdue::GaveUp("hello".into()))
         );
         assert_eq!(d.next(true, at(t, 6_000)), ["next"]);
+    }
+
+    #[test]
+    fn an_agent_that_keeps_prompts_never_gets_a_copy() {
+        let t = Instant::now();
+        let mut d = Delivery::new(8);
+        d.keeps_prompts();
+        d.submit("after the help".into()).unwrap();
+        d.submit("next".into()).unwrap();
+        assert_eq!(d.next(true, t), ["after the help"]);
+        assert_eq!(d.tick(Some(t), at(t, 9_000)), None);
+        assert_eq!(
+            d.tick(Some(t), at(t, 10_000)),
+            Some(Overdue::Unshown("after the help".into()))
+        );
+        assert_eq!(d.tick(Some(t), at(t, 60_000)), None);
+        assert_eq!(d.next(true, at(t, 10_000)), ["next"]);
     }
 
     #[test]

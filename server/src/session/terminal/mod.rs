@@ -11,6 +11,7 @@ pub(crate) mod flow;
 pub(crate) mod output;
 pub(crate) mod pipes;
 pub(crate) mod pty;
+pub(crate) mod recording;
 pub(crate) mod screen;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +24,7 @@ use tracing::{debug, warn};
 use super::lock;
 use output::{Output, OutputLimits};
 use pty::Pty;
+use recording::Recording;
 
 /// Why keys did not reach the program.
 #[derive(Debug)]
@@ -40,11 +42,17 @@ pub(crate) struct Terminal {
     pty: Mutex<Option<Arc<Pty>>>,
     /// The program runs on pipes (`pipes.rs`): no keys reach it.
     headless: AtomicBool,
+    recording: Option<Arc<Recording>>,
 }
 
 impl Terminal {
     /// Output for a `cols`×`rows` screen, and the thread that parses it.
-    pub(crate) fn new(cols: u16, rows: u16, limits: OutputLimits) -> Result<Self> {
+    pub(crate) fn new(
+        cols: u16,
+        rows: u16,
+        limits: OutputLimits,
+        recording: Option<Recording>,
+    ) -> Result<Self> {
         let output = Arc::new(Output::new(cols, rows, limits));
         // The parser is CPU-bound; it gets a thread of its own rather than a
         // runtime worker the forwarding path needs. Closing the output ends it.
@@ -60,13 +68,14 @@ impl Terminal {
             output,
             pty: Mutex::new(None),
             headless: AtomicBool::new(false),
+            recording: recording.map(Arc::new),
         })
     }
 
     /// Starts moving the program's output into the ring, until EOF.
     pub(crate) fn attach_pty(&self, pty: Arc<Pty>) -> impl std::future::Future<Output = ()> {
         *lock(&self.pty) = Some(pty.clone());
-        pump(pty, self.output.clone())
+        pump(pty, self.output.clone(), self.recording.clone())
     }
 
     /// Shows a headless program's stderr, until EOF; from now on the
@@ -104,6 +113,9 @@ impl Terminal {
             warn!(?e, "resizing the PTY");
         }
         self.output.resize(cols, rows);
+        if let Some(r) = &self.recording {
+            r.resize(cols, rows);
+        }
     }
 
     /// The program exited: hang up whatever still holds the terminal (a job
@@ -121,7 +133,7 @@ impl Terminal {
 }
 
 /// Moves program output into the ring until EOF.
-async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
+async fn pump(pty: Arc<Pty>, output: Arc<Output>, recording: Option<Arc<Recording>>) {
     // Up to 64 KiB per push: a flood arrives in 4 KiB reads, and each push
     // wakes the parser and every client.
     let mut buf = vec![0u8; 64 * 1024];
@@ -129,7 +141,12 @@ async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
         output.make_room().await;
         match pty.read_burst(&mut buf).await {
             Ok(0) => break,
-            Ok(n) => output.push(Bytes::copy_from_slice(&buf[..n])),
+            Ok(n) => {
+                if let Some(r) = &recording {
+                    r.output(&buf[..n]);
+                }
+                output.push(Bytes::copy_from_slice(&buf[..n]));
+            }
             Err(e) => {
                 debug!(?e, "reading the PTY");
                 break;

@@ -1,0 +1,175 @@
+//! The session's terminal, recorded as an asciicast v2 file
+//! (`recording.cast` beside the events file): a header with the size, then
+//! one `[seconds, "o", text]` line per output burst and `[seconds, "r",
+//! "COLSxROWS"]` per resize. It plays in the stock `asciinema play`, and is
+//! kept and swept with the transcript.
+//!
+//! Bounded: past `max_bytes` recording stops, with a last line that says
+//! so. Written with one `write` per line (no buffer to lose at a crash);
+//! a failed write stops the recording, never the session.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde_json::json;
+use tracing::warn;
+
+use crate::session::lock;
+
+struct State {
+    file: Option<File>,
+    written: u64,
+    /// The start of a UTF-8 sequence cut at the end of the last burst.
+    partial: Vec<u8>,
+}
+
+/// See the module docs.
+pub(crate) struct Recording {
+    state: Mutex<State>,
+    start: Instant,
+    max_bytes: u64,
+}
+
+impl Recording {
+    /// Starts a recording of a `cols`×`rows` terminal at `path`.
+    pub(crate) fn create(
+        path: &Path,
+        cols: u16,
+        rows: u16,
+        max_bytes: u64,
+    ) -> std::io::Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .mode(0o600)
+            .open(path)?;
+        let header = json!({
+            "version": 2,
+            "width": cols,
+            "height": rows,
+            "timestamp": crate::session::now_ms() / 1000,
+            "env": {"TERM": "xterm-256color"},
+        });
+        let line = format!("{header}\n");
+        file.write_all(line.as_bytes())?;
+        Ok(Self {
+            state: Mutex::new(State {
+                file: Some(file),
+                written: line.len() as u64,
+                partial: Vec::new(),
+            }),
+            start: Instant::now(),
+            max_bytes,
+        })
+    }
+
+    /// Records program output.
+    pub(crate) fn output(&self, bytes: &[u8]) {
+        let mut st = lock(&self.state);
+        if st.file.is_none() {
+            return;
+        }
+        let mut data = std::mem::take(&mut st.partial);
+        data.extend_from_slice(bytes);
+        // Hold back an incomplete UTF-8 sequence at the end for the next
+        // burst; anything else that is not UTF-8 becomes U+FFFD.
+        let cut = incomplete_tail(&data);
+        st.partial = data.split_off(data.len() - cut);
+        if data.is_empty() {
+            return;
+        }
+        let text = String::from_utf8_lossy(&data);
+        self.write(&mut st, "o", &text);
+    }
+
+    /// Records a resize.
+    pub(crate) fn resize(&self, cols: u16, rows: u16) {
+        let mut st = lock(&self.state);
+        self.write(&mut st, "r", &format!("{cols}x{rows}"));
+    }
+
+    fn write(&self, st: &mut State, kind: &str, data: &str) {
+        let Some(file) = st.file.as_mut() else { return };
+        let at = self.start.elapsed().as_secs_f64();
+        let mut line = json!([(at * 1e6).round() / 1e6, kind, data]).to_string();
+        line.push('\n');
+        if st.written + line.len() as u64 > self.max_bytes {
+            let note = json!([
+                at,
+                "o",
+                format!(
+                    "\r\n[duet: the recording stopped at its limit of {} bytes]\r\n",
+                    self.max_bytes
+                )
+            ]);
+            let _ = file.write_all(format!("{note}\n").as_bytes());
+            st.file = None;
+            return;
+        }
+        if let Err(e) = file.write_all(line.as_bytes()) {
+            warn!(?e, "writing the recording; it stops here");
+            st.file = None;
+            return;
+        }
+        st.written += line.len() as u64;
+    }
+}
+
+/// How many bytes at the end of `data` start a UTF-8 sequence that is not
+/// complete yet.
+fn incomplete_tail(data: &[u8]) -> usize {
+    for back in 1..=3.min(data.len()) {
+        let b = data[data.len() - back];
+        if b & 0b1100_0000 == 0b1000_0000 {
+            continue; // a continuation byte: look further back
+        }
+        let need = match b {
+            0b1100_0000..=0b1101_1111 => 2,
+            0b1110_0000..=0b1110_1111 => 3,
+            0b1111_0000..=0b1111_0111 => 4,
+            _ => return 0,
+        };
+        return if need > back { back } else { 0 };
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cast_with_split_utf8_resizes_and_a_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.cast");
+        let rec = Recording::create(&path, 80, 24, 400).unwrap();
+        let text = "héllo ✓".as_bytes();
+        rec.output(&text[..2]); // cut inside "é"
+        rec.output(&text[2..]);
+        rec.resize(100, 30);
+        for _ in 0..20 {
+            rec.output(b"0123456789");
+        }
+        let cast = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = cast
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["version"], 2);
+        assert_eq!(lines[0]["width"], 80);
+        let out: String = lines[1..]
+            .iter()
+            .filter(|l| l[1] == "o")
+            .map(|l| l[2].as_str().unwrap())
+            .collect();
+        assert!(out.starts_with("héllo ✓"), "{out}");
+        assert!(lines.iter().any(|l| l[1] == "r" && l[2] == "100x30"));
+        assert!(out.contains("recording stopped"));
+        assert!(cast.len() < 600);
+    }
+}

@@ -1,0 +1,361 @@
+// Issue 11: never miss an approval; a phone key bar; cell-exact attach; any
+// pixel ratio; accessibility; copy and an unclipped bottom row. Screenshots of
+// each case at desktop (1400×900) and phone (390×844, dpr 2) go to
+// test-results/screenshots/issue11-*.png.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Browser, BrowserContextOptions, Page } from '@playwright/test';
+import { expect, expectTerminal, openSession, screenshotDir, sendChat, startSession, test, typeInTerminal, type Duet } from './fixtures';
+
+const require = createRequire(import.meta.url);
+const DESKTOP = { width: 1400, height: 900 };
+const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, hasTouch: true };
+const shot = (name: string): string => join(screenshotDir, `issue11-${name}.png`);
+
+async function login(browser: Browser, duet: Duet, opts: BrowserContextOptions): Promise<Page> {
+  const ctx = await browser.newContext(opts);
+  const page = await ctx.newPage();
+  await page.goto(`${duet.baseURL}/?token=${duet.token}`);
+  await expect(page.locator('.topbar')).toBeVisible();
+  return page;
+}
+
+async function endSessions(page: Page, duet: Duet): Promise<void> {
+  const res = await page.request.get(`${duet.baseURL}/api/sessions`);
+  for (const s of (await res.json()) as { id: string }[]) await page.request.delete(`${duet.baseURL}/api/sessions/${encodeURIComponent(s.id)}`);
+}
+
+/** Starts a session over the API and opens it (the phone's sidebar is a drawer). */
+async function apiStart(page: Page, duet: Duet, profile: string): Promise<string> {
+  const res = await page.request.post(`${duet.baseURL}/api/sessions`, { data: { profile } });
+  const { id } = (await res.json()) as { id: string };
+  await page.goto(`${duet.baseURL}/#/session/${encodeURIComponent(id)}`);
+  await expect.poll(() => page.evaluate(() => window.duet?.connected() ?? false)).toBe(true);
+  return id;
+}
+
+/** Waits until the shell reads its input (typing earlier lands in the tty's echo before bash runs). */
+async function shellReady(page: Page): Promise<void> {
+  await typeInTerminal(page, 'echo ready-$((40+2))');
+  await page.keyboard.press('Enter');
+  await expectTerminal(page, /^ready-42$/m);
+}
+
+/** Where the first pending approval card is, relative to the chat log's view. */
+async function approvalPlace(page: Page): Promise<'in' | 'out' | 'none'> {
+  return page.evaluate(() => {
+    const card = document.querySelector('.approval[data-approval-state]');
+    const log = document.querySelector('.chat-log');
+    if (!card || !log) return 'none';
+    const r = card.getBoundingClientRect();
+    const v = log.getBoundingClientRect();
+    return r.top >= v.top - 1 && r.bottom <= v.bottom + 1 ? 'in' : 'out';
+  });
+}
+
+/** The invariant: a pending approval is in view, or the "Approval waiting" control is. */
+async function expectApprovalReachable(page: Page): Promise<void> {
+  await expect.poll(async () => {
+    const place = await approvalPlace(page);
+    return place === 'in' || (place === 'out' && (await page.locator('.approval-jump').isVisible()));
+  }).toBe(true);
+}
+
+async function fillChat(page: Page, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    await sendChat(page, `filler message ${String(i)} — ${'so the conversation is taller than its pane. '.repeat(3)}`);
+    await expect(page.locator('[data-kind=assistant]')).toHaveCount(i + 1);
+  }
+  await expect(page.getByRole('status')).toContainText('Idle');
+}
+
+for (const device of ['desktop', 'phone'] as const) {
+  test(`1. an approval is never missed (${device})`, async ({ browser, duet }) => {
+    test.setTimeout(180_000);
+    const page = await login(browser, duet, device === 'desktop' ? { viewport: DESKTOP } : PHONE);
+    try {
+      await page.evaluate(() => { localStorage.setItem('duet.layout', 'chat'); });
+      await page.reload();
+      await (device === 'phone' ? apiStart(page, duet, 'demo') : startSession(page, 'demo'));
+      await fillChat(page, device === 'desktop' ? 7 : 4);
+      // Following: a new approval scrolls into view by itself.
+      await sendChat(page, 'run echo followed');
+      await expect(page.locator('.approval')).toBeVisible();
+      await expect.poll(() => approvalPlace(page)).toBe('in');
+      await expect(page.locator('.approval-jump')).toBeHidden();
+      await page.screenshot({ path: shot(`approval-followed-${device}`) });
+      await page.locator('.approval').getByRole('button', { name: 'Allow' }).click();
+      await expect(page.getByRole('status')).toContainText('Idle');
+
+      const vp = page.viewportSize() ?? DESKTOP;
+      // Scrolled up: new content does not move the view, and a control jumps to the approval.
+      await page.getByRole('button', { name: 'Chat', exact: true }).click();
+      await page.locator('.chat-log').evaluate((el) => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); });
+      await sendChat(page, 'run echo scrolled-up');
+      await expect(page.locator('.approval')).toHaveCount(1);
+      await expect.poll(() => approvalPlace(page)).toBe('out');
+      await expect(page.locator('.approval-jump')).toBeVisible();
+      await page.screenshot({ path: shot(`approval-jump-${device}`) });
+      // Chat → Split and a height change: the control stays while the card is out of view.
+      await page.getByRole('button', { name: 'Split', exact: true }).click();
+      await expectApprovalReachable(page);
+      await page.setViewportSize({ width: vp.width, height: Math.round(vp.height * 0.75) });
+      await expectApprovalReachable(page);
+      await page.setViewportSize(vp);
+      await expectApprovalReachable(page);
+      await page.screenshot({ path: shot(`approval-jump-split-${device}`) });
+      if (await page.locator('.approval-jump').isVisible()) {
+        await page.locator('.approval-jump').click();
+        await expect.poll(() => approvalPlace(page)).toBe('in');
+        await expect(page.locator('.approval-jump')).toBeHidden();
+      }
+      // The status line links to it too.
+      await page.locator('.chat-log').evaluate((el) => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); });
+      await expect.poll(() => approvalPlace(page)).toBe('out');
+      await page.getByRole('button', { name: 'Waiting for your approval' }).click();
+      await expect.poll(() => approvalPlace(page)).toBe('in');
+      await expect(page.locator('.approval')).toBeFocused();
+      await page.screenshot({ path: shot(`approval-status-link-${device}`) });
+      // Following (at the bottom): Chat → Split and height changes keep the approval in view.
+      await page.getByRole('button', { name: 'Chat', exact: true }).click();
+      await page.locator('.chat-log').evaluate((el) => { el.scrollTop = el.scrollHeight; el.dispatchEvent(new Event('scroll')); });
+      await expect.poll(() => approvalPlace(page)).toBe('in');
+      await page.getByRole('button', { name: 'Split', exact: true }).click();
+      await expect.poll(() => approvalPlace(page)).toBe('in');
+      await page.setViewportSize({ width: vp.width, height: Math.round(vp.height * 0.7) });
+      await expect.poll(() => approvalPlace(page)).toBe('in');
+      await page.setViewportSize(vp);
+      await expect.poll(() => approvalPlace(page)).toBe('in');
+      await page.screenshot({ path: shot(`approval-followed-split-${device}`) });
+    } finally {
+      await endSessions(page, duet);
+      await page.context().close();
+    }
+  });
+}
+
+test('2. the phone key bar sends real keys to the program', async ({ browser, duet }) => {
+  test.setTimeout(120_000);
+  const page = await login(browser, duet, PHONE);
+  try {
+    await apiStart(page, duet, 'shell');
+    const bar = page.getByRole('toolbar', { name: 'Terminal keys' });
+    await expect(bar).toBeVisible();
+    await shellReady(page);
+    await typeInTerminal(page, 'cat -vT'); // -T: a tab shows as ^I
+    await page.keyboard.press('Enter');
+    for (const name of ['Escape', 'Tab', 'Shift+Tab', 'Left', 'Up', 'Down', 'Right', 'Enter']) await bar.getByRole('button', { name, exact: true }).tap();
+    await expectTerminal(page, /^\^\[\^I\^\[\[Z\^\[\[D\^\[\[A\^\[\[B\^\[\[C$/m);
+    await page.screenshot({ path: shot('keybar-phone') });
+    await bar.getByRole('button', { name: 'Ctrl+C', exact: true }).tap();
+    await expectTerminal(page, /\^C/);
+    await page.keyboard.type('echo back-$((20+22))');
+    await bar.getByRole('button', { name: 'Enter', exact: true }).tap();
+    await expectTerminal(page, /^back-42$/m);
+    // The terminal keeps the keyboard: the key bar never takes focus.
+    await expect(page.locator('.xterm-helper-textarea')).toBeFocused();
+    // A shorter visual viewport (the on-screen keyboard): the prompt line stays on screen.
+    await page.setViewportSize({ width: 390, height: 500 });
+    await expect.poll(async () => {
+      const r = await page.locator('.key-bar').boundingBox();
+      return r !== null && r.y + r.height <= 500;
+    }).toBe(true);
+    await page.screenshot({ path: shot('keybar-short-phone') });
+  } finally {
+    await endSessions(page, duet);
+    await page.context().close();
+  }
+});
+
+interface Dump { cols: number; rows: number; lines: { text: string; wrapped: boolean }[]; cursor: [number, number]; alt: boolean; driver: boolean; renderer: string }
+const screen = (p: Page): Promise<Dump | undefined> => p.evaluate(() => window.duet?.screen());
+const cells = (d: Dump | undefined): string => JSON.stringify(d && { cols: d.cols, rows: d.rows, alt: d.alt, lines: d.lines });
+
+const SIZES: [{ width: number; height: number }, { width: number; height: number }][] = [
+  [DESKTOP, DESKTOP],
+  [DESKTOP, { width: 900, height: 640 }],
+  [{ width: 820, height: 600 }, { width: 1280, height: 860 }],
+];
+
+for (const program of ['demo', 'less'] as const) {
+  test(`3. a reload shows exactly the live terminal's cells (${program})`, async ({ loggedIn: a, duet }) => {
+    test.setTimeout(240_000);
+    await a.setViewportSize(DESKTOP);
+    const id = await startSession(a, program === 'demo' ? 'demo' : 'shell');
+    if (program === 'demo') {
+      await a.getByRole('button', { name: 'Split', exact: true }).click();
+      await sendChat(a, `hello ${'with a long line that wraps in narrow terminals '.repeat(4)}`);
+      await expect(a.getByRole('status')).toContainText('Idle');
+    } else {
+      await shellReady(a);
+      await typeInTerminal(a, "for i in $(seq 1 400); do echo \"line $i $(printf 'wrap%.0s-' $(seq 1 $((i % 60))))\"; done > /tmp/duet-less.txt; less /tmp/duet-less.txt");
+      await a.keyboard.press('Enter');
+      await expectTerminal(a, /line 1 /);
+    }
+    const b = await a.context().newPage();
+    await openSession(b, duet, id);
+    for (const [i, [sa, sb]] of SIZES.entries()) {
+      // B's window changes first, then A's: A resized last, so A drives.
+      await b.setViewportSize(sb);
+      await a.setViewportSize({ width: sa.width - 20, height: sa.height });
+      await a.setViewportSize(sa);
+      await expect.poll(async () => (await screen(a))?.driver).toBe(true);
+      if (program === 'less') {
+        // Move in the file so the screen is redrawn at this size.
+        await a.locator('.terminal-pane .xterm').click();
+        await a.keyboard.press('Space');
+      } else {
+        await sendChat(a, `size pair ${String(i)}: ${'text '.repeat(40)}`);
+        await expect(a.getByRole('status')).toContainText('Idle');
+      }
+      await b.reload();
+      await expect.poll(() => b.evaluate(() => window.duet?.connected() ?? false)).toBe(true);
+      await expect.poll(async () => cells(await screen(b)), { message: `pair ${String(i)}: B's cells equal A's` }).toBe(cells(await screen(a)));
+      const d = await screen(b);
+      expect(d?.driver).toBe(false);
+      if (i === 1) {
+        await a.screenshot({ path: shot(`attach-${program}-a-desktop`) });
+        await b.screenshot({ path: shot(`attach-${program}-b-reloaded`) });
+      }
+    }
+    // "Fit to my window" makes B the driver; A then follows B's size.
+    const fit = b.getByRole('button', { name: 'Fit to my window' });
+    await expect(fit).toBeVisible();
+    await fit.click();
+    await expect.poll(async () => (await screen(b))?.driver).toBe(true);
+    await expect.poll(async () => (await screen(a))?.cols).toBe((await screen(b))?.cols);
+    await b.close();
+  });
+}
+
+for (const dpr of [1, 2, 3]) {
+  test(`4. the terminal renders at devicePixelRatio ${String(dpr)}, and falls back to the DOM renderer`, async ({ browser, duet }) => {
+    test.setTimeout(120_000);
+    const page = await login(browser, duet, { viewport: { width: 1000, height: 700 }, deviceScaleFactor: dpr });
+    try {
+      await startSession(page, 'shell');
+      await shellReady(page);
+      await typeInTerminal(page, 'printf "%s\\n" XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX');
+      await page.keyboard.press('Enter');
+      await expectTerminal(page, /^X{32}$/m);
+      const ink = async (): Promise<number> => {
+        const png = await page.locator('.terminal-host .xterm-screen').screenshot();
+        return page.evaluate(async (b64) => {
+          const bmp = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
+          const c = new OffscreenCanvas(bmp.width, bmp.height);
+          const g = c.getContext('2d');
+          if (!g) return -1;
+          g.drawImage(bmp, 0, 0);
+          const { data } = g.getImageData(0, 0, bmp.width, bmp.height);
+          const bg = [data[0], data[1], data[2]];
+          let n = 0;
+          for (let i = 0; i < data.length; i += 4) if (Math.abs((data[i] ?? 0) - (bg[0] ?? 0)) + Math.abs((data[i + 1] ?? 0) - (bg[1] ?? 0)) + Math.abs((data[i + 2] ?? 0) - (bg[2] ?? 0)) > 60) n++;
+          return n / (bmp.width * bmp.height);
+        }, png.toString('base64'));
+      };
+      // Text rows have ink (not a blank or garbled canvas).
+      await expect.poll(ink).toBeGreaterThan(0.002);
+      await page.locator('.terminal-host .xterm-screen').screenshot({ path: shot(`dpr${String(dpr)}-${(await screen(page))?.renderer ?? ''}`) });
+      // Lose the WebGL context (if WebGL runs at all): the DOM renderer takes over by itself.
+      const lost = await page.evaluate(() => {
+        for (const c of document.querySelectorAll<HTMLCanvasElement>('.terminal-host canvas')) {
+          const gl = c.getContext('webgl2');
+          const ext = gl?.getExtension('WEBGL_lose_context');
+          if (ext) { ext.loseContext(); return true; }
+        }
+        return false;
+      });
+      await expect(page.locator('.terminal-pane')).toHaveAttribute('data-renderer', 'dom');
+      console.log(`dpr ${String(dpr)}: webgl context ${lost ? 'lost on purpose' : 'never available'}`);
+      await page.keyboard.type('echo after-$((1+1))');
+      await page.keyboard.press('Enter');
+      await expectTerminal(page, /^after-2$/m);
+      await expect(page.locator('.terminal-host .xterm-rows')).toContainText('after-2');
+      await expect.poll(ink).toBeGreaterThan(0.002);
+      await page.locator('.terminal-host .xterm-screen').screenshot({ path: shot(`dpr${String(dpr)}-after-loss`) });
+    } finally {
+      await endSessions(page, duet);
+      await page.context().close();
+    }
+  });
+}
+
+for (const device of ['desktop', 'phone'] as const) {
+  test(`5. no serious or critical axe violations (${device})`, async ({ browser, duet }) => {
+    test.setTimeout(180_000);
+    const page = await login(browser, duet, device === 'desktop' ? { viewport: DESKTOP } : PHONE);
+    try {
+      await (device === 'phone' ? apiStart(page, duet, 'demo') : startSession(page, 'demo'));
+      await sendChat(page, 'edit notes.txt');
+      await expect(page.locator('.approval')).toBeVisible();
+      await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+      const found: string[] = [];
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.evaluate((s) => { localStorage.setItem('duet.theme', s); document.documentElement.dataset.theme = s; }, scheme);
+        for (const layout of ['Split', 'Chat', 'Terminal']) {
+          await page.getByRole('button', { name: layout, exact: true }).click();
+          const result = await page.evaluate(async () => {
+            const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+            const r = await axe.run(document, { resultTypes: ['violations'] });
+            return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(', ')}`);
+          });
+          found.push(...result.map((r) => `${scheme}/${layout}: ${r}`));
+        }
+      }
+      await page.screenshot({ path: shot(`axe-${device}`) });
+      expect(found).toEqual([]);
+    } finally {
+      await endSessions(page, duet);
+      await page.context().close();
+    }
+  });
+}
+
+test('6. Ctrl+Shift+C copies the terminal selection; the bottom row is not clipped', async ({ browser, duet }) => {
+  test.setTimeout(120_000);
+  const page = await login(browser, duet, { viewport: DESKTOP, permissions: ['clipboard-read', 'clipboard-write'] });
+  try {
+    await startSession(page, 'shell');
+    await shellReady(page);
+    await typeInTerminal(page, 'clear; echo copyme-$((40+2))');
+    await page.keyboard.press('Enter');
+    await expectTerminal(page, /^copyme-42$/m);
+    await page.getByRole('button', { name: 'Terminal', exact: true }).click().catch(() => undefined);
+    // Select the output line by double-clicking its word.
+    const box = await page.locator('.terminal-host .xterm-screen').boundingBox();
+    const d = await screen(page);
+    const row = d?.lines.findIndex((l) => l.text === 'copyme-42') ?? -1;
+    expect(row).toBeGreaterThanOrEqual(0);
+    if (!box || !d) throw new Error('no terminal');
+    const cellH = box.height / d.rows;
+    const cellW = box.width / d.cols;
+    await page.mouse.click(box.x + cellW * 2, box.y + cellH * (row + 0.5), { clickCount: 3 });
+    await page.keyboard.press('Control+Shift+C');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toContain('copyme-42');
+    // Ctrl+C is still the interrupt.
+    await page.keyboard.type('sleep 30');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Control+C');
+    await expectTerminal(page, /\^C/);
+    // The context menu opens on the terminal (no error; xterm's textarea holds the selection).
+    await page.mouse.click(box.x + cellW * 2, box.y + cellH * (row + 0.5), { button: 'right' });
+    // The bottom row sits inside the pane at 1400×900.
+    const clip = await page.evaluate(() => {
+      const host = document.querySelector('.terminal-host');
+      const scr = document.querySelector('.terminal-host .xterm-screen');
+      const pane = document.querySelector('.terminal-pane');
+      if (!host || !scr || !pane) return null;
+      const h = host.getBoundingClientRect();
+      const s = scr.getBoundingClientRect();
+      const p = pane.getBoundingClientRect();
+      return { screenBottom: s.bottom, hostBottom: h.bottom, paneBottom: p.bottom, viewport: innerHeight };
+    });
+    expect(clip).not.toBeNull();
+    expect(clip?.screenBottom ?? 1e9).toBeLessThanOrEqual(Math.min(clip?.hostBottom ?? 0, clip?.paneBottom ?? 0, clip?.viewport ?? 0) + 0.5);
+    await page.screenshot({ path: shot('terminal-bottom-desktop') });
+  } finally {
+    await endSessions(page, duet);
+    await page.context().close();
+  }
+});
