@@ -63,7 +63,8 @@ pub struct Profile {
     #[serde(default)]
     pub ready_text: Option<String>,
     /// The side channel: `dual_output` (the default when the profile
-    /// mentions `{events_file}`), `claude` or `none`.
+    /// mentions `{events_file}`), `claude`, `stream_json`,
+    /// `stream_json_per_turn`, `acp` or `none`.
     #[serde(default)]
     pub channel: Option<ChannelKind>,
     /// The arguments that continue an ended conversation instead of `args`
@@ -84,6 +85,17 @@ pub enum ChannelKind {
     /// Claude Code's hooks: the profile passes `{claude_settings}` to
     /// `--settings` (and `{agent_session_id}` to `--session-id`).
     Claude,
+    /// A headless agent speaking stream-json on its stdin and stdout (no
+    /// PTY; its stderr shows in the terminal pane).
+    StreamJson,
+    /// A print-mode agent: one process per prompt (`{prompt}` in its
+    /// arguments, or on its stdin), later ones continuing the conversation
+    /// with `resume_args` (`{agent_session_id}`). A kind of channel rather
+    /// than a profile flag, so that `Profile` keeps its fields.
+    StreamJsonPerTurn,
+    /// A headless agent speaking the Agent Client Protocol on its stdin
+    /// and stdout, duet its client.
+    Acp,
 }
 
 impl ChannelKind {
@@ -93,6 +105,9 @@ impl ChannelKind {
             ChannelKind::None => "none",
             ChannelKind::DualOutput => "dual_output",
             ChannelKind::Claude => "claude",
+            ChannelKind::StreamJson => "stream_json",
+            ChannelKind::StreamJsonPerTurn => "stream_json_per_turn",
+            ChannelKind::Acp => "acp",
         }
     }
 }
@@ -173,6 +188,7 @@ const PLACEHOLDERS: &[&str] = &[
     "duet",
     "claude_settings",
     "agent_session_id",
+    "prompt",
 ];
 
 impl ResolvedProfile {
@@ -228,7 +244,10 @@ impl ResolvedProfile {
         let (events, input) = match self.channel {
             ChannelKind::None => (false, false),
             ChannelKind::DualOutput => (self.has_events, self.has_input),
-            ChannelKind::Claude => (true, true),
+            ChannelKind::Claude
+            | ChannelKind::StreamJson
+            | ChannelKind::StreamJsonPerTurn
+            | ChannelKind::Acp => (true, true),
         };
         ChannelInfo {
             kind: self.channel.as_str().into(),
@@ -310,7 +329,15 @@ impl Profiles {
                     "profile {:?}: channel \"claude\" needs \"--settings\", \"{{claude_settings}}\" in its arguments (that is how its hooks reach duet)",
                     resolved.name
                 ),
+                Some(kind) if kind != ChannelKind::StreamJsonPerTurn && resolved.mentions("{prompt}") => bail!(
+                    "profile {:?}: {{prompt}} is only for channel \"stream_json_per_turn\"",
+                    resolved.name
+                ),
                 Some(kind) => kind,
+                None if resolved.mentions("{prompt}") => bail!(
+                    "profile {:?}: {{prompt}} is only for channel \"stream_json_per_turn\"",
+                    resolved.name
+                ),
                 None if resolved.has_events => ChannelKind::DualOutput,
                 None => ChannelKind::None,
             };
@@ -560,6 +587,9 @@ mod tests {
             "[[profile]]\nname = \"a b\"\ncommand = \"x\"",
             "[[profile]]\nname = \"a\"\ncommand = \"x {evnts_file}\"",
             "default_profile = \"z\"\n[[profile]]\nname = \"a\"\ncommand = \"x\"",
+            // `{prompt}` only means something to a per-turn agent.
+            "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]",
+            "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]\nchannel = \"stream_json\"",
             "",
         ];
         for text in bad {

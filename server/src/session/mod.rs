@@ -26,11 +26,14 @@ use tokio::sync::{broadcast, watch};
 use tracing::{info, Instrument};
 
 use crate::config::{ChannelKind, ResolvedProfile};
+use channel::acp::{Acp, AcpOptions};
 use channel::approvals::{Choice, DecideError};
 use channel::claude;
 use channel::delivery::{Accepted, DeliveryError};
 use channel::dual_output::{DualOutput, DualOutputOptions};
 use channel::log::EventLog;
+use channel::stream_json::per_turn::{PerTurn, PerTurnOptions};
+use channel::stream_json::{StreamJson, StreamJsonOptions};
 use channel::watcher::Watcher;
 use channel::{Channel, ChannelError, Conversation};
 use process::Process;
@@ -138,6 +141,8 @@ pub(crate) enum SessionError {
     Delivery(#[from] DeliveryError),
     #[error("the agent could not be reached: {0}")]
     Channel(#[from] ChannelError),
+    #[error("this agent runs without a terminal: keys cannot reach it (use the chat)")]
+    NoTerminal,
     #[error("{0}")]
     InputFull(String),
 }
@@ -159,6 +164,7 @@ impl SessionError {
             | SessionError::InputFull(_) => ErrorCode::LimitReached,
             SessionError::Channel(ChannelError::Closed) => ErrorCode::SessionEnded,
             SessionError::Channel(_) => ErrorCode::Internal,
+            SessionError::NoTerminal => ErrorCode::BadMessage,
         }
     }
 }
@@ -250,25 +256,31 @@ impl Session {
             Some(r) => r.agent_session_id.clone(),
             None => uuid::Uuid::new_v4().to_string(),
         };
-        let spawn = profile.spawn_options(
-            &crate::config::Placeholders {
-                events_file: &events_path,
-                input_file: &input_path,
-                session_dir: &opts.dir,
-                work_dir: &work_dir,
-                session_id: opts.id,
-                cols: opts.cols,
-                rows: opts.rows,
-                claude_settings: &claude_settings,
-                agent_session_id: &agent_session_id,
-            },
-            opts.resume.is_some(),
-        );
+        // A per-turn agent's `{agent_session_id}` is filled in each turn.
+        let agent_session_id = match profile.channel {
+            ChannelKind::StreamJsonPerTurn => "{agent_session_id}".to_string(),
+            _ => agent_session_id,
+        };
+        let placeholders = crate::config::Placeholders {
+            events_file: &events_path,
+            input_file: &input_path,
+            session_dir: &opts.dir,
+            work_dir: &work_dir,
+            session_id: opts.id,
+            cols: opts.cols,
+            rows: opts.rows,
+            claude_settings: &claude_settings,
+            agent_session_id: &agent_session_id,
+        };
+        let spawn = profile.spawn_options(&placeholders, opts.resume.is_some());
         let control = broadcast::channel(256).0;
         // A dual-output agent writes its events file; for other channels
         // duet writes the normalised events itself.
         let log = match profile.channel {
-            ChannelKind::Claude => {
+            ChannelKind::Claude
+            | ChannelKind::StreamJson
+            | ChannelKind::StreamJsonPerTurn
+            | ChannelKind::Acp => {
                 EventLog::owned(events_path.clone(), opts.limits.event_cache_bytes)
                     .context("creating the events file")?
             }
@@ -301,7 +313,11 @@ impl Session {
         )?);
         opts.observe.watch(&conversation, &terminal.output);
         let channel: Option<Arc<dyn Channel>> = match profile.channel {
-            ChannelKind::None => None,
+            // Started with the program, on its pipes.
+            ChannelKind::None
+            | ChannelKind::StreamJson
+            | ChannelKind::StreamJsonPerTurn
+            | ChannelKind::Acp => None,
             ChannelKind::Claude => {
                 let started = claude::ClaudeHooks::start(
                     hook_socket,
@@ -343,17 +359,87 @@ impl Session {
         if profile.ready_text.is_some() {
             conversation.wait_for_screen();
         }
-        let spawned = match terminal::pty::spawn(&spawn) {
-            Ok(s) => s,
-            Err(e) => {
-                terminal.abandon();
-                if let Some(c) = &channel {
-                    tokio::spawn(c.finish());
+        type Exit =
+            futures_util::future::BoxFuture<'static, std::io::Result<std::process::ExitStatus>>;
+        let (pid, exit, pty, channel): (u32, Exit, _, _) =
+            if profile.channel == ChannelKind::StreamJsonPerTurn {
+                // No process of its own: one per turn, run by the channel.
+                let c = PerTurn::start(
+                    PerTurnOptions {
+                        resume: profile
+                            .can_resume()
+                            .then(|| profile.spawn_options(&placeholders, true)),
+                        first: spawn.clone(),
+                        agent_session_id: opts.resume.as_ref().map(|r| r.agent_session_id.clone()),
+                        output: terminal.output.clone(),
+                        max_line: opts.limits.max_sidecar_line,
+                        kill_grace: opts.limits.kill_grace,
+                        raw_log: opts.dir.join("turns.jsonl"),
+                    },
+                    conversation.clone(),
+                );
+                let exit = c.ended();
+                let c: Arc<dyn Channel> = c;
+                conversation.set_channel(c.clone());
+                (0, exit, None, Some(c))
+            } else if matches!(profile.channel, ChannelKind::StreamJson | ChannelKind::Acp) {
+                let piped = match terminal::pipes::spawn(&spawn) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        terminal.abandon();
+                        return Err(e);
+                    }
+                };
+                let c: Arc<dyn Channel> = if profile.channel == ChannelKind::Acp {
+                    Acp::start(
+                        AcpOptions {
+                            stdin: piped.stdin,
+                            stdout: piped.stdout,
+                            output: terminal.output.clone(),
+                            max_line: opts.limits.max_sidecar_line,
+                            work_dir: spawn.cwd.clone(),
+                            load: opts.resume.as_ref().map(|r| r.agent_session_id.clone()),
+                            raw_log: opts.dir.join("acp.jsonl"),
+                        },
+                        conversation.clone(),
+                    )
+                } else {
+                    StreamJson::start(
+                        StreamJsonOptions {
+                            stdin: piped.stdin,
+                            stdout: piped.stdout,
+                            output: terminal.output.clone(),
+                            max_line: opts.limits.max_sidecar_line,
+                        },
+                        conversation.clone(),
+                    )
+                };
+                conversation.set_channel(c.clone());
+                tokio::spawn(
+                    terminal
+                        .attach_stderr(piped.stderr)
+                        .instrument(span.clone()),
+                );
+                let mut child = piped.child;
+                let exit: Exit = Box::pin(async move { child.wait().await });
+                (piped.pid, exit, None, Some(c))
+            } else {
+                match terminal::pty::spawn(&spawn) {
+                    Ok(s) => {
+                        let mut child = s.child;
+                        let exit: Exit = Box::pin(async move { child.wait().await });
+                        (s.pid, exit, Some(s.pty), channel)
+                    }
+                    Err(e) => {
+                        terminal.abandon();
+                        if let Some(c) = &channel {
+                            tokio::spawn(c.finish());
+                        }
+                        return Err(e);
+                    }
                 }
-                return Err(e);
-            }
-        };
-        info!(pid = spawned.pid, program = %spawn.program, "started");
+            };
+        info!(pid, program = %spawn.program, "started");
 
         let channel_info = profile.channel_info();
         let session = Arc::new(Session {
@@ -379,22 +465,14 @@ impl Session {
             }),
             exited: watch::channel(false).0,
             removed: watch::channel(false).0,
-            process: Process::new(spawned.pid),
+            process: Process::new(pid),
             clients: AtomicU32::new(0),
             span: span.clone(),
         });
-        tokio::spawn(
-            session
-                .terminal
-                .attach_pty(spawned.pty)
-                .instrument(span.clone()),
-        );
-        tokio::spawn(
-            session
-                .clone()
-                .lifecycle(spawned.child)
-                .instrument(span.clone()),
-        );
+        if let Some(pty) = pty {
+            tokio::spawn(session.terminal.attach_pty(pty).instrument(span.clone()));
+        }
+        tokio::spawn(session.clone().lifecycle(exit).instrument(span.clone()));
         if let Some(text) = profile.ready_text.clone() {
             tokio::spawn(
                 session
@@ -539,6 +617,9 @@ impl Session {
         if self.is_exited() {
             return Err(SessionError::Ended);
         }
+        if self.terminal.is_headless() {
+            return Err(SessionError::NoTerminal);
+        }
         // A lone Escape or Ctrl-C is how a user dismisses an approval in
         // the terminal (see `Conversation::interrupted`).
         let interrupt = matches!(&bytes[..], b"\x1b" | b"\x03");
@@ -558,6 +639,15 @@ impl Session {
 
     /// The user interrupted the turn from a client.
     pub(crate) async fn cancel(&self) -> Result<(), SessionError> {
+        if let Some(sent) = self.channel.as_ref().and_then(|c| c.cancel()) {
+            if self.is_exited() {
+                return Err(SessionError::Ended);
+            }
+            sent?;
+            // As an Escape would: nothing pending stays pending.
+            self.conversation.interrupted();
+            return Ok(());
+        }
         let keys = self
             .channel
             .as_ref()
@@ -677,7 +767,7 @@ impl Session {
             created_at: self.created_at,
             ended_at: st.ended_at,
             exit: st.exit.clone(),
-            pid: Some(self.process.pid()),
+            pid: Some(self.process.pid()).filter(|p| *p != 0),
             cols: st.cols,
             rows: st.rows,
             last_seq: self.events().last_seq(),

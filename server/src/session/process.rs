@@ -47,7 +47,9 @@ impl Process {
 
     /// Sends `signal` to the program's whole group.
     pub(crate) fn signal_group(&self, signal: Signal) {
-        if self.foreign {
+        // Not ours, or no process of the session's own (one per turn, see
+        // `channel/stream_json/per_turn.rs`): never signal group 0, duet's.
+        if self.foreign || self.pid == 0 {
             return;
         }
         let pid = nix::unistd::Pid::from_raw(self.pid as i32);
@@ -71,11 +73,17 @@ impl Session {
     /// Waits for the program to exit, then winds the session down: the
     /// last output and events are taken in, and the exit is recorded and
     /// announced. Meanwhile it ticks the conversation (prompt redelivery).
-    pub(crate) async fn lifecycle(self: Arc<Self>, mut child: tokio::process::Child) {
+    pub(crate) async fn lifecycle(
+        self: Arc<Self>,
+        mut exit: futures_util::future::BoxFuture<
+            'static,
+            std::io::Result<std::process::ExitStatus>,
+        >,
+    ) {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         let status = loop {
             tokio::select! {
-                status = child.wait() => {
+                status = &mut exit => {
                     self.process.reaped.store(true, Ordering::Release);
                     break status;
                 }
@@ -137,6 +145,9 @@ impl Session {
         // but not on SIGHUP, and a pending SIGHUP is delivered before a
         // pending SIGTERM. Interactive shells ignore SIGTERM, hence SIGHUP.
         self.process.signal_group(Signal::SIGTERM);
+        if let Some(channel) = &self.channel {
+            channel.stop();
+        }
         let session = self.clone();
         tokio::spawn(async move {
             let mut exited = session.exited.subscribe();

@@ -222,10 +222,15 @@ impl Conversation {
     /// An event duet normalised itself: written to duet's events file,
     /// numbered, relayed, and taken in like any other. Returns its seq.
     pub(crate) fn emit(&self, event: &Value) -> Option<u64> {
-        let line = event.to_string();
-        match self.log.append(&line) {
+        self.emit_line(&event.to_string())
+    }
+
+    /// [`Conversation::emit`] for a line the agent wrote itself (one JSON
+    /// object, already validated), kept as written.
+    pub(crate) fn emit_line(&self, line: &str) -> Option<u64> {
+        match self.log.append(line) {
             Ok(seq) => {
-                self.ingest(seq, &line);
+                self.ingest(seq, line);
                 Some(seq)
             }
             Err(e) => {
@@ -507,6 +512,15 @@ impl Conversation {
     /// The agent's handshake data, once seen.
     pub(crate) fn handshake(&self) -> Option<Value> {
         lock(&self.state).handshake.clone()
+    }
+
+    /// Records the agent's own conversation id when its handshake did not
+    /// carry it (Claude Code's stream-json names it only in `system/init`).
+    pub(crate) fn learn_agent_session_id(&self, id: &str) {
+        let mut st = lock(&self.state);
+        if st.agent_session_id.is_none() {
+            st.agent_session_id = Some(id.to_string());
+        }
     }
 
     /// Whether the agent has announced its end (`session_end`).

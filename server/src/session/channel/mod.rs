@@ -11,15 +11,20 @@
 //! numbers and replays. What the agent wrote itself stays verbatim in the
 //! session directory.
 //!
-//! Kinds: `dual_output` (Qwen Code, the demo agent: JSONL files) and
-//! `claude` (Claude Code's hooks).
+//! Kinds: `dual_output` (Qwen Code, the demo agent: JSONL files),
+//! `claude` (Claude Code's hooks), `stream_json` (headless agents
+//! speaking stream-json on their stdin and stdout; `stream_json_per_turn`
+//! for print-mode ones) and `acp` (the Agent Client Protocol, duet the
+//! client).
 
+pub(crate) mod acp;
 pub(crate) mod approvals;
 pub(crate) mod claude;
 pub(crate) mod conversation;
 pub(crate) mod delivery;
 pub(crate) mod dual_output;
 pub(crate) mod log;
+pub(crate) mod stream_json;
 pub(crate) mod tail;
 pub(crate) mod turn;
 pub(crate) mod watcher;
@@ -69,6 +74,16 @@ pub(crate) trait Channel: Send + Sync + 'static {
     fn cancel_keys(&self) -> &'static [u8] {
         b"\x1b"
     }
+
+    /// Interrupts the agent's turn through the channel itself, for agents
+    /// without a terminal to send keys to; `None`: use [`Channel::cancel_keys`].
+    fn cancel(&self) -> Option<Result<(), ChannelError>> {
+        None
+    }
+
+    /// The session is being ended: a channel that runs the agent's
+    /// processes itself (one per turn) ends them.
+    fn stop(&self) {}
 
     /// The user interrupted the agent from its terminal (a lone Escape or
     /// Ctrl-C), for channels whose agent does not report it.

@@ -9,10 +9,12 @@
 
 pub(crate) mod flow;
 pub(crate) mod output;
+pub(crate) mod pipes;
 pub(crate) mod pty;
 pub(crate) mod recording;
 pub(crate) mod screen;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
@@ -38,6 +40,8 @@ pub(crate) enum KeysError {
 pub(crate) struct Terminal {
     pub(crate) output: Arc<Output>,
     pty: Mutex<Option<Arc<Pty>>>,
+    /// The program runs on pipes (`pipes.rs`): no keys reach it.
+    headless: AtomicBool,
     recording: Option<Arc<Recording>>,
 }
 
@@ -63,6 +67,7 @@ impl Terminal {
         Ok(Self {
             output,
             pty: Mutex::new(None),
+            headless: AtomicBool::new(false),
             recording: recording.map(Arc::new),
         })
     }
@@ -71,6 +76,21 @@ impl Terminal {
     pub(crate) fn attach_pty(&self, pty: Arc<Pty>) -> impl std::future::Future<Output = ()> {
         *lock(&self.pty) = Some(pty.clone());
         pump(pty, self.output.clone(), self.recording.clone())
+    }
+
+    /// Shows a headless program's stderr, until EOF; from now on the
+    /// terminal takes no keys.
+    pub(crate) fn attach_stderr(
+        &self,
+        stderr: tokio::process::ChildStderr,
+    ) -> impl std::future::Future<Output = ()> {
+        self.headless.store(true, Ordering::Release);
+        pipes::pump_stderr(stderr, self.output.clone())
+    }
+
+    /// Whether the program runs without a PTY (see [`pipes`]).
+    pub(crate) fn is_headless(&self) -> bool {
+        self.headless.load(Ordering::Acquire)
     }
 
     /// Sends bytes to the program.

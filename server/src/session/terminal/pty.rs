@@ -95,14 +95,7 @@ pub fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
     let setsid = setsid().ok_or_else(|| {
         anyhow!("duet needs setsid(1) (util-linux) to give programs a controlling terminal; it is not installed")
     })?;
-    let path_var = opts
-        .env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| OsString::from(v))
-        .or_else(|| std::env::var_os("PATH"));
-    let program = resolve_program(&opts.program, &opts.cwd, path_var.as_deref())?;
+    let program = program_path(opts)?;
 
     // CLOEXEC on both sides: a master inherited by another session's program
     // would keep this PTY open after its own program exits.
@@ -130,18 +123,9 @@ pub fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
     let mut cmd = std::process::Command::new(setsid);
     cmd.arg("-c").arg(&program).args(&opts.args);
     cmd.current_dir(&opts.cwd);
-    // duet's own settings (the auth token above all) must not leak into the
-    // programs it hosts.
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("DUET_") {
-            cmd.env_remove(&key);
-        }
-    }
     cmd.env("TERM", "xterm-256color");
     cmd.env("COLORTERM", "truecolor");
-    for (k, v) in &opts.env {
-        cmd.env(k, v);
-    }
+    set_env(&mut cmd, opts);
     cmd.stdin(slave.try_clone()?)
         .stdout(slave.try_clone()?)
         .stderr(slave);
@@ -407,6 +391,32 @@ fn signal_name(signal: i32) -> String {
     nix::sys::signal::Signal::try_from(signal)
         .map(|s| s.as_str().to_string())
         .unwrap_or_else(|_| format!("signal {signal}"))
+}
+
+/// The program of `opts`, found as the shell would find it on the PATH
+/// the program will have.
+pub(crate) fn program_path(opts: &SpawnOptions) -> Result<PathBuf> {
+    let path_var = opts
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| OsString::from(v))
+        .or_else(|| std::env::var_os("PATH"));
+    resolve_program(&opts.program, &opts.cwd, path_var.as_deref())
+}
+
+/// Strips duet's own settings (the auth token above all) from what a
+/// hosted program inherits, then adds the profile's environment.
+pub(crate) fn set_env(cmd: &mut std::process::Command, opts: &SpawnOptions) {
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("DUET_") {
+            cmd.env_remove(&key);
+        }
+    }
+    for (k, v) in &opts.env {
+        cmd.env(k, v);
+    }
 }
 
 /// util-linux's `setsid`, looked up once.

@@ -1,0 +1,220 @@
+//! ACP `session/update` notifications normalised into the chat's events:
+//! message chunks stream as text deltas and end as one `assistant`
+//! message; thought chunks become one `thinking` block; `tool_call` an
+//! `assistant` `tool_use` (its input the call's `rawInput`), and a
+//! `tool_call_update` that completes or fails it a `user` `tool_result`;
+//! replayed user chunks (`session/load`) a `user` message; a `plan`, and
+//! every other kind, a `system` event carrying the update as sent.
+//!
+//! Pure: updates in, events out.
+
+use serde_json::{json, Value};
+
+use crate::session::channel::stream_json::tool_call;
+
+/// See the module docs.
+#[derive(Default)]
+pub(crate) struct Updates {
+    text: tool_call::Normalizer,
+    thought: Option<String>,
+    user: Option<String>,
+}
+
+impl Updates {
+    /// The chat's events for one `update` (the `params.update` object).
+    pub(crate) fn events(&mut self, update: &Value) -> Vec<Value> {
+        let mut out = Vec::new();
+        let kind = update["sessionUpdate"].as_str().unwrap_or_default();
+        if kind != "agent_thought_chunk" {
+            self.flush_thought(&mut out);
+        }
+        if kind != "user_message_chunk" {
+            self.flush_user(&mut out);
+        }
+        match kind {
+            "agent_message_chunk" => {
+                let text = chunk_text(&update["content"]);
+                out.extend(self.text.events(&json!({
+                    "type": "assistant",
+                    "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+                })));
+            }
+            "agent_thought_chunk" => {
+                self.text.flush(&mut out);
+                self.thought
+                    .get_or_insert_with(String::new)
+                    .push_str(&chunk_text(&update["content"]));
+            }
+            "user_message_chunk" => {
+                self.text.flush(&mut out);
+                self.user
+                    .get_or_insert_with(String::new)
+                    .push_str(&chunk_text(&update["content"]));
+            }
+            "tool_call" => {
+                self.text.flush(&mut out);
+                let id = update["toolCallId"].as_str().unwrap_or_default();
+                let name = update["_meta"]["toolName"]
+                    .as_str()
+                    .or(update["title"].as_str())
+                    .or(update["kind"].as_str())
+                    .unwrap_or("tool");
+                let mut input = update["rawInput"].clone();
+                if input.is_null() {
+                    input = json!({});
+                }
+                if let (Some(m), Some(title)) = (input.as_object_mut(), update["title"].as_str()) {
+                    m.entry("title").or_insert_with(|| json!(title));
+                }
+                out.push(json!({
+                    "type": "assistant",
+                    "message": {"role": "assistant", "content": [
+                        {"type": "tool_use", "id": id, "name": name, "input": input},
+                    ]},
+                }));
+                out.extend(finished(update));
+            }
+            "tool_call_update" => {
+                self.text.flush(&mut out);
+                let done = finished(update);
+                if done.is_empty() {
+                    out.push(system(kind, update));
+                }
+                out.extend(done);
+            }
+            _ => {
+                self.text.flush(&mut out);
+                out.push(system(kind, update));
+            }
+        }
+        out
+    }
+
+    /// The turn ended: whatever is open is complete.
+    pub(crate) fn flush(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.flush_thought(&mut out);
+        self.flush_user(&mut out);
+        self.text.flush(&mut out);
+        out
+    }
+
+    fn flush_thought(&mut self, out: &mut Vec<Value>) {
+        if let Some(thinking) = self.thought.take() {
+            out.push(json!({
+                "type": "assistant",
+                "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": thinking}]},
+            }));
+        }
+    }
+
+    fn flush_user(&mut self, out: &mut Vec<Value>) {
+        if let Some(text) = self.user.take() {
+            out.push(json!({
+                "type": "user",
+                "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+            }));
+        }
+    }
+}
+
+/// A `system` event for an update the chat has no rendering of.
+fn system(kind: &str, update: &Value) -> Value {
+    json!({"type": "system", "subtype": format!("acp_{kind}"), "update": update})
+}
+
+/// The `tool_result` of a completed or failed tool call.
+fn finished(update: &Value) -> Vec<Value> {
+    let status = update["status"].as_str().unwrap_or_default();
+    if status != "completed" && status != "failed" {
+        return Vec::new();
+    }
+    let content: Vec<String> = update["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| match c["type"].as_str() {
+            Some("content") => chunk_text(&c["content"]),
+            Some("diff") => format!("edited {}", c["path"].as_str().unwrap_or("a file")),
+            Some("terminal") => format!("terminal {}", c["terminalId"]),
+            _ => c.to_string(),
+        })
+        .collect();
+    vec![json!({
+        "type": "user",
+        "message": {"role": "user", "content": [{
+            "type": "tool_result",
+            "tool_use_id": update["toolCallId"],
+            "content": content.join("\n"),
+            "is_error": status == "failed",
+        }]},
+    })]
+}
+
+/// The text of an ACP content block (other kinds by their type).
+fn chunk_text(content: &Value) -> String {
+    match content["type"].as_str() {
+        Some("text") => content["text"].as_str().unwrap_or_default().to_string(),
+        Some(other) => format!("[{other}]"),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Qwen Code 0.24.4's updates for a tool turn (shortened).
+    #[test]
+    fn chunks_tools_and_unknown_kinds() {
+        let mut u = Updates::default();
+        let updates = [
+            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Sure, "}}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "running it."}}),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "status": "pending", "title": "Shell", "kind": "execute", "rawInput": {"command": "touch x"}, "_meta": {"toolName": "run_shell_command"}}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "in_progress"}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "Exit Code: 0"}}]}),
+            json!({"sessionUpdate": "plan", "entries": [{"content": "a", "priority": "high", "status": "pending"}]}),
+            json!({"sessionUpdate": "available_commands_update", "availableCommands": []}),
+        ];
+        let mut out: Vec<Value> = updates.iter().flat_map(|x| u.events(x)).collect();
+        out.extend(u.flush());
+        let summary: Vec<String> = out
+            .iter()
+            .map(|e| {
+                let b = &e["message"]["content"][0];
+                match e["type"].as_str().unwrap() {
+                    "stream_event" => format!("stream:{}", e["event"]["type"].as_str().unwrap()),
+                    "system" => e["subtype"].as_str().unwrap().to_string(),
+                    t => format!("{t}:{}", b["type"].as_str().unwrap()),
+                }
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "assistant:thinking",
+                "stream:message_start",
+                "stream:content_block_start",
+                "stream:content_block_delta",
+                "stream:content_block_delta",
+                "stream:content_block_stop",
+                "assistant:text",
+                "stream:message_stop",
+                "assistant:tool_use",
+                "acp_tool_call_update",
+                "user:tool_result",
+                "acp_plan",
+                "acp_available_commands_update",
+            ]
+        );
+        assert_eq!(out[6]["message"]["content"][0]["text"], "Sure, running it.");
+        assert_eq!(out[8]["message"]["content"][0]["name"], "run_shell_command");
+        assert_eq!(
+            out[8]["message"]["content"][0]["input"]["command"],
+            "touch x"
+        );
+        assert_eq!(out[10]["message"]["content"][0]["content"], "Exit Code: 0");
+    }
+}

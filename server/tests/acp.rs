@@ -1,0 +1,185 @@
+//! The ACP channel (`channel = "acp"`) against a scripted agent
+//! (`fixtures/fake_acp_agent.py`, Qwen's shapes): what duet advertises,
+//! file reads and writes confined to the work dir, terminals, "method not
+//! found" for what duet does not implement, plans and unknown update kinds passed
+//! through, an agent that dies mid-prompt, and resume by `session/load`.
+//! Real Qwen Code with `--acp`: `headless_e2e.rs`.
+
+mod support;
+
+use duet_protocol::ids::SessionId;
+use duet_protocol::ws::ServerMessage;
+use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use serde_json::{json, Value};
+use support::{kind, Client, TestServer};
+use tempfile::TempDir;
+
+fn profile(cwd: &std::path::Path) -> Profile {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fake_acp_agent.py")
+        .to_string_lossy()
+        .into_owned();
+    Profile {
+        name: "acp".into(),
+        description: None,
+        command: "python3".into(),
+        args: vec![script.clone()],
+        env: Default::default(),
+        cwd: Some(cwd.to_string_lossy().into_owned()),
+        ready_text: None,
+        channel: Some(ChannelKind::Acp),
+        // The same command: duet loads the session over ACP.
+        resume_args: Some(vec![script]),
+    }
+}
+
+async fn start() -> (TestServer, Client, SessionId, TempDir) {
+    let workspace = tempfile::tempdir().unwrap();
+    let profiles = Profiles::from_config(
+        ConfigFile {
+            default_profile: None,
+            profiles: vec![profile(&workspace.path().canonicalize().unwrap())],
+        },
+        env!("CARGO_BIN_EXE_duet").into(),
+    )
+    .unwrap();
+    let server = TestServer::start_with(|o| o.profiles = profiles).await;
+    let session = server.create("acp").await;
+    assert_eq!(session.channel.kind, "acp");
+    let mut c = server.connect(session.id, None).await;
+    let (_, start) = c.until_event(|e| e["subtype"] == "session_start").await;
+    assert_eq!(start["data"]["agent"]["name"], "fake-acp");
+    assert_eq!(start["session_id"], "acp-sess-1");
+    (server, c, session.id, workspace)
+}
+
+fn text(e: &Value) -> String {
+    if kind(e) != "assistant" {
+        return String::new();
+    }
+    e["message"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect()
+}
+
+async fn reply(c: &mut Client, fragment: &str) -> String {
+    text(&c.until_event(|e| text(e).contains(fragment)).await.1)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_and_terminals_stay_in_the_work_dir_and_the_rest_is_method_not_found() {
+    let (server, mut c, _id, ws) = start().await;
+    // duet advertised text files and no terminals (the agent says so on
+    // its stderr, which the terminal pane shows).
+    c.until_screen(r#"client fs: {"readTextFile": true, "writeTextFile": true} terminal: True"#)
+        .await;
+    let root = ws.path().canonicalize().unwrap();
+    std::fs::write(root.join("in.txt"), "inside").unwrap();
+    c.submit(&format!("read {}", root.join("in.txt").display()))
+        .await;
+    reply(&mut c, "read: inside").await;
+    c.until_event(|e| kind(e) == "result").await;
+
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "no").unwrap();
+    c.submit(&format!("read {}", outside.path().join("secret").display()))
+        .await;
+    reply(&mut c, "refused:").await;
+    std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+    c.submit(&format!("write {}", root.join("out/secret").display()))
+        .await;
+    let r = reply(&mut c, "refused:").await;
+    assert!(r.contains("outside the session's work dir"), "{r}");
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("secret")).unwrap(),
+        "no"
+    );
+    c.submit(&format!("write {}", root.join("new.txt").display()))
+        .await;
+    reply(&mut c, "wrote it").await;
+    assert_eq!(
+        std::fs::read_to_string(root.join("new.txt")).unwrap(),
+        "written over acp"
+    );
+
+    c.submit("unknown").await;
+    reply(&mut c, "unknown: -32601").await;
+
+    // Terminals: run in the work dir, output kept and shown in the pane.
+    c.submit("terminal").await;
+    // stdout and stderr are read apart: either may come first.
+    let t = reply(&mut c, "terminal: exit 3 output").await;
+    assert!(
+        t.contains(r"hi\n") && t.contains(r"err\n") && t.contains("then True"),
+        "{t}"
+    );
+    c.until_screen("$ sh -c echo hi").await;
+    c.submit("terminal kill").await;
+    reply(&mut c, "killed: SIGKILL").await;
+    c.submit("terminal outside").await;
+    reply(&mut c, "outside: / is outside the session's work dir").await;
+
+    c.submit("plan").await;
+    let (_, plan) = c.until_event(|e| e["subtype"] == "acp_plan").await;
+    assert_eq!(plan["update"]["entries"][0]["content"], "look");
+    c.until_event(|e| e["subtype"] == "acp_fancy_update").await;
+    reply(&mut c, "planned").await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_dies_mid_prompt_ends_the_turn() {
+    let (server, mut c, _id, _ws) = start().await;
+    c.submit("die").await;
+    reply(&mut c, "half a").await;
+    let why = match c
+        .until(|m| matches!(m, ServerMessage::Warning { code, .. } if code == "agent_exited"))
+        .await
+    {
+        ServerMessage::Warning { message, .. } => message,
+        _ => unreachable!(),
+    };
+    assert!(why.contains("exited before"), "{why}");
+    let (_, r) = c.until_event(|e| kind(e) == "result").await;
+    assert_eq!(r["is_error"], true);
+    match c.until(|m| matches!(m, ServerMessage::Exit(_))).await {
+        ServerMessage::Exit(e) => assert_eq!(e.code, Some(5)),
+        _ => unreachable!(),
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_loads_the_agents_session() {
+    let (server, mut c, id, _ws) = start().await;
+    c.submit("hello").await;
+    reply(&mut c, "Echo: hello").await;
+    server.delete(&format!("/api/sessions/{id}")).await;
+    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    assert_eq!(
+        server.info(id).await.agent_session_id.as_deref(),
+        Some("acp-sess-1")
+    );
+    let resp = server
+        .post_json(&format!("/api/sessions/{id}/resume"), json!({}))
+        .await;
+    assert_eq!(resp.status(), 201, "{}", resp.text().await.unwrap());
+    let resumed: duet_protocol::rest::SessionInfo = resp.json().await.unwrap();
+    let mut c = server.connect(resumed.id, None).await;
+    // The history the agent replays comes before session_start.
+    let (user_seq, _) = c
+        .until_event(|e| {
+            kind(e) == "user" && e["message"]["content"][0]["text"] == "earlier prompt"
+        })
+        .await;
+    reply(&mut c, "earlier reply").await;
+    let (start_seq, start) = c.until_event(|e| e["subtype"] == "session_start").await;
+    assert!(user_seq < start_seq);
+    assert_eq!(start["session_id"], "acp-sess-1");
+    c.submit("again").await;
+    reply(&mut c, "Echo: again").await;
+    server.shutdown().await;
+}
