@@ -9,6 +9,8 @@ use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{ChannelInfo, ExitInfo};
 use serde::{Deserialize, Serialize};
 
+use super::*;
+
 /// The file name in the session directory.
 pub(crate) const FILE: &str = "session.json";
 
@@ -57,6 +59,101 @@ impl Record {
         match (self.pid_start, start_time(self.pid)) {
             (Some(recorded), Some(now)) => recorded == now,
             _ => false,
+        }
+    }
+}
+
+impl Session {
+    /// A session an earlier duet ran in `dir` (see `record.rs`): ended,
+    /// its transcript numbered as before and readable, resumable like any
+    /// ended session. Its program, if it still ran, was ended already.
+    pub(crate) fn recovered(
+        record: record::Record,
+        dir: PathBuf,
+        limits: SessionLimits,
+        can_resume: bool,
+        exit: ExitInfo,
+        observe: Arc<crate::observe::SessionObserver>,
+    ) -> Result<Arc<Session>> {
+        let span = tracing::info_span!("session", id = %record.id, profile = %record.profile);
+        let terminal = Arc::new(Terminal::new(
+            record.cols,
+            record.rows,
+            limits.output,
+            None,
+        )?);
+        terminal.abandon();
+        let control = broadcast::channel(16).0;
+        let events_path = dir.join("events.jsonl");
+        let conversation = Arc::new(Conversation::new(
+            Arc::new(EventLog::new(events_path.clone(), limits.event_cache_bytes)),
+            control.clone(),
+            limits.max_held_submits,
+            limits.max_submit_bytes,
+        ));
+        let mut tail = channel::tail::Tail::new(limits.max_sidecar_line);
+        if let Ok(batch) = tail.read(&events_path) {
+            channel::dual_output::ingest::batch(&conversation, batch, limits.max_sidecar_line);
+        }
+        if let Some(line) = tail.flush_partial() {
+            channel::dual_output::ingest::line(&conversation, line, limits.max_sidecar_line);
+        }
+        conversation.close();
+        let session = Arc::new(Session {
+            id: record.id,
+            profile: record.profile.clone(),
+            created_at: record.created_at,
+            dir,
+            work_dir: record.work_dir.clone(),
+            resumed_from: record.resumed_from,
+            can_resume,
+            limits,
+            terminal,
+            conversation,
+            channel: None,
+            channel_info: record.channel.clone(),
+            control,
+            state: Mutex::new(State {
+                cols: record.cols,
+                rows: record.rows,
+                exit: Some(exit),
+                ended_at: Some(record.ended_at.unwrap_or_else(now_ms)),
+            }),
+            exited: watch::channel(true).0,
+            removed: watch::channel(false).0,
+            process: Process::foreign(record.pid),
+            clients: AtomicU32::new(0),
+            span,
+            observe,
+        });
+        session.save_record();
+        Ok(session)
+    }
+
+    /// Writes `session.json` (see `record.rs`); a failure only costs the
+    /// recovery after a crash, so it is logged, not returned.
+    pub(crate) fn save_record(&self) {
+        let (cols, rows, exit, ended_at) = {
+            let st = lock(&self.state);
+            (st.cols, st.rows, st.exit.clone(), st.ended_at)
+        };
+        let record = record::Record {
+            id: self.id,
+            profile: self.profile.clone(),
+            created_at: self.created_at,
+            pid: self.process.pid(),
+            pid_start: record::start_time(self.process.pid()),
+            cols,
+            rows,
+            channel: self.channel_info.clone(),
+            work_dir: self.work_dir.clone(),
+            resumed_from: self.resumed_from,
+            agent_session_id: self.conversation.agent_session_id(),
+            ended_at,
+            exit,
+        };
+        if let Err(e) = record.save(&self.dir) {
+            tracing::warn!(?e, "writing session.json");
         }
     }
 }

@@ -1,0 +1,290 @@
+//! Starting a session: its files, its channel, its program, and the tasks
+//! around them; and holding prompts until the screen shows a profile's
+//! `ready_text`.
+
+use super::*;
+
+impl Session {
+    /// Starts the program and everything around it. Must run inside a tokio
+    /// runtime.
+    pub(crate) fn start(opts: SessionOptions) -> Result<Arc<Session>> {
+        let span = tracing::info_span!("session", id = %opts.id, profile = %opts.profile.name);
+        let _enter = span.enter();
+        let events_path = opts.dir.join("events.jsonl");
+        let input_path = opts.dir.join("input.jsonl");
+        let work_dir = match &opts.resume {
+            Some(r) => r.work_dir.clone(),
+            None => opts.dir.join("work"),
+        };
+        std::fs::create_dir_all(&work_dir).context("creating the session's work directory")?;
+        create_private_file(&events_path).context("creating the events file")?;
+        create_private_file(&input_path).context("creating the input file")?;
+
+        let profile = &opts.profile;
+        let hook_socket = opts.dir.join("hook.sock");
+        let claude_settings = match profile.channel {
+            ChannelKind::Claude => claude::settings_json(profile.duet_exe(), &hook_socket),
+            _ => String::new(),
+        };
+        let agent_session_id = match &opts.resume {
+            Some(r) => r.agent_session_id.clone(),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        // A per-turn agent's `{agent_session_id}` is filled in each turn.
+        let agent_session_id = match profile.channel {
+            ChannelKind::StreamJsonPerTurn => "{agent_session_id}".to_string(),
+            _ => agent_session_id,
+        };
+        let placeholders = crate::config::Placeholders {
+            events_file: &events_path,
+            input_file: &input_path,
+            session_dir: &opts.dir,
+            work_dir: &work_dir,
+            session_id: opts.id,
+            cols: opts.cols,
+            rows: opts.rows,
+            claude_settings: &claude_settings,
+            agent_session_id: &agent_session_id,
+        };
+        let spawn = profile.spawn_options(&placeholders, opts.resume.is_some());
+        let control = broadcast::channel(256).0;
+        // A dual-output agent writes its events file; for other channels
+        // duet writes the normalised events itself.
+        let log = match profile.channel {
+            ChannelKind::Claude
+            | ChannelKind::StreamJson
+            | ChannelKind::StreamJsonPerTurn
+            | ChannelKind::Acp => {
+                EventLog::owned(events_path.clone(), opts.limits.event_cache_bytes)
+                    .context("creating the events file")?
+            }
+            _ => EventLog::new(events_path.clone(), opts.limits.event_cache_bytes),
+        };
+        let conversation = Arc::new(Conversation::new(
+            Arc::new(log),
+            control.clone(),
+            opts.limits.max_held_submits,
+            opts.limits.max_submit_bytes,
+        ));
+        // Everything that can fail comes before the program starts, so a
+        // failed start never leaves a program running with no session.
+        let recording = (opts.limits.max_recording > 0)
+            .then(|| {
+                terminal::recording::Recording::create(
+                    &opts.dir.join(RECORDING_FILE),
+                    opts.cols,
+                    opts.rows,
+                    opts.limits.max_recording,
+                )
+            })
+            .transpose()
+            .context("creating the recording")?;
+        let terminal = Arc::new(Terminal::new(
+            opts.cols,
+            opts.rows,
+            opts.limits.output,
+            recording,
+        )?);
+        opts.observe.watch(&conversation, &terminal.output);
+        let channel: Option<Arc<dyn Channel>> = match profile.channel {
+            // Started with the program, on its pipes.
+            ChannelKind::None
+            | ChannelKind::StreamJson
+            | ChannelKind::StreamJsonPerTurn
+            | ChannelKind::Acp => None,
+            ChannelKind::Claude => {
+                let started = claude::ClaudeHooks::start(
+                    hook_socket,
+                    &opts.dir.join("hooks.jsonl"),
+                    terminal.clone(),
+                    conversation.clone(),
+                );
+                match started {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        terminal.abandon();
+                        return Err(e);
+                    }
+                }
+            }
+            ChannelKind::DualOutput => {
+                let started = DualOutput::start(
+                    DualOutputOptions {
+                        dir: opts.dir.clone(),
+                        events_path: events_path.clone(),
+                        input_path: profile.has_input.then(|| input_path.clone()),
+                        max_line: opts.limits.max_sidecar_line,
+                        watcher: opts.watcher.clone(),
+                    },
+                    conversation.clone(),
+                );
+                match started {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        terminal.abandon();
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        if let Some(c) = &channel {
+            conversation.set_channel(c.clone());
+        }
+        if profile.ready_text.is_some() {
+            conversation.wait_for_screen();
+        }
+        type Exit =
+            futures_util::future::BoxFuture<'static, std::io::Result<std::process::ExitStatus>>;
+        let (pid, exit, pty, channel): (u32, Exit, _, _) =
+            if profile.channel == ChannelKind::StreamJsonPerTurn {
+                // No process of its own: one per turn, run by the channel.
+                let c = PerTurn::start(
+                    PerTurnOptions {
+                        resume: profile
+                            .can_resume()
+                            .then(|| profile.spawn_options(&placeholders, true)),
+                        first: spawn.clone(),
+                        agent_session_id: opts.resume.as_ref().map(|r| r.agent_session_id.clone()),
+                        output: terminal.output.clone(),
+                        max_line: opts.limits.max_sidecar_line,
+                        kill_grace: opts.limits.kill_grace,
+                        raw_log: opts.dir.join("turns.jsonl"),
+                    },
+                    conversation.clone(),
+                );
+                let exit = c.ended();
+                let c: Arc<dyn Channel> = c;
+                conversation.set_channel(c.clone());
+                (0, exit, None, Some(c))
+            } else if matches!(profile.channel, ChannelKind::StreamJson | ChannelKind::Acp) {
+                let piped = match terminal::pipes::spawn(&spawn) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        terminal.abandon();
+                        return Err(e);
+                    }
+                };
+                let c: Arc<dyn Channel> = if profile.channel == ChannelKind::Acp {
+                    Acp::start(
+                        AcpOptions {
+                            stdin: piped.stdin,
+                            stdout: piped.stdout,
+                            output: terminal.output.clone(),
+                            max_line: opts.limits.max_sidecar_line,
+                            work_dir: spawn.cwd.clone(),
+                            load: opts.resume.as_ref().map(|r| r.agent_session_id.clone()),
+                            raw_log: opts.dir.join("acp.jsonl"),
+                        },
+                        conversation.clone(),
+                    )
+                } else {
+                    StreamJson::start(
+                        StreamJsonOptions {
+                            stdin: piped.stdin,
+                            stdout: piped.stdout,
+                            output: terminal.output.clone(),
+                            max_line: opts.limits.max_sidecar_line,
+                        },
+                        conversation.clone(),
+                    )
+                };
+                conversation.set_channel(c.clone());
+                tokio::spawn(
+                    terminal
+                        .attach_stderr(piped.stderr)
+                        .instrument(span.clone()),
+                );
+                let mut child = piped.child;
+                let exit: Exit = Box::pin(async move { child.wait().await });
+                (piped.pid, exit, None, Some(c))
+            } else {
+                match terminal::pty::spawn(&spawn) {
+                    Ok(s) => {
+                        let mut child = s.child;
+                        let exit: Exit = Box::pin(async move { child.wait().await });
+                        (s.pid, exit, Some(s.pty), channel)
+                    }
+                    Err(e) => {
+                        terminal.abandon();
+                        if let Some(c) = &channel {
+                            tokio::spawn(c.finish());
+                        }
+                        return Err(e);
+                    }
+                }
+            };
+        info!(pid, program = %spawn.program, "started");
+
+        let channel_info = profile.channel_info();
+        let session = Arc::new(Session {
+            id: opts.id,
+            profile: profile.name.clone(),
+            created_at: now_ms(),
+            dir: opts.dir.clone(),
+            work_dir: spawn.cwd.clone(),
+            resumed_from: opts.resume.as_ref().map(|r| r.session),
+            can_resume: profile.can_resume(),
+            limits: opts.limits,
+            terminal,
+            conversation,
+            observe: opts.observe.clone(),
+            channel,
+            channel_info,
+            control,
+            state: Mutex::new(State {
+                cols: opts.cols,
+                rows: opts.rows,
+                exit: None,
+                ended_at: None,
+            }),
+            exited: watch::channel(false).0,
+            removed: watch::channel(false).0,
+            process: Process::new(pid),
+            clients: AtomicU32::new(0),
+            span: span.clone(),
+        });
+        if let Some(pty) = pty {
+            tokio::spawn(session.terminal.attach_pty(pty).instrument(span.clone()));
+        }
+        tokio::spawn(session.clone().lifecycle(exit).instrument(span.clone()));
+        if let Some(text) = profile.ready_text.clone() {
+            tokio::spawn(
+                session
+                    .clone()
+                    .wait_ready_text(text)
+                    .instrument(span.clone()),
+            );
+        }
+        session.save_record();
+        drop(_enter);
+        Ok(session)
+    }
+
+    /// Lets prompts go once the screen shows `text` (or, with a warning,
+    /// after [`READY_TEXT_TIMEOUT`]): Qwen Code 0.15 announces
+    /// `session_start` about a second before it can answer a prompt, and
+    /// shows a prompt it cannot answer yet as taken.
+    async fn wait_ready_text(self: Arc<Self>, text: String) {
+        let output = &self.terminal.output;
+        let mut parsed = output.subscribe_screen();
+        let found = tokio::time::timeout(READY_TEXT_TIMEOUT, async {
+            loop {
+                if output.screen_text().contains(&text) {
+                    return;
+                }
+                if parsed.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+        if found.is_err() && !self.is_exited() && self.conversation.waits_for_screen() {
+            self.conversation.warn(
+                "ready_timeout",
+                format!("the screen did not show {text:?} within {READY_TEXT_TIMEOUT:?}; sending prompts anyway"),
+                None,
+            );
+        }
+        self.conversation.screen_ready();
+    }
+}
