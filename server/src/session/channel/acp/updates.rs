@@ -83,7 +83,9 @@ impl Updates {
                 out.extend(done);
             }
             _ => {
-                self.text.flush(&mut out);
+                // Commands, modes, plans, usage: news beside the reply,
+                // not its end. Qwen sends its command list mid-reply, which
+                // cut one reply in two.
                 out.push(system(kind, update));
             }
         }
@@ -163,6 +165,23 @@ fn chunk_text(content: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn news_mid_reply_does_not_cut_the_reply() {
+        let mut u = Updates::default();
+        let mut out = Vec::new();
+        for update in [
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello "}}),
+            json!({"sessionUpdate": "available_commands_update", "availableCommands": []}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "there"}}),
+        ] {
+            out.extend(u.events(&update));
+        }
+        out.extend(u.flush());
+        let replies: Vec<&Value> = out.iter().filter(|e| e["type"] == "assistant").collect();
+        assert_eq!(replies.len(), 1, "{out:?}");
+        assert_eq!(replies[0]["message"]["content"][0]["text"], "hello there");
+    }
 
     /// Qwen Code 0.24.4's updates for a tool turn (shortened).
     #[test]
