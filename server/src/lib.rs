@@ -16,6 +16,7 @@ pub(crate) mod host;
 pub(crate) mod registry;
 pub mod server;
 pub(crate) mod session;
+pub(crate) mod shares;
 pub mod state_dir;
 pub(crate) mod throttle;
 pub(crate) mod ws;
