@@ -304,6 +304,34 @@ mod tests {
     }
 
     #[test]
+    fn token_subcommand() {
+        let cli =
+            Cli::try_parse_from(["duet", "token", "--name", "ci", "--role", "driver"]).unwrap();
+        let Command::Token(t) = cli.command else {
+            panic!("not token")
+        };
+        assert_eq!(
+            (t.name.as_str(), t.role),
+            ("ci", duet_protocol::rest::Role::Driver)
+        );
+        assert!(Cli::try_parse_from(["duet", "token", "--name", "ci", "--role", "root"]).is_err());
+        // [[token]]s need authentication.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        let (_, snippet) =
+            crate::config::mint_token("ci", duet_protocol::rest::Role::Viewer).unwrap();
+        std::fs::write(
+            &path,
+            format!("{snippet}\n[[profile]]\nname = \"sh\"\ncommand = \"sh\"\n"),
+        )
+        .unwrap();
+        let p = path.to_str().unwrap();
+        let (_, opts) = serve(&["serve", "--config", p]).unwrap();
+        assert_eq!(opts.tokens.len(), 1);
+        assert!(serve(&["serve", "--config", p, "--no-auth"]).is_err());
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("15m").unwrap(), Duration::from_secs(900));
