@@ -8,8 +8,8 @@ use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
 use crate::rest::{
     ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
-    ApprovalState, ChannelInfo, CreateSession, Decider, ExitInfo, ProfileInfo, SessionInfo,
-    SessionStatus, SubmitRequest, SubmitResponse,
+    ApprovalState, ChannelInfo, ConnectedClient, CreateSession, CreateShare, Decider, ExitInfo,
+    ProfileInfo, Role, SessionInfo, SessionStatus, Share, SubmitRequest, SubmitResponse,
 };
 use crate::ws::{ClientMessage, Hello, ServerMessage};
 
@@ -34,6 +34,10 @@ pub fn typescript() -> String {
         ApprovalOption::decl(&cfg),
         Approval::decl(&cfg),
         ChannelInfo::decl(&cfg),
+        Role::decl(&cfg),
+        ConnectedClient::decl(&cfg),
+        CreateShare::decl(&cfg),
+        Share::decl(&cfg),
         Hello::decl(&cfg),
         ServerMessage::decl(&cfg),
         ClientMessage::decl(&cfg),
@@ -79,6 +83,8 @@ pub fn json_schema() -> String {
         submit_response: SubmitResponse,
         approval_decision: ApprovalDecision,
         api_error: ApiError,
+        create_share: CreateShare,
+        share: Share,
     }
     let schema = schemars::schema_for!(DuetProtocol);
     let mut out = serde_json::to_string_pretty(&schema).unwrap_or_default();

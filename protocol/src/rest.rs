@@ -6,7 +6,7 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use crate::error::ErrorCode;
-use crate::ids::SessionId;
+use crate::ids::{ClientId, SessionId};
 
 /// `POST /api/sessions`. Only a profile name and a size: nothing a client
 /// sends ever becomes part of a command line.
@@ -50,6 +50,9 @@ pub struct SessionInfo {
     pub last_seq: u64,
     pub pending_approvals: u32,
     pub clients: u32,
+    /// Who is attached (the principal and role of each client).
+    #[serde(default)]
+    pub connected: Vec<ConnectedClient>,
     /// The window title the program set, if any, without spinner glyphs
     /// and padding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,4 +256,85 @@ pub struct ApiError {
 pub struct ApiErrorBody {
     pub code: ErrorCode,
     pub message: String,
+}
+
+/// What a principal may do. Each role includes reading (the terminal, the
+/// chat, the session's state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Everything: create, delete and resume sessions, share them, drive
+    /// and approve.
+    Owner,
+    /// Keystrokes, prompts, cancel and resize (not approvals).
+    Driver,
+    /// Approve or deny tool calls only.
+    Approver,
+    /// Read only.
+    Viewer,
+}
+
+impl Role {
+    /// The role's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Owner => "owner",
+            Role::Driver => "driver",
+            Role::Approver => "approver",
+            Role::Viewer => "viewer",
+        }
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "owner" => Ok(Role::Owner),
+            "driver" => Ok(Role::Driver),
+            "approver" => Ok(Role::Approver),
+            "viewer" => Ok(Role::Viewer),
+            _ => Err(format!(
+                "unknown role {s:?}; expected owner, driver, approver or viewer"
+            )),
+        }
+    }
+}
+
+/// One client attached to a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ConnectedClient {
+    pub client_id: ClientId,
+    /// The principal: `owner` for the main token, a `[[token]]` name, or
+    /// `share:<share id>`.
+    pub name: String,
+    pub role: Role,
+}
+
+/// `POST /api/sessions/{id}/shares`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct CreateShare {
+    /// `driver`, `approver` or `viewer` (an owner share is refused).
+    pub role: Role,
+    /// Seconds until the link stops working (1 to 604800, 7 days).
+    #[ts(type = "number")]
+    pub expires_in: u64,
+}
+
+/// A share link of one session. `url` (with the secret) only in the answer
+/// to its creation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct Share {
+    pub id: String,
+    pub role: Role,
+    /// Unix time in milliseconds.
+    #[ts(type = "number")]
+    pub expires_at: u64,
+    /// A relative URL (`/?share=<secret>`) that opens the session with
+    /// this role; shown once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<String>,
 }

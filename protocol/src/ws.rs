@@ -11,7 +11,7 @@ use ts_rs::TS;
 
 pub use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
-use crate::rest::{Approval, ChannelInfo, ExitInfo, SessionStatus};
+use crate::rest::{Approval, ChannelInfo, ConnectedClient, ExitInfo, Role, SessionStatus};
 
 /// Capabilities this server offers; listed in [`Hello::capabilities`].
 pub const CAPABILITIES: &[&str] = &[
@@ -70,6 +70,8 @@ pub enum ServerMessage {
     Resize { cols: u16, rows: u16 },
     /// The program exited; no more output or events will follow.
     Exit(ExitInfo),
+    /// Who is attached to the session now (sent when that changes).
+    Clients { clients: Vec<ConnectedClient> },
     /// Something the client sent could not be done. The connection stays up.
     Error {
         code: ErrorCode,
@@ -100,6 +102,12 @@ pub enum ServerMessage {
 pub struct Hello {
     pub session_id: SessionId,
     pub client_id: ClientId,
+    /// What this client may do.
+    pub role: Role,
+    /// Who this client is: `owner`, a `[[token]]` name, or `share:<id>`.
+    pub principal: String,
+    /// Who is attached, this client included.
+    pub clients: Vec<ConnectedClient>,
     /// duet's client protocol version ([`crate::PROTOCOL_VERSION`]).
     pub protocol_version: u32,
     /// duet's version.

@@ -9,12 +9,13 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{
-    Approval, ApprovalDecision, CreateSession, ProfileInfo, SessionInfo, SubmitRequest,
-    SubmitResponse,
+    Approval, ApprovalDecision, CreateSession, CreateShare, ProfileInfo, SessionInfo, Share,
+    SubmitRequest, SubmitResponse,
 };
 use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
 
+use crate::auth::{Action, Principal};
 use crate::error::AppError;
 use crate::observe::Actor;
 use crate::server::{AppState, Conn};
@@ -41,9 +42,33 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<
     }
 }
 
-fn session(state: &AppState, id: &str) -> Result<std::sync::Arc<Session>, AppError> {
+/// Session `id` if `who` may see it (else 404, as if it did not exist)
+/// and may do `action` on it (else 403).
+fn session(
+    state: &AppState,
+    who: &Principal,
+    id: &str,
+    action: Action,
+) -> Result<std::sync::Arc<Session>, AppError> {
     let id: SessionId = id.parse().map_err(|_| AppError::no_session())?;
-    state.registry.get(id).ok_or_else(AppError::no_session)
+    if !who.sees(id) {
+        return Err(AppError::no_session());
+    }
+    let s = state.registry.get(id).ok_or_else(AppError::no_session)?;
+    who.require(action)?;
+    Ok(s)
+}
+
+/// 403 for a share link: it grants its one session, nothing server-wide.
+fn not_share(who: &Principal) -> Result<(), AppError> {
+    match who.share {
+        Some(_) => Err(AppError::new(
+            StatusCode::FORBIDDEN,
+            ErrorCode::Forbidden,
+            "a share link grants one session only",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `GET /healthz`.
@@ -69,7 +94,7 @@ pub async fn login(
     }
     let mut resp = StatusCode::NO_CONTENT.into_response();
     resp.headers_mut()
-        .insert(SET_COOKIE, state.auth.login_cookie());
+        .insert(SET_COOKIE, state.auth.login_cookie(&body.token));
     resp
 }
 
@@ -82,16 +107,22 @@ pub async fn logout(State(state): State<AppState>) -> Response {
 }
 
 /// `GET /api/profiles`.
-pub async fn profiles(State(state): State<AppState>) -> Json<Vec<ProfileInfo>> {
-    Json(state.registry.profiles().infos())
+pub async fn profiles(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+) -> Result<Json<Vec<ProfileInfo>>, AppError> {
+    not_share(&who)?;
+    Ok(Json(state.registry.profiles().infos()))
 }
 
 /// `POST /api/sessions` → 201.
 pub async fn create(
     State(state): State<AppState>,
-    who: Actor,
+    Extension(who): Extension<Principal>,
+    actor: Actor,
     body: axum::body::Bytes,
 ) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
+    who.require(Action::Manage)?;
     // An empty body means "the default profile at the default size".
     let req: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
         CreateSession::default()
@@ -103,11 +134,11 @@ pub async fn create(
         if e.code == ErrorCode::Internal {
             state
                 .observe
-                .start_failed(profile.as_deref(), &e.message, &who);
+                .start_failed(profile.as_deref(), &e.message, &actor);
         }
     })?;
     let info = session.info();
-    session.observe.created(&info, &who);
+    session.observe.created(&info, &actor);
     Ok((StatusCode::CREATED, Json(info)))
 }
 
@@ -115,24 +146,31 @@ pub async fn create(
 /// the ended session's conversation (its profile's `resume_args`).
 pub async fn resume(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
-    let id: SessionId = id.parse().map_err(|_| AppError::no_session())?;
+    let id = session(&state, &who, &id, Action::Manage)?.id;
     let session = state.registry.resume(id)?;
     Ok((StatusCode::CREATED, Json(session.info())))
 }
 
 /// `GET /api/sessions`.
-pub async fn list(State(state): State<AppState>) -> Json<Vec<SessionInfo>> {
-    Json(state.registry.list())
+pub async fn list(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+) -> Json<Vec<SessionInfo>> {
+    let mut all = state.registry.list();
+    all.retain(|s| who.sees(s.id));
+    Json(all)
 }
 
 /// `GET /api/sessions/{id}`.
 pub async fn get(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<SessionInfo>, AppError> {
-    Ok(Json(session(&state, &id)?.info()))
+    Ok(Json(session(&state, &who, &id, Action::Read)?.info()))
 }
 
 /// `DELETE /api/sessions/{id}` options.
@@ -147,12 +185,13 @@ pub struct DeleteQuery {
 /// and answers once it has exited, with the final state.
 pub async fn delete(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     Query(q): Query<DeleteQuery>,
-    who: Actor,
+    actor: Actor,
 ) -> Result<Response, AppError> {
-    let s = session(&state, &id)?;
-    s.observe.deleted(q.purge, &who);
+    let s = session(&state, &who, &id, Action::Manage)?;
+    s.observe.deleted(q.purge, &actor);
     s.terminate();
     let wait = s.limits.kill_grace + std::time::Duration::from_secs(2);
     let _ = tokio::time::timeout(wait, s.wait_exited()).await;
@@ -173,10 +212,11 @@ pub struct FromQuery {
 /// `GET /api/sessions/{id}/events?from=SEQ`: the events as written, NDJSON.
 pub async fn events(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     Query(q): Query<FromQuery>,
 ) -> Result<Response, AppError> {
-    let s = session(&state, &id)?;
+    let s = session(&state, &who, &id, Action::Read)?;
     let log = s.events().clone();
     let last = log.last_seq();
     let stream = futures_util::stream::unfold(q.from, move |after| {
@@ -213,9 +253,10 @@ pub async fn events(
 /// `GET /api/sessions/{id}/recording`: the terminal as asciicast v2.
 pub async fn recording(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    let s = session(&state, &id)?;
+    let s = session(&state, &who, &id, Action::Read)?;
     let path = s.dir.join(crate::session::RECORDING_FILE);
     let data = tokio::fs::read(&path).await.map_err(|_| {
         AppError::new(
@@ -243,9 +284,10 @@ const SCREEN_SETTLE: std::time::Duration = std::time::Duration::from_millis(500)
 /// `GET /api/sessions/{id}/screen`: the visible screen as plain text.
 pub async fn screen(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    let s = session(&state, &id)?;
+    let s = session(&state, &who, &id, Action::Read)?;
     // The screen parser runs behind the stream; answer with the screen as
     // of the output so far, unless the parser is swamped by a flood.
     let _ = tokio::time::timeout(SCREEN_SETTLE, s.terminal.output.settle()).await;
@@ -257,12 +299,13 @@ pub async fn screen(
 /// `POST /api/sessions/{id}/submit`.
 pub async fn submit(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
-    who: Actor,
+    actor: Actor,
     ApiJson(body): ApiJson<SubmitRequest>,
 ) -> Result<Json<SubmitResponse>, AppError> {
-    let s = session(&state, &id)?;
-    let delivery = s.submit_as(body.text, &who)?;
+    let s = session(&state, &who, &id, Action::Drive)?;
+    let delivery = s.submit_as(body.text, &actor)?;
     Ok(Json(SubmitResponse {
         queued: delivery == Accepted::Queued,
     }))
@@ -272,11 +315,12 @@ pub async fn submit(
 /// already decided.
 pub async fn approve(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path((id, request_id)): Path<(String, String)>,
-    who: Actor,
+    actor: Actor,
     ApiJson(body): ApiJson<ApprovalDecision>,
 ) -> Result<Json<Approval>, AppError> {
-    let s = session(&state, &id)?;
+    let s = session(&state, &who, &id, Action::Approve)?;
     let choice = match (body.option, body.allowed) {
         (Some(option), _) => Choice::Option(option),
         (None, Some(allowed)) => Choice::Allowed(allowed),
@@ -286,13 +330,80 @@ pub async fn approve(
             ))
         }
     };
-    Ok(Json(s.approve_as(&request_id, &choice, &who)?))
+    Ok(Json(s.approve_as(&request_id, &choice, &actor)?))
 }
 
 /// `GET /api/sessions/{id}/approvals`.
 pub async fn approvals(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<Approval>>, AppError> {
-    Ok(Json(session(&state, &id)?.approvals()))
+    Ok(Json(session(&state, &who, &id, Action::Read)?.approvals()))
+}
+
+/// `POST /api/sessions/{id}/shares` → 201: a share link (owner only; an
+/// owner share is refused).
+pub async fn share(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+    actor: Actor,
+    ApiJson(body): ApiJson<CreateShare>,
+) -> Result<(StatusCode, Json<Share>), AppError> {
+    let s = session(&state, &who, &id, Action::Manage)?;
+    let share = state
+        .auth
+        .shares
+        .create(s.id, body.role, body.expires_in)
+        .map_err(|e| match e {
+            crate::shares::ShareError::Owner => {
+                AppError::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, e.to_string())
+            }
+            crate::shares::ShareError::Full => AppError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorCode::LimitReached,
+                e.to_string(),
+            ),
+            crate::shares::ShareError::Random(_) => AppError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::Internal,
+                e.to_string(),
+            ),
+            crate::shares::ShareError::Lifetime => AppError::bad_request(e.to_string()),
+        })?;
+    tracing::info!(session = %s.id, share = %share.id, role = share.role.as_str(), by = %who.name, "share created");
+    s.observe.shared(&share, &actor);
+    Ok((StatusCode::CREATED, Json(share)))
+}
+
+/// `GET /api/sessions/{id}/shares`: the live ones, without their secrets.
+pub async fn shares(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<Share>>, AppError> {
+    let s = session(&state, &who, &id, Action::Manage)?;
+    Ok(Json(state.auth.shares.list(s.id)))
+}
+
+/// `DELETE /api/sessions/{id}/shares/{share_id}` → 204: the link stops
+/// working and its open WebSockets close.
+pub async fn revoke_share(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Path((id, share_id)): Path<(String, String)>,
+    actor: Actor,
+) -> Result<StatusCode, AppError> {
+    let s = session(&state, &who, &id, Action::Manage)?;
+    if !state.auth.shares.revoke(s.id, &share_id) {
+        return Err(AppError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::UnknownRequest,
+            "no such share link on this session (it may have expired)",
+        ));
+    }
+    tracing::info!(session = %s.id, share = %share_id, by = %who.name, "share revoked");
+    s.observe.unshared(&share_id, &actor);
+    Ok(StatusCode::NO_CONTENT)
 }

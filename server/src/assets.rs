@@ -54,10 +54,11 @@ fn index() -> Response {
     with_security_headers(resp)
 }
 
-/// `?token=` on the page URL.
+/// `?token=` (or `?share=`) on the page URL.
 #[derive(Deserialize)]
 pub struct LoginQuery {
     token: Option<String>,
+    share: Option<String>,
 }
 
 /// `GET /`: the app. With `?token=`, trades the token for the cookie and
@@ -67,10 +68,13 @@ pub async fn root(
     conn: Option<Extension<Conn>>,
     Query(q): Query<LoginQuery>,
 ) -> Response {
+    let peer = conn.map(|c| c.remote.ip());
+    if let Some(secret) = q.share {
+        return share_login(&state, &secret, peer);
+    }
     let Some(token) = q.token else {
         return index();
     };
-    let peer = conn.map(|c| c.remote.ip());
     if let Err(e) = state.auth.verify(&token, peer) {
         if e.status != StatusCode::UNAUTHORIZED {
             return with_security_headers(e.into_response());
@@ -88,7 +92,41 @@ pub async fn root(
     resp.headers_mut()
         .insert(LOCATION, HeaderValue::from_static("./"));
     resp.headers_mut()
-        .insert(SET_COOKIE, state.auth.login_cookie());
+        .insert(SET_COOKIE, state.auth.login_cookie(&token));
+    with_security_headers(resp)
+}
+
+/// `GET /?share=<secret>`: a share link. Trades the secret for a cookie
+/// that lasts as long as the share, and opens its session.
+fn share_login(state: &AppState, secret: &str, peer: Option<std::net::IpAddr>) -> Response {
+    let scope = match state.auth.verify(secret, peer) {
+        Ok(p) => p.share,
+        Err(e) if e.status != StatusCode::UNAUTHORIZED => {
+            return with_security_headers(e.into_response())
+        }
+        Err(_) => None,
+    };
+    let Some(scope) = scope else {
+        return with_security_headers(
+            (
+                StatusCode::UNAUTHORIZED,
+                Html("<!doctype html><meta charset=utf-8><title>duet</title><p>This share link is not valid: it expired, was revoked, or is for another duet server.</p>"),
+            )
+                .into_response(),
+        );
+    };
+    let max_age = scope
+        .expires_at
+        .saturating_sub(crate::session::now_ms())
+        .div_ceil(1000);
+    let mut resp = StatusCode::SEE_OTHER.into_response();
+    let location = format!("./#/session/{}", scope.session);
+    resp.headers_mut().insert(
+        LOCATION,
+        HeaderValue::from_str(&location).unwrap_or_else(|_| HeaderValue::from_static("./")),
+    );
+    resp.headers_mut()
+        .insert(SET_COOKIE, state.auth.share_cookie(secret, max_age));
     with_security_headers(resp)
 }
 

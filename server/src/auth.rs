@@ -2,6 +2,11 @@
 //! it) on every API route, with wrong guesses throttled, and an Origin check
 //! so another site's page cannot drive a session through the user's browser.
 //! (The Host check against DNS rebinding is in `host.rs`.)
+//!
+//! A credential names a [`Principal`]: the main token is the owner, a
+//! `[[token]]` of the config file has its own name and role (only its
+//! SHA-256 is configured), and a share link's secret grants its role on its
+//! one session. Handlers check the principal's role for what they do.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -11,17 +16,132 @@ use axum::http::header::{AUTHORIZATION, COOKIE, HOST, ORIGIN};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use duet_protocol::ids::SessionId;
+use duet_protocol::rest::Role;
 use duet_protocol::ws::ErrorCode;
+use sha2::{Digest, Sha256};
 
+use crate::config::NamedToken;
 use crate::error::AppError;
 use crate::server::{AppState, Conn};
+use crate::shares::Shares;
 use crate::throttle::Throttle;
+
+/// Who made a request, set by [`require_auth`] as a request extension (and
+/// carried by each WebSocket connection).
+#[derive(Debug, Clone)]
+pub struct Principal {
+    /// `owner` for the main token, a `[[token]]` name, or `share:<id>`.
+    pub name: String,
+    pub role: Role,
+    /// For a share link: its id, its one session and when it expires.
+    pub share: Option<ShareScope>,
+}
+
+/// What a share link is limited to.
+#[derive(Debug, Clone)]
+pub struct ShareScope {
+    pub id: String,
+    pub session: SessionId,
+    /// Unix time in milliseconds.
+    pub expires_at: u64,
+}
+
+/// What a request or message does, for the role check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// See a session: terminal, chat, state.
+    Read,
+    /// Keystrokes, submit, cancel, resize.
+    Drive,
+    /// Decide tool approvals.
+    Approve,
+    /// Create, delete, resume and share sessions.
+    Manage,
+}
+
+impl Action {
+    /// Whether `role` may do this.
+    pub fn allowed(self, role: Role) -> bool {
+        matches!(
+            (self, role),
+            (_, Role::Owner)
+                | (Action::Read, _)
+                | (Action::Drive, Role::Driver)
+                | (Action::Approve, Role::Approver)
+        )
+    }
+
+    /// The roles that may, for messages.
+    pub fn roles(self) -> &'static str {
+        match self {
+            Action::Read => "any role",
+            Action::Drive => "the driver or owner role",
+            Action::Approve => "the approver or owner role",
+            Action::Manage => "the owner role",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Action::Read => "reading",
+            Action::Drive => "typing, prompts, cancel and resize",
+            Action::Approve => "approving or denying tool calls",
+            Action::Manage => "creating, ending, resuming and sharing sessions",
+        }
+    }
+}
+
+impl Principal {
+    /// The owner (the main token, or no authentication at all).
+    pub fn owner() -> Self {
+        Self {
+            name: "owner".into(),
+            role: Role::Owner,
+            share: None,
+        }
+    }
+
+    /// Why this principal may not do `action`, if it may not.
+    pub fn refusal(&self, action: Action) -> Option<String> {
+        (!action.allowed(self.role)).then(|| {
+            format!(
+                "{} needs {}; you ({}) are {}",
+                action.what(),
+                action.roles(),
+                self.name,
+                self.role.as_str()
+            )
+        })
+    }
+
+    /// 403 unless this principal may do `action`.
+    pub fn require(&self, action: Action) -> Result<(), AppError> {
+        match self.refusal(action) {
+            Some(msg) => Err(AppError::new(
+                StatusCode::FORBIDDEN,
+                ErrorCode::Forbidden,
+                msg,
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether this principal may see session `id` at all (a share link
+    /// sees its own session only).
+    pub fn sees(&self, id: SessionId) -> bool {
+        self.share.as_ref().is_none_or(|s| s.session == id)
+    }
+}
 
 /// How clients prove who they are.
 #[derive(Clone)]
 pub struct Auth {
     /// `None` disables authentication (loopback only; see the CLI).
     token: Option<String>,
+    tokens: Arc<Vec<NamedToken>>,
+    /// Share links; their secrets are credentials too.
+    pub shares: Arc<Shares>,
     cookie_name: String,
     secure_cookie: bool,
     allowed_origins: Vec<String>,
@@ -39,6 +159,8 @@ impl Auth {
     ) -> Self {
         Self {
             token,
+            tokens: Arc::default(),
+            shares: Arc::default(),
             cookie_name,
             secure_cookie,
             allowed_origins: allowed_origins
@@ -49,20 +171,51 @@ impl Auth {
         }
     }
 
-    /// Whether `candidate` is the token (constant time). Unthrottled: for
-    /// requests use [`Auth::verify`].
-    fn token_matches(&self, candidate: &str) -> bool {
-        match &self.token {
-            None => true,
-            Some(t) => constant_time_eq(t.as_bytes(), candidate.as_bytes()),
+    /// Adds the config file's named tokens.
+    pub fn with_tokens(mut self, tokens: Vec<NamedToken>) -> Self {
+        self.tokens = Arc::new(tokens);
+        self
+    }
+
+    /// Who `candidate` stands for (each comparison in constant time).
+    /// Unthrottled: for requests use [`Auth::verify`].
+    fn identify(&self, candidate: &str) -> Option<Principal> {
+        let main = self.token.as_ref()?;
+        if constant_time_eq(main.as_bytes(), candidate.as_bytes()) {
+            return Some(Principal::owner());
         }
+        let hash = sha256(candidate.as_bytes());
+        // Every named token is compared, so the time says nothing about
+        // which one (or whether one) matched.
+        let mut named = None;
+        for t in self.tokens.iter() {
+            if constant_time_eq(&t.sha256, &hash) {
+                named = Some(Principal {
+                    name: t.name.clone(),
+                    role: t.role,
+                    share: None,
+                });
+            }
+        }
+        if named.is_some() {
+            return named;
+        }
+        self.shares.lookup(&hash).map(|g| Principal {
+            name: format!("share:{}", g.id),
+            role: g.role,
+            share: Some(ShareScope {
+                id: g.id,
+                session: g.session,
+                expires_at: g.expires_at,
+            }),
+        })
     }
 
     /// Checks a token a client sent from `peer`: 429 while that address (or
     /// everyone) has guessed wrong too often, 401 if wrong (counted).
-    pub fn verify(&self, candidate: &str, peer: Option<IpAddr>) -> Result<(), AppError> {
+    pub fn verify(&self, candidate: &str, peer: Option<IpAddr>) -> Result<Principal, AppError> {
         if self.token.is_none() {
-            return Ok(());
+            return Ok(Principal::owner());
         }
         if let Err(wait) = self.throttle.check(peer) {
             return Err(AppError::too_many(
@@ -70,8 +223,8 @@ impl Auth {
                 wait,
             ));
         }
-        if self.token_matches(candidate) {
-            return Ok(());
+        if let Some(p) = self.identify(candidate) {
+            return Ok(p);
         }
         self.throttle.failed(peer, candidate);
         Err(AppError::new(
@@ -101,9 +254,9 @@ impl Auth {
     }
 
     /// Checks the credentials of a request from `peer`.
-    pub fn check(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> Result<(), AppError> {
+    pub fn check(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> Result<Principal, AppError> {
         if self.token.is_none() {
-            return Ok(());
+            return Ok(Principal::owner());
         }
         match self.credential(headers) {
             Some((t, _)) => self.verify(t, peer),
@@ -142,12 +295,23 @@ impl Auth {
         }
     }
 
-    /// `Set-Cookie` value that logs a browser in.
-    pub fn login_cookie(&self) -> HeaderValue {
-        let token = self.token.as_deref().unwrap_or("");
+    /// `Set-Cookie` value that logs a browser in with `token` (the one it
+    /// presented: a named token must not become the owner's).
+    pub fn login_cookie(&self, token: &str) -> HeaderValue {
         let secure = if self.secure_cookie { "; Secure" } else { "" };
         HeaderValue::from_str(&format!(
             "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=604800{secure}",
+            self.cookie_name
+        ))
+        .unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+
+    /// `Set-Cookie` value that signs a browser in with a share link's
+    /// secret, for as long as the share lives.
+    pub fn share_cookie(&self, secret: &str, max_age_secs: u64) -> HeaderValue {
+        let secure = if self.secure_cookie { "; Secure" } else { "" };
+        HeaderValue::from_str(&format!(
+            "{}={secret}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age_secs}{secure}",
             self.cookie_name
         ))
         .unwrap_or_else(|_| HeaderValue::from_static(""))
@@ -171,7 +335,31 @@ fn strip_default_port<'a>(authority: &'a str, scheme: &str) -> &'a str {
     }
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// SHA-256 of `data`.
+pub fn sha256(data: &[u8]) -> [u8; 32] {
+    Sha256::digest(data).into()
+}
+
+/// Lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parses 64 hex digits.
+pub fn parse_sha256_hex(s: &str) -> Option<[u8; 32]> {
+    let s = s.trim();
+    if s.len() != 64 || !s.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Whether `a == b`, in time that depends on the length only.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -181,9 +369,10 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 /// Middleware for `/api/*`: valid credentials and an acceptable Origin.
 pub async fn require_auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let peer = req.extensions().get::<Conn>().map(|c| c.remote.ip());
-    if let Err(e) = state.auth.check(req.headers(), peer) {
-        return e.into_response();
-    }
+    let principal = match state.auth.check(req.headers(), peer) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
     if !state.auth.origin_allowed(req.headers()) {
         return AppError::new(
             StatusCode::FORBIDDEN,
@@ -192,6 +381,8 @@ pub async fn require_auth(State(state): State<AppState>, req: Request, next: Nex
         )
         .into_response();
     }
+    let mut req = req;
+    req.extensions_mut().insert(principal);
     next.run(req).await
 }
 

@@ -37,10 +37,24 @@ pub enum Command {
     /// Run duet's demo agent, an offline dual-output TUI (what the default
     /// profile hosts).
     DemoAgent(duet_demo_agent::Options),
+    /// Mint a named token with a role: prints the token (once) and the
+    /// `[[token]]` snippet to paste into the config file (its hash only).
+    Token(TokenArgs),
     /// Hand a Claude Code hook event to its duet session (duet puts this
     /// in the settings of the Claude Code sessions it starts).
     #[command(hide = true)]
     Hook(crate::hook::HookArgs),
+}
+
+/// `duet token` flags.
+#[derive(Debug, Clone, Args)]
+pub struct TokenArgs {
+    /// The token's name (shown to others as who is connected; logged).
+    #[arg(long)]
+    pub name: String,
+    /// owner, driver, approver or viewer.
+    #[arg(long)]
+    pub role: duet_protocol::rest::Role,
 }
 
 /// `duet serve` flags.
@@ -220,14 +234,22 @@ impl ServeArgs {
                 bail!("the token must be at least 16 printable characters without ';' or ','");
             }
         }
-        let profiles = match &self.config {
-            Some(path) => Profiles::load(path, duet_exe)?,
-            None => Profiles::builtin(duet_exe),
+        let (profiles, tokens) = match &self.config {
+            Some(path) => {
+                let file = crate::config::ConfigFile::read(path)?;
+                let tokens = file.named_tokens()?;
+                (Profiles::from_config(file, duet_exe)?, tokens)
+            }
+            None => (Profiles::builtin(duet_exe), Vec::new()),
         };
+        if token.is_none() && !tokens.is_empty() {
+            bail!("[[token]]s in the config need authentication: drop --no-auth");
+        }
         if self.max_connections == 0 || self.header_read_timeout.is_zero() {
             bail!("--max-connections and --header-read-timeout must be above zero");
         }
         let mut opts = ServerOptions::new(profiles, token);
+        opts.tokens = tokens;
         opts.allowed_origins = self.allow_origins;
         opts.allowed_hosts = self.allowed_hosts;
         // The name users are told to open is one duet answers to.
@@ -311,6 +333,34 @@ mod tests {
         );
         assert!(serve(&["serve", "--allowed-host", "a b"]).is_err());
         assert!(serve(&["serve", "--max-connections", "0"]).is_err());
+    }
+
+    #[test]
+    fn token_subcommand() {
+        let cli =
+            Cli::try_parse_from(["duet", "token", "--name", "ci", "--role", "driver"]).unwrap();
+        let Command::Token(t) = cli.command else {
+            panic!("not token")
+        };
+        assert_eq!(
+            (t.name.as_str(), t.role),
+            ("ci", duet_protocol::rest::Role::Driver)
+        );
+        assert!(Cli::try_parse_from(["duet", "token", "--name", "ci", "--role", "root"]).is_err());
+        // [[token]]s need authentication.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        let (_, snippet) =
+            crate::config::mint_token("ci", duet_protocol::rest::Role::Viewer).unwrap();
+        std::fs::write(
+            &path,
+            format!("{snippet}\n[[profile]]\nname = \"sh\"\ncommand = \"sh\"\n"),
+        )
+        .unwrap();
+        let p = path.to_str().unwrap();
+        let (_, opts) = serve(&["serve", "--config", p]).unwrap();
+        assert_eq!(opts.tokens.len(), 1);
+        assert!(serve(&["serve", "--config", p, "--no-auth"]).is_err());
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub(crate) mod observe;
 pub(crate) mod registry;
 pub mod server;
 pub(crate) mod session;
+pub(crate) mod shares;
 pub mod state_dir;
 pub(crate) mod throttle;
 pub(crate) mod ws;

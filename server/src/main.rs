@@ -12,6 +12,20 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Hook(args) => duet_server::hook::run(&args),
+        Command::Token(args) => match duet_server::config::mint_token(&args.name, args.role) {
+            Ok((token, snippet)) => {
+                #[allow(clippy::print_stdout)]
+                {
+                    println!("token (shown once; duet keeps only its hash): {token}\n");
+                    println!("add to the config file (--config):\n\n{snippet}");
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("duet token: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::DemoAgent(opts) => match duet_demo_agent::run(opts) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {

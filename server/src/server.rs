@@ -32,8 +32,11 @@ use crate::{api, assets, host, observe, ws};
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ServerOptions {
-    /// The token clients must present; `None` turns authentication off.
+    /// The token clients must present (the owner's); `None` turns
+    /// authentication off.
     pub token: Option<String>,
+    /// Named tokens with their roles (`[[token]]` in the config file).
+    pub tokens: Vec<crate::config::NamedToken>,
     /// Origins (besides the server's own) allowed to use the API from a browser.
     pub allowed_origins: Vec<String>,
     /// Host names (besides loopback names and the listen address) that
@@ -76,6 +79,7 @@ impl ServerOptions {
     pub fn new(profiles: Profiles, token: Option<String>) -> Self {
         Self {
             token,
+            tokens: Vec::new(),
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             behind_tls_proxy: false,
@@ -126,6 +130,11 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions/{id}/submit", post(api::submit))
         .route("/sessions/{id}/approvals", get(api::approvals))
         .route("/sessions/{id}/approvals/{request_id}", post(api::approve))
+        .route("/sessions/{id}/shares", get(api::shares).post(api::share))
+        .route(
+            "/sessions/{id}/shares/{share_id}",
+            axum::routing::delete(api::revoke_share),
+        )
         .route("/sessions/{id}/ws", get(ws::upgrade))
         .route("/sessions/{id}/audit", get(observe::http::audit))
         .route("/logout", post(api::logout))
@@ -136,7 +145,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/login", post(api::login))
         .layer(axum::middleware::from_fn(crate::error::json_errors));
     let metrics = Router::new()
-        .route("/metrics", get(observe::http::metrics))
+        .route("/metrics", get(observe::http::metrics_for_owner))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::auth::require_auth,
@@ -208,7 +217,8 @@ pub async fn run(
             format!("duet_token_{port}"),
             opts.behind_tls_proxy,
             opts.allowed_origins.clone(),
-        ),
+        )
+        .with_tokens(opts.tokens.clone()),
         hosts: Arc::new(AllowedHosts::new(
             &opts.allowed_hosts,
             local_addr,

@@ -39,6 +39,7 @@ async fn start() -> (TestServer, Client, SessionId, TempDir) {
         ConfigFile {
             default_profile: None,
             profiles: vec![profile(&workspace.path().canonicalize().unwrap())],
+            tokens: Vec::new(),
         },
         env!("CARGO_BIN_EXE_duet").into(),
     )

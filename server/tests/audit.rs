@@ -135,7 +135,8 @@ async fn submits_and_decisions_are_recorded_with_who_and_what() {
 
     let ws_submit = one(&lines, "submit", |l| l["text"] == "run echo one");
     assert_eq!(ws_submit["who"]["principal"], "token");
-    assert_eq!(ws_submit["who"]["name"], Value::Null);
+    assert_eq!(ws_submit["who"]["name"], "owner");
+    assert_eq!(ws_submit["who"]["role"], "owner");
     assert_eq!(ws_submit["who"]["client"], json!(client_id));
     assert_eq!(ws_submit["who"]["remote"], "127.0.0.1");
     assert_eq!(ws_submit["bytes"], 12);

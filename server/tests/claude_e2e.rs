@@ -107,6 +107,7 @@ impl Run {
             ConfigFile {
                 default_profile: None,
                 profiles: vec![profile],
+                tokens: Vec::new(),
             },
             env!("CARGO_BIN_EXE_duet").into(),
         )

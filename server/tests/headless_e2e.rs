@@ -157,6 +157,7 @@ impl Run {
             ConfigFile {
                 default_profile: None,
                 profiles: vec![profile],
+                tokens: Vec::new(),
             },
             env!("CARGO_BIN_EXE_duet").into(),
         )
@@ -440,6 +441,7 @@ mod claude_2_1 {
             ConfigFile {
                 default_profile: None,
                 profiles: vec![profile],
+                tokens: Vec::new(),
             },
             env!("CARGO_BIN_EXE_duet").into(),
         )

@@ -360,6 +360,7 @@ async fn a_failed_start_gives_its_slot_back() {
         let config = duet_server::config::ConfigFile {
             default_profile: Some("demo".into()),
             profiles: vec![demo_profile("demo", None), broken],
+            tokens: Vec::new(),
         };
         o.profiles =
             duet_server::config::Profiles::from_config(config, env!("CARGO_BIN_EXE_duet").into())

@@ -131,6 +131,7 @@ async fn start_failures_are_counted() {
         let config = duet_server::config::ConfigFile {
             default_profile: Some("broken".into()),
             profiles: vec![broken],
+            tokens: Vec::new(),
         };
         o.profiles =
             duet_server::config::Profiles::from_config(config, env!("CARGO_BIN_EXE_duet").into())

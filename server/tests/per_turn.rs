@@ -43,6 +43,7 @@ async fn start() -> (TestServer, Client, duet_protocol::ids::SessionId, TempDir)
         ConfigFile {
             default_profile: None,
             profiles: vec![profile(workspace.path())],
+            tokens: Vec::new(),
         },
         env!("CARGO_BIN_EXE_duet").into(),
     )

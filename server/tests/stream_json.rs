@@ -35,6 +35,7 @@ async fn start() -> (TestServer, Client, duet_protocol::ids::SessionId) {
         ConfigFile {
             default_profile: None,
             profiles: vec![fake_profile()],
+            tokens: Vec::new(),
         },
         env!("CARGO_BIN_EXE_duet").into(),
     )

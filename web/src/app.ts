@@ -95,7 +95,10 @@ export class App {
         this.onUnauthorized();
         return;
       }
-      this.sidebar.showError(`Could not load profiles: ${err instanceof Error ? err.message : String(err)}`);
+      // A share link sees its one session and no profiles: nothing to show.
+      if (err instanceof ApiError && err.status === 403) {
+        document.documentElement.dataset.shared = 'true';
+      } else this.sidebar.showError(`Could not load profiles: ${err instanceof Error ? err.message : String(err)}`);
     }
     this.sidebar.setProfiles(this.profiles);
     window.addEventListener('hashchange', () => { this.openFromHash(); });

@@ -3,7 +3,7 @@
 // go to the terminal; user intents go out over the socket, or over REST while
 // the socket is down. Rendering is batched to one per animation frame, so a
 // burst of deltas costs one layout.
-import type { ApprovalDecision, ChannelInfo, ClientMessage, ServerMessage, SessionInfo } from './generated/protocol';
+import type { ApprovalDecision, ChannelInfo, ClientMessage, ConnectedClient, Role, ServerMessage, SessionInfo } from './generated/protocol';
 import { ChatView, exitSentence, type ApprovalChoice } from './chat/view';
 import { initialChatState, reduce, type ChatInput, type ChatState } from './chat/state';
 import { api, ApiError } from './net/api';
@@ -11,6 +11,8 @@ import { SessionSocket, type SocketState } from './net/socket';
 import { TerminalPane, type ScreenDump } from './terminal/terminal';
 import { h } from './ui/dom';
 import { ResumeControl } from './ui/resume';
+import { canDrive } from './ui/roles';
+import { PresenceBar } from './ui/share';
 import type { ThemeName } from './ui/theme';
 
 /** What a session needs from the app around it. */
@@ -54,6 +56,15 @@ export class SessionController {
   private expectSnapshot = false;
   /** This tab started the session: its first connection sets the PTY size. */
   private drivesFirst: boolean;
+  /** This connection's role and principal (from the hello). */
+  private role: Role | undefined;
+  private principal: string | undefined;
+  private clientId: number | undefined;
+  /** Who is attached (hello, then `clients`). */
+  private clients: ConnectedClient[] = [];
+  private readonly presence: PresenceBar;
+  /** Over the terminal for roles that cannot type. */
+  private readonly keysNote: HTMLElement;
 
   constructor(
     readonly id: string,
@@ -74,8 +85,15 @@ export class SessionController {
     this.terminal = new TerminalPane(
       {
         // Nothing reads input once the program has exited; don't provoke an error per keystroke.
-        input: (data) => { if (!this.state.exit) this.socket.sendBytes(data); },
-        resize: (cols, rows) => { if (!this.state.exit) this.send({ type: 'resize', cols, rows }); },
+        input: (data) => {
+          if (!canDrive(this.role)) {
+            // Keys are ignored for viewers and approvers; say so instead.
+            this.keysNote.hidden = false;
+            return;
+          }
+          if (!this.state.exit) this.socket.sendBytes(data);
+        },
+        resize: (cols, rows) => { if (!this.state.exit && canDrive(this.role)) this.send({ type: 'resize', cols, rows }); },
         flow: (pause) => { this.send({ type: pause ? 'pause' : 'resume' }); },
       },
       theme,
@@ -85,6 +103,10 @@ export class SessionController {
     const dismiss = h('button', { type: 'button', class: 'btn btn-quiet dismiss', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => { this.bannerDismissed = true; this.render(); } }, '✕');
     this.exitBanner = h('div', { class: 'term-banner', role: 'status', hidden: true }, this.exitBannerText, this.bannerResume.root, dismiss);
     this.terminal.root.append(this.exitBanner);
+    this.keysNote = h('div', { class: 'term-banner keys-note', role: 'status', hidden: true }, h('span', { class: 'term-banner-text' }, 'Read only: your keystrokes are not sent.'));
+    this.terminal.root.append(this.keysNote);
+    this.presence = new PresenceBar(id);
+    this.chat.root.insertBefore(this.presence.root, this.chat.root.children[1] ?? null);
     this.socket = new SessionSocket(id, {
       message: (m) => { this.onMessage(m); },
       binary: (data) => {
@@ -164,6 +186,12 @@ export class SessionController {
       case 'hello':
         this.profile = m.profile;
         this.channel = m.channel;
+        this.role = m.role;
+        this.principal = m.principal;
+        this.clientId = m.client_id;
+        this.clients = m.clients;
+        this.keysNote.hidden = canDrive(m.role);
+        this.root().dataset.role = m.role;
         if (m.last_seq < this.state.lastSeq) {
           // The server's event log is shorter than what we have: it is a
           // different run (state dir wiped). Start over from its beginning.
@@ -183,6 +211,10 @@ export class SessionController {
         return;
       case 'resize':
         this.terminal.serverResized(m.cols, m.rows);
+        return;
+      case 'clients':
+        this.clients = m.clients;
+        this.scheduleRender();
         return;
       case 'exit':
         // Say so in the terminal too: a terminal-only profile has no status line.
@@ -217,7 +249,9 @@ export class SessionController {
       connected: this.socket.state.kind === 'open',
       resumable,
       resumedFrom: info?.resumed_from,
+      role: this.role,
     });
+    this.presence.render(this.clients, this.clientId, this.role, this.principal);
     // Where terminal users look: a banner over the terminal once the program ended.
     const exit = this.state.exit;
     this.exitBanner.hidden = exit === null || this.bannerDismissed;
@@ -228,6 +262,11 @@ export class SessionController {
     }
     this.bannerResume.visible = exit !== null && resumable;
     this.host.changed(this.id);
+  }
+
+  /** The chat pane's root (carries `data-role` for styles and tests). */
+  private root(): HTMLElement {
+    return this.chat.root;
   }
 
   private nextId(prefix: string): string {

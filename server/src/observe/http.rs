@@ -6,6 +6,7 @@ use axum::extract::{Path, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::Extension;
 use axum::Router;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::SessionStatus;
@@ -14,9 +15,20 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use super::metrics::CONTENT_TYPE as METRICS_TYPE;
+use crate::auth::{Action, Principal};
 use crate::error::AppError;
 use crate::server::AppState;
 use crate::state_dir;
+
+/// `GET /metrics` on the main listener: owners only (a share link or a
+/// narrower named token sees its own sessions, not the server's figures).
+pub(crate) async fn metrics_for_owner(
+    state: State<AppState>,
+    Extension(who): Extension<Principal>,
+) -> Result<Response, AppError> {
+    who.require(Action::Manage)?;
+    Ok(metrics(state).await)
+}
 
 /// `GET /metrics`.
 pub(crate) async fn metrics(State(state): State<AppState>) -> Response {
@@ -38,9 +50,15 @@ const CHUNK: usize = 64 << 10;
 /// is read from its directory.
 pub(crate) async fn audit(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let id: SessionId = id.parse().map_err(|_| AppError::no_session())?;
+    if !who.sees(id) {
+        return Err(AppError::no_session());
+    }
+    // Who did what from where is for the session's owners.
+    who.require(Action::Manage)?;
     let dir = match state.registry.get(id) {
         Some(s) => s.dir.clone(),
         None => {

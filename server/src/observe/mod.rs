@@ -17,9 +17,10 @@ use std::time::Instant;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use duet_protocol::ids::{ClientId, SessionId};
-use duet_protocol::rest::{Approval, ApprovalState, Decider, ExitInfo, SessionInfo};
+use duet_protocol::rest::{Approval, ApprovalState, Decider, ExitInfo, Role, SessionInfo};
 use serde_json::{json, Value};
 
+use crate::auth::Principal;
 use crate::server::{AppState, Conn};
 use crate::session::channel::approvals::Choice;
 use crate::session::channel::delivery::Accepted;
@@ -215,12 +216,15 @@ fn outcome_name(state: ApprovalState) -> &'static str {
 /// the request came from.
 #[derive(Debug, Clone)]
 pub(crate) struct Actor {
-    /// How the client proved itself: `token` (the server's token), or
-    /// `none` with `--no-auth`.
+    /// How the client proved itself: `token` (the server's token), `named`
+    /// (a `[[token]]` of the config), `share` (a share link), or `none`
+    /// with `--no-auth`.
     principal: &'static str,
-    /// The name of a named credential (none yet: ready for named tokens
-    /// and share links).
+    /// The credential's name: `owner`, the named token's name, or
+    /// `share:<id>`.
     name: Option<String>,
+    /// The role it holds.
+    role: Option<Role>,
     /// The client's address: the peer, or behind a TLS proxy the address
     /// the proxy put last in `X-Forwarded-For`.
     remote: Option<IpAddr>,
@@ -241,6 +245,7 @@ impl Actor {
         let mut who = json!({
             "principal": self.principal,
             "name": self.name,
+            "role": self.role.map(Role::as_str),
             "client": self.client,
             "remote": self.remote,
         });
@@ -281,13 +286,17 @@ impl FromRequestParts<AppState> for Actor {
             .trust_forwarded
             .then(|| forwarded_for(parts))
             .flatten();
+        let credential = parts.extensions.get::<Principal>();
+        let principal = match credential {
+            _ if !state.observe.auth_enabled => "none",
+            Some(p) if p.share.is_some() => "share",
+            Some(p) if p.name != Principal::owner().name => "named",
+            _ => "token",
+        };
         Ok(Actor {
-            principal: if state.observe.auth_enabled {
-                "token"
-            } else {
-                "none"
-            },
-            name: None,
+            principal,
+            name: credential.map(|p| p.name.clone()),
+            role: credential.map(|p| p.role),
             remote: forwarded.or(peer),
             proxy: forwarded.and(peer),
             client: None,
@@ -377,5 +386,21 @@ impl SessionObserver {
     /// A client asked to end the session.
     pub(crate) fn deleted(&self, purge: bool, who: &Actor) {
         self.record_both(json!({"kind": "session_delete", "purge": purge, "who": who.json()}));
+    }
+
+    /// An owner created a share link of this session.
+    pub(crate) fn shared(&self, share: &duet_protocol::rest::Share, who: &Actor) {
+        self.record(json!({
+            "kind": "share_create",
+            "share": share.id,
+            "role": share.role.as_str(),
+            "expires_at": share.expires_at,
+            "who": who.json(),
+        }));
+    }
+
+    /// An owner revoked a share link of this session.
+    pub(crate) fn unshared(&self, share_id: &str, who: &Actor) {
+        self.record(json!({"kind": "share_revoke", "share": share_id, "who": who.json()}));
     }
 }

@@ -20,8 +20,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
-use duet_protocol::ids::SessionId;
-use duet_protocol::rest::{Approval, ChannelInfo, ExitInfo, SessionInfo, SessionStatus};
+use duet_protocol::ids::{ClientId, SessionId};
+use duet_protocol::rest::{
+    Approval, ChannelInfo, ConnectedClient, ExitInfo, SessionInfo, SessionStatus,
+};
 use duet_protocol::ws::ErrorCode;
 use tokio::sync::{broadcast, watch};
 use tracing::{info, Instrument};
@@ -111,9 +113,14 @@ pub(crate) struct ResumeFrom {
 #[derive(Debug, Clone)]
 pub(crate) enum Control {
     Approval(Approval),
-    Resize { cols: u16, rows: u16 },
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
     Warning(Warning),
     Exit(ExitInfo),
+    /// Who is attached changed.
+    Clients(Vec<ConnectedClient>),
 }
 
 /// A warning about the side channel, as kept for clients that come later.
@@ -201,6 +208,8 @@ pub(crate) struct Session {
     removed: watch::Sender<bool>,
     process: Process,
     clients: AtomicU32,
+    /// Who is attached, in attach order (for `clients` and the REST view).
+    connected: Mutex<Vec<ConnectedClient>>,
     span: tracing::Span,
 }
 
@@ -363,17 +372,36 @@ impl Session {
         &self.span
     }
 
-    /// Registers a client; the guard unregisters it when dropped.
-    pub(crate) fn attach(self: &Arc<Self>) -> Result<ClientGuard, SessionError> {
+    /// Registers a client; the guard unregisters it when dropped. Attached
+    /// clients hear of it (`Control::Clients`).
+    pub(crate) fn attach(
+        self: &Arc<Self>,
+        who: ConnectedClient,
+    ) -> Result<ClientGuard, SessionError> {
         let max = self.limits.max_clients;
         self.clients
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < max).then_some(n + 1)
             })
             .map_err(|_| SessionError::TooManyClients(max))?;
+        let client = who.client_id;
+        self.update_connected(|c| c.push(who));
         Ok(ClientGuard {
             session: self.clone(),
+            client,
         })
+    }
+
+    /// Who is attached now.
+    pub(crate) fn connected(&self) -> Vec<ConnectedClient> {
+        lock(&self.connected).clone()
+    }
+
+    fn update_connected(&self, change: impl FnOnce(&mut Vec<ConnectedClient>)) {
+        // Sent under the lock, so clients see the changes in order.
+        let mut c = lock(&self.connected);
+        change(&mut c);
+        let _ = self.control.send(Control::Clients(c.clone()));
     }
 
     /// The REST view of this session.
@@ -398,6 +426,7 @@ impl Session {
             last_seq: self.events().last_seq(),
             pending_approvals: self.conversation.pending() as u32,
             clients: self.clients.load(Ordering::Acquire),
+            connected: self.connected(),
             title: self.terminal.output.title(),
             channel: self.channel_info.clone(),
             agent_session_id: self.conversation.agent_session_id(),
@@ -439,10 +468,14 @@ impl Session {
 /// Membership of one client in a session's client count.
 pub(crate) struct ClientGuard {
     session: Arc<Session>,
+    client: ClientId,
 }
 
 impl Drop for ClientGuard {
     fn drop(&mut self) {
         self.session.clients.fetch_sub(1, Ordering::AcqRel);
+        let client = self.client;
+        self.session
+            .update_connected(|c| c.retain(|x| x.client_id != client));
     }
 }

@@ -123,6 +123,7 @@ impl Session {
             removed: watch::channel(false).0,
             process: Process::foreign(record.pid),
             clients: AtomicU32::new(0),
+            connected: Mutex::new(Vec::new()),
             span,
             observe,
         });

@@ -241,6 +241,7 @@ impl Session {
             removed: watch::channel(false).0,
             process: Process::new(pid),
             clients: AtomicU32::new(0),
+            connected: Mutex::new(Vec::new()),
             span: span.clone(),
         });
         if let Some(pty) = pty {

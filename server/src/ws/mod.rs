@@ -15,17 +15,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use axum::extract::ws::{CloseFrame, WebSocket};
-use axum::extract::{Path, Query, State, WebSocketUpgrade};
+use axum::extract::{Extension, Path, Query, State, WebSocketUpgrade};
 use axum::http::header::USER_AGENT;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use duet_protocol::ids::{ClientId, SessionId};
+use duet_protocol::rest::ConnectedClient;
 use duet_protocol::ws::{ErrorCode, ServerMessage};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio::sync::{mpsc, watch};
 use tracing::{info, Instrument};
 
+use crate::auth::{Action, Principal};
 use crate::error::AppError;
 use crate::observe::metrics::ClientCount;
 use crate::observe::Actor;
@@ -56,10 +58,11 @@ pub(crate) struct WsQuery {
 /// `GET /api/sessions/{id}/ws?from=SEQ`.
 pub(crate) async fn upgrade(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     Query(q): Query<WsQuery>,
     headers: HeaderMap,
-    who: Actor,
+    actor: Actor,
     ws: WebSocketUpgrade,
 ) -> Result<Response, AppError> {
     // The auth middleware checked credentials and Origin already; this is
@@ -73,19 +76,29 @@ pub(crate) async fn upgrade(
         ));
     }
     let id: SessionId = id.parse().map_err(|_| AppError::no_session())?;
+    if !who.sees(id) {
+        return Err(AppError::no_session());
+    }
     let session = state.registry.get(id).ok_or_else(AppError::no_session)?;
-    let guard = session.attach()?;
+    who.require(Action::Read)?;
     let client = ClientId(NEXT_CLIENT.fetch_add(1, Ordering::Relaxed));
+    // Subscribed before the share can be revoked after this check.
+    let revoked = who.share.as_ref().map(|s| state.auth.shares.revoked(&s.id));
+    let guard = session.attach(ConnectedClient {
+        client_id: client,
+        name: who.name.clone(),
+        role: who.role,
+    })?;
     let agent = headers
         .get(USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    let span = tracing::info_span!(parent: session.span(), "client", id = %client, %agent);
+    let span = tracing::info_span!(parent: session.span(), "client", id = %client, %agent, principal = %who.name, role = who.role.as_str());
     let stop = state.stop.subscribe();
     let from = q.from.unwrap_or(0);
     let max_message = state.max_ws_message;
-    let who = who.with_client(client);
+    let actor = actor.with_client(client);
     Ok(ws
         // tungstenite's default 128 KiB read buffer is zero-filled before
         // reads, so it stays resident: 142 KiB per client (measured, see
@@ -94,72 +107,124 @@ pub(crate) async fn upgrade(
         .max_message_size(state.max_ws_message)
         .max_frame_size(state.max_ws_message)
         .on_upgrade(move |socket| {
-            let conn = Conn {
+            Connection {
+                session,
+                guard,
                 client,
-                from,
-                max_message,
                 who,
-            };
-            serve(socket, session, guard, conn, stop).instrument(span)
+                actor,
+                revoked,
+                from,
+                stop,
+                max_message,
+            }
+            .serve(socket)
+            .instrument(span)
         })
         .into_response())
 }
 
-/// One connection's particulars.
-struct Conn {
-    client: ClientId,
-    from: u64,
-    max_message: usize,
-    who: Actor,
-}
-
-async fn serve(
-    socket: WebSocket,
+/// One attached client, before it runs.
+struct Connection {
     session: Arc<Session>,
     guard: ClientGuard,
-    conn: Conn,
+    client: ClientId,
+    who: Principal,
+    /// The same, as the audit trail names it.
+    actor: Actor,
+    /// For a share link: turns true when it is revoked.
+    revoked: Option<watch::Receiver<bool>>,
+    from: u64,
     stop: watch::Receiver<bool>,
-) {
-    let Conn {
-        client,
-        from,
-        max_message,
-        who,
-    } = conn;
-    info!(from, "attached");
-    let _counted = ClientCount::new(&session.observe.metrics);
-    let (sink, stream) = socket.split();
-    let (reply_tx, reply_rx) = mpsc::channel::<Outgoing>(32);
-    let (pause_tx, pause_rx) = watch::channel(false);
-    // Subscribe before reading the state announced in `hello`, so no change
-    // falls between the two.
-    let control = session.subscribe();
-    let mut send = tokio::spawn(
-        send::Sender {
-            sink,
-            session: session.clone(),
-            control,
-            replies: reply_rx,
-            paused: pause_rx,
-            stop,
-            warnings_seen: 0,
-        }
-        .run(client, from)
-        .in_current_span(),
-    );
-    let mut recv = tokio::spawn(
-        recv::receive(stream, session, reply_tx, pause_tx, max_message, who).in_current_span(),
-    );
+    max_message: usize,
+}
+
+/// Resolves when a share link's socket must close: revoked or expired.
+async fn share_ended(who: &Principal, revoked: Option<watch::Receiver<bool>>) -> &'static str {
+    let (Some(scope), Some(mut revoked)) = (&who.share, revoked) else {
+        return std::future::pending().await;
+    };
+    let left = scope.expires_at.saturating_sub(crate::session::now_ms());
     tokio::select! {
-        _ = &mut send => recv.abort(),
-        _ = &mut recv => {
-            // The send task answers a close (or sees the replies end) and
-            // stops; a dead socket must not keep it for long.
-            if tokio::time::timeout(CLOSE_TIMEOUT, &mut send).await.is_err() {
-                send.abort();
+        _ = revoked.wait_for(|r| *r) => "the share link was revoked",
+        () = tokio::time::sleep(std::time::Duration::from_millis(left)) => "the share link expired",
+    }
+}
+
+impl Connection {
+    async fn serve(self, socket: WebSocket) {
+        let Connection {
+            session,
+            guard,
+            client,
+            who,
+            actor,
+            revoked,
+            from,
+            stop,
+            max_message,
+        } = self;
+        info!(from, "attached");
+        let _counted = ClientCount::new(&session.observe.metrics);
+        let (sink, stream) = socket.split();
+        let (reply_tx, reply_rx) = mpsc::channel::<Outgoing>(32);
+        let (pause_tx, pause_rx) = watch::channel(false);
+        // Subscribe before reading the state announced in `hello`, so no change
+        // falls between the two.
+        let control = session.subscribe();
+        let mut send = tokio::spawn(
+            send::Sender {
+                sink,
+                session: session.clone(),
+                control,
+                replies: reply_rx,
+                paused: pause_rx,
+                stop,
+                warnings_seen: 0,
+                who: who.clone(),
+            }
+            .run(client, from)
+            .in_current_span(),
+        );
+        let closer = reply_tx.clone();
+        let role = who.role;
+        let mut recv = tokio::spawn(
+            recv::receive(
+                stream,
+                session,
+                role,
+                reply_tx,
+                pause_tx,
+                max_message,
+                actor,
+            )
+            .in_current_span(),
+        );
+        let ended = share_ended(&who, revoked);
+        tokio::select! {
+            _ = &mut send => recv.abort(),
+            reason = ended => {
+                info!(reason, "closing: share ended");
+                recv.abort();
+                let _ = closer
+                    .send(Outgoing::Close(Some(CloseFrame {
+                        code: axum::extract::ws::close_code::POLICY,
+                        reason: reason.into(),
+                    })))
+                    .await;
+                if tokio::time::timeout(CLOSE_TIMEOUT, &mut send).await.is_err() {
+                    send.abort();
+                }
+            }
+            _ = &mut recv => {
+                // The send task answers a close (or sees the replies end) and
+                // stops; a dead socket must not keep it for long.
+                if tokio::time::timeout(CLOSE_TIMEOUT, &mut send).await.is_err() {
+                    send.abort();
+                }
             }
         }
+        drop(guard);
+        info!("detached");
     }
-    drop(guard);
-    info!("detached");
 }

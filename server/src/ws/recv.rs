@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use axum::extract::ws::{close_code, CloseFrame, Message, Utf8Bytes, WebSocket};
+use duet_protocol::rest::Role;
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
 use futures_util::stream::SplitStream;
 use futures_util::StreamExt;
@@ -12,30 +13,69 @@ use tokio::sync::{mpsc, watch};
 use tracing::debug;
 
 use super::Outgoing;
+use crate::auth::Action;
 use crate::observe::Actor;
 use crate::session::channel::approvals::Choice;
 use crate::session::channel::delivery::Accepted;
 use crate::session::Session;
 
+/// How often a client without the driver role is told that its keystrokes
+/// are dropped: once, then at most once per this long, however many
+/// frames it sends (a held key must not become a flood of errors).
+const KEYS_REFUSED_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The `forbidden` error for `action`, or `None` if `role` may do it.
+fn refused(role: Role, action: Action, id: Option<String>) -> Option<ServerMessage> {
+    (!action.allowed(role)).then(|| {
+        ServerMessage::error(
+            ErrorCode::Forbidden,
+            format!(
+                "this needs {}; this connection is {}",
+                action.roles(),
+                role.as_str()
+            ),
+            id,
+        )
+    })
+}
+
 /// Turns client messages into session calls; answers go to the send task.
 pub(super) async fn receive(
     mut stream: SplitStream<WebSocket>,
     session: Arc<Session>,
+    role: Role,
     replies: mpsc::Sender<Outgoing>,
     pause: watch::Sender<bool>,
     max_message: usize,
     who: Actor,
 ) {
     let keys_in = session.observe.metrics.keys_in.clone();
+    let mut keys_refused_at: Option<tokio::time::Instant> = None;
     while let Some(msg) = stream.next().await {
         let reply = match msg {
+            Ok(Message::Binary(_)) if !Action::Drive.allowed(role) => {
+                let now = tokio::time::Instant::now();
+                if keys_refused_at.is_some_and(|t| now.duration_since(t) < KEYS_REFUSED_EVERY) {
+                    None
+                } else {
+                    keys_refused_at = Some(now);
+                    refused(role, Action::Drive, None).map(|e| match e {
+                        ServerMessage::Error { code, message, id } => ServerMessage::Error {
+                            code,
+                            message: format!("keystrokes ignored: {message}"),
+                            id,
+                        },
+                        other => other,
+                    })
+                }
+            }
             Ok(Message::Binary(bytes)) => {
                 match session.write_keys(counted(&keys_in, bytes)).await {
                     Ok(()) => None,
                     Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), None)),
                 }
             }
-            Ok(Message::Text(text)) => handle_text(&session, &text, &pause, &who).await,
+            Ok(Message::Text(text)) => handle_text(&session, role, &text, &pause, &who).await,
             Ok(Message::Close(frame)) => {
                 // RFC 6455 5.5.1: answer a close with a close, echoing its
                 // code, so the client is not left waiting for its timeout.
@@ -125,8 +165,22 @@ pub(crate) fn parse(text: &str) -> Result<ClientMessage, Box<ServerMessage>> {
     })
 }
 
+/// What a message needs, and its id.
+fn needs(msg: &ClientMessage) -> (Action, Option<String>) {
+    match msg {
+        ClientMessage::Submit { id, .. }
+        | ClientMessage::Resize { id, .. }
+        | ClientMessage::Cancel { id } => (Action::Drive, id.clone()),
+        ClientMessage::Approve { id, .. } => (Action::Approve, id.clone()),
+        ClientMessage::Pause { id } | ClientMessage::Resume { id } | ClientMessage::Ping { id } => {
+            (Action::Read, id.clone())
+        }
+    }
+}
+
 async fn handle_text(
     session: &Session,
+    role: Role,
     text: &str,
     pause: &watch::Sender<bool>,
     who: &Actor,
@@ -135,6 +189,10 @@ async fn handle_text(
         Ok(m) => m,
         Err(reply) => return Some(*reply),
     };
+    let (action, id) = needs(&msg);
+    if let Some(err) = refused(role, action, id) {
+        return Some(err);
+    }
     let ack = |id: Option<String>, queued: bool| id.map(|id| ServerMessage::Ack { id, queued });
     match msg {
         ClientMessage::Submit { text, id } => match session.submit_as(text, who) {

@@ -38,6 +38,8 @@ pub(super) struct Sender {
     pub(super) stop: watch::Receiver<bool>,
     /// The id of the last warning sent to this client.
     pub(super) warnings_seen: u64,
+    /// Who this client is (announced in `hello`).
+    pub(super) who: crate::auth::Principal,
 }
 
 fn warning_message(w: crate::session::Warning) -> ServerMessage {
@@ -143,6 +145,7 @@ impl Sender {
                 warning_message(w)
             }
             Control::Exit(e) => ServerMessage::Exit(e),
+            Control::Clients(clients) => ServerMessage::Clients { clients },
         })
     }
 
@@ -156,6 +159,8 @@ impl Sender {
             self.warnings_seen = w.id;
             self.text(&warning_message(w)).await?;
         }
+        let clients = self.session.connected();
+        self.text(&ServerMessage::Clients { clients }).await?;
         let (cols, rows) = self.session.size();
         self.text(&ServerMessage::Resize { cols, rows }).await
     }
@@ -171,6 +176,9 @@ impl Sender {
         let hello = Hello {
             session_id: s.id,
             client_id: client,
+            role: self.who.role,
+            principal: self.who.name.clone(),
+            clients: s.connected(),
             protocol_version: PROTOCOL_VERSION,
             server_version: env!("CARGO_PKG_VERSION").to_string(),
             capabilities: CAPABILITIES.iter().map(|c| c.to_string()).collect(),

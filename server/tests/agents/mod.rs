@@ -193,6 +193,7 @@ impl Program {
             ConfigFile {
                 default_profile: None,
                 profiles: vec![self.profile.clone()],
+                tokens: Vec::new(),
             },
             env!("CARGO_BIN_EXE_duet").into(),
         )

@@ -93,6 +93,7 @@ pub fn profiles() -> Profiles {
                 profile("plain", &[]),
                 demo,
             ],
+            tokens: Vec::new(),
         },
         env!("CARGO_BIN_EXE_duet").into(),
     )
@@ -186,13 +187,24 @@ impl TestServer {
     }
 
     pub async fn connect(&self, id: impl std::fmt::Display, from: Option<u64>) -> Client {
+        self.connect_as(id, from, TOKEN).await
+    }
+
+    /// Like [`TestServer::connect`], with another credential (the hello is
+    /// in `texts[0]`).
+    pub async fn connect_as(
+        &self,
+        id: impl std::fmt::Display,
+        from: Option<u64>,
+        token: &str,
+    ) -> Client {
         let query = from.map(|f| format!("?from={f}")).unwrap_or_default();
         let mut req = format!("ws://{}/api/sessions/{id}/ws{query}", self.addr)
             .into_client_request()
             .unwrap();
         req.headers_mut().insert(
             "authorization",
-            HeaderValue::from_str(&format!("Bearer {TOKEN}")).unwrap(),
+            HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
         );
         let (ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
         let mut client = Client {

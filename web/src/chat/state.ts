@@ -218,6 +218,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'resync':
     case 'resize':
     case 'pong':
+    case 'clients':
       return state;
     case 'local_submit':
       return { ...state, pending: [...state.pending, { id: input.id, text: input.text, state: 'sending' }] };

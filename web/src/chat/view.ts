@@ -3,7 +3,8 @@
 // conversation state of its own. Items are keyed by id and rebuilt only when
 // their object (or their approval's) changed, so a streaming delta touches one
 // element, not the whole transcript.
-import type { ApprovalOption, ApprovalOptionKind, ChannelInfo, ExitInfo } from '../generated/protocol';
+import type { ApprovalOption, ApprovalOptionKind, ChannelInfo, ExitInfo, Role } from '../generated/protocol';
+import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
 import { ResumeControl } from '../ui/resume';
 import { diffLines } from './diff';
@@ -54,6 +55,8 @@ export interface ChatContext {
   readonly resumable: boolean;
   /** The ended session this one resumed, if it is a resumption. */
   readonly resumedFrom?: string | undefined;
+  /** This client's role (undefined until the hello: assume all). */
+  readonly role?: Role | undefined;
 }
 
 interface Rendered {
@@ -117,6 +120,7 @@ export class ChatView {
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly composerNote: HTMLElement;
+  private readonly composer: HTMLFormElement;
   private readonly resume: ResumeControl;
   private readonly rendered = new Map<string, Rendered>();
   private lastStatus: ChatStatus | undefined;
@@ -156,6 +160,7 @@ export class ChatView {
     this.sendButton = h('button', { type: 'submit', class: 'btn btn-primary send' }, 'Send');
     this.composerNote = h('p', { id: 'composer-note', class: 'composer-note', hidden: true });
     const form = h('form', { class: 'composer', onsubmit: (ev: Event) => { ev.preventDefault(); this.send(); } }, this.composerNote, this.input, this.sendButton);
+    this.composer = form;
     this.root = h('section', { class: 'pane chat-pane', 'aria-label': 'Chat' }, this.statusEl, h('div', { class: 'chat-log-wrap' }, this.log, this.jumpButton), form);
     // The log changes size (layout switch, window or keyboard): keep following, and re-check the jump control.
     if (typeof ResizeObserver !== 'undefined') {
@@ -233,7 +238,7 @@ export class ChatView {
   render(state: ChatState, ctx: ChatContext): void {
     this.renderStatus(state, ctx);
     const exited = state.exit !== null;
-    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}`;
+    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}|${ctx.role ?? ''}`;
     const active = document.activeElement;
     let refocus: { el: HTMLElement; key: string | undefined } | undefined;
 
@@ -312,7 +317,9 @@ export class ChatView {
     this.statusText.hidden = link;
     this.statusJump.hidden = !link;
     this.statusEl.dataset.status = status;
-    this.stopButton.hidden = !(status === 'thinking' || status === 'responding' || status === 'running_tool');
+    this.stopButton.hidden = !canDrive(ctx.role) || !(status === 'thinking' || status === 'responding' || status === 'running_tool');
+    // No prompt box for roles that cannot send prompts (viewer, approver).
+    this.composer.hidden = !canDrive(ctx.role);
     this.resume.visible = status === 'exited' && ctx.resumable;
     this.log.setAttribute('aria-busy', String(status === 'responding'));
 
@@ -435,7 +442,7 @@ export class ChatView {
     const chosen = chosenOption(a);
     if (a.state === 'pending') {
       const choices = choicesOf(a);
-      const canAnswer = (ctx.channel?.approve ?? true) && !exited;
+      const canAnswer = (ctx.channel?.approve ?? true) && !exited && canApprove(ctx.role);
       const busy = a.sending || !canAnswer;
       const firstAllow = choices.find((c) => kindAllows(c.kind));
       const firstReject = choices.find((c) => !kindAllows(c.kind));
@@ -445,7 +452,9 @@ export class ChatView {
       };
       const line = a.sending
         ? `Sending your answer${chosen ? `: “${chosen.label}”` : ''}…`
-        : !canAnswer
+        : !canApprove(ctx.role) && !exited
+          ? `${question} Waiting for the owner or an approver (you are ${ctx.role ?? ''}).`
+          : !canAnswer
           ? `${question} ${exited ? 'The program has exited.' : 'Answer in the terminal: this agent takes approvals only there.'}`
           : question;
       return h(
@@ -474,7 +483,7 @@ export class ChatView {
         },
         h('p', { class: 'approval-q' }, line),
         a.error !== undefined && h('p', { class: 'approval-error', role: 'alert' }, `Your answer was not delivered: ${a.error}`),
-        h(
+        canApprove(ctx.role) && h(
           'div',
           { class: 'approval-buttons' },
           ...choices.map((c, i) =>

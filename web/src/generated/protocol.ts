@@ -85,7 +85,49 @@ submit: boolean,
  */
 approve: boolean, };
 
+export type Role = "owner" | "driver" | "approver" | "viewer";
+
+export type ConnectedClient = { client_id: ClientId, 
+/**
+ * The principal: `owner` for the main token, a `[[token]]` name, or
+ * `share:<share id>`.
+ */
+name: string, role: Role, };
+
+export type CreateShare = { 
+/**
+ * `driver`, `approver` or `viewer` (an owner share is refused).
+ */
+role: Role, 
+/**
+ * Seconds until the link stops working (1 to 604800, 7 days).
+ */
+expires_in: number, };
+
+export type Share = { id: string, role: Role, 
+/**
+ * Unix time in milliseconds.
+ */
+expires_at: number, 
+/**
+ * A relative URL (`/?share=<secret>`) that opens the session with
+ * this role; shown once.
+ */
+url?: string, };
+
 export type Hello = { session_id: SessionId, client_id: ClientId, 
+/**
+ * What this client may do.
+ */
+role: Role, 
+/**
+ * Who this client is: `owner`, a `[[token]]` name, or `share:<id>`.
+ */
+principal: string, 
+/**
+ * Who is attached, this client included.
+ */
+clients: Array<ConnectedClient>, 
 /**
  * duet's client protocol version ([`crate::PROTOCOL_VERSION`]).
  */
@@ -136,7 +178,7 @@ seq?: number, } | { "type": "approval" } & Approval | { "type": "resync", cols: 
 /**
  * Why: `attach` or `lagged`.
  */
-reason: string, } | { "type": "resize", cols: number, rows: number, } | { "type": "exit" } & ExitInfo | { "type": "error", code: ErrorCode, message: string, 
+reason: string, } | { "type": "resize", cols: number, rows: number, } | { "type": "exit" } & ExitInfo | { "type": "clients", clients: Array<ConnectedClient>, } | { "type": "error", code: ErrorCode, message: string, 
 /**
  * The `id` of the client message this answers, if it had one.
  */
@@ -164,6 +206,10 @@ created_at: number, ended_at?: number, exit?: ExitInfo, pid?: number, cols: numb
  * Highest event seq so far (0 before the first event).
  */
 last_seq: number, pending_approvals: number, clients: number, 
+/**
+ * Who is attached (the principal and role of each client).
+ */
+connected: Array<ConnectedClient>, 
 /**
  * The window title the program set, if any, without spinner glyphs
  * and padding.

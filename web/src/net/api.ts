@@ -2,7 +2,7 @@
 // runtime (net/guards.ts). Requests carry the session cookie (same origin);
 // a 401 surfaces as `ApiError` with code `unauthorized`, which the app turns
 // into the token form.
-import type { ApprovalDecision, CreateSession, ErrorCode, ProfileInfo, SessionInfo, SubmitResponse } from '../generated/protocol';
+import type { ApprovalDecision, CreateSession, CreateShare, ErrorCode, ProfileInfo, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
 import { isObject } from '../chat/json';
 import { isListOf, isProfileInfo, isSessionInfo } from './guards';
 
@@ -88,6 +88,18 @@ export const api = {
   /** The REST fallback for `approve` while the socket is down. */
   async approve(id: string, requestId: string, decision: ApprovalDecision): Promise<void> {
     await call('POST', `api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`, decision);
+  },
+  /** The session's live share links (owner only; without their secrets). */
+  async shares(id: string): Promise<Share[]> {
+    return (await call('GET', `api/sessions/${encodeURIComponent(id)}/shares`)) as Share[];
+  },
+  /** A new share link of the session (owner only); its `url` is shown once. */
+  async createShare(id: string, req: CreateShare): Promise<Share> {
+    return (await call('POST', `api/sessions/${encodeURIComponent(id)}/shares`, req)) as Share;
+  },
+  /** Revokes a share link: it stops working and its viewers are disconnected. */
+  async revokeShare(id: string, shareId: string): Promise<void> {
+    await call('DELETE', `api/sessions/${encodeURIComponent(id)}/shares/${encodeURIComponent(shareId)}`);
   },
   /** Starts the ended session's conversation again: 201 with the new session. */
   async resume(id: string): Promise<SessionInfo> {

@@ -107,6 +107,8 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
         return isStr(v.id) && optional(v.queued, isBool);
       case 'pong':
         return optional(v.id, isStr);
+      case 'clients':
+        return Array.isArray(v.clients);
       default:
         return false;
     }

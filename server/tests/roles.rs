@@ -1,0 +1,637 @@
+//! Roles and share links: every REST route and WebSocket message checks
+//! the principal's role; named tokens from the config (hash only); share
+//! links limited to one session, revocable (live sockets close) and
+//! expiring.
+
+mod support;
+
+use duet_protocol::rest::{Role, Share};
+use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
+use duet_server::config::{mint_token, ConfigFile};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use support::*;
+use tokio_tungstenite::tungstenite::Message;
+
+/// A server with one named token per non-owner role; returns the tokens.
+async fn server_with_roles() -> (TestServer, Vec<(Role, String)>) {
+    let mut config = String::new();
+    let mut tokens = vec![(Role::Owner, TOKEN.to_string())];
+    for (name, role) in [
+        ("drv", Role::Driver),
+        ("apr", Role::Approver),
+        ("vw", Role::Viewer),
+    ] {
+        let (token, snippet) = mint_token(name, role).unwrap();
+        config.push_str(&snippet);
+        tokens.push((role, token));
+    }
+    let named = toml::from_str::<ConfigFile>(&config)
+        .unwrap()
+        .named_tokens()
+        .unwrap();
+    let server = TestServer::start_with(|o| o.tokens = named).await;
+    (server, tokens)
+}
+
+fn can(role: Role, allowed: &[Role]) -> bool {
+    allowed.contains(&role)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rest_route_checks_the_role() {
+    use Role::*;
+    let (server, tokens) = server_with_roles().await;
+    let s = server.create("fake").await;
+    let victim = server.create("fake").await;
+    let id = s.id;
+    let all = [Owner, Driver, Approver, Viewer];
+    // (method, path, body, roles allowed). Destructive routes last.
+    let routes: Vec<(&str, String, Value, Vec<Role>)> = vec![
+        ("GET", "/api/profiles".into(), Value::Null, all.to_vec()),
+        ("GET", "/api/sessions".into(), Value::Null, all.to_vec()),
+        (
+            "GET",
+            format!("/api/sessions/{id}"),
+            Value::Null,
+            all.to_vec(),
+        ),
+        (
+            "GET",
+            format!("/api/sessions/{id}/events"),
+            Value::Null,
+            all.to_vec(),
+        ),
+        (
+            "GET",
+            format!("/api/sessions/{id}/screen"),
+            Value::Null,
+            all.to_vec(),
+        ),
+        (
+            "GET",
+            format!("/api/sessions/{id}/approvals"),
+            Value::Null,
+            all.to_vec(),
+        ),
+        (
+            "GET",
+            format!("/api/sessions/{id}/recording"),
+            Value::Null,
+            all.to_vec(),
+        ),
+        (
+            "GET",
+            format!("/api/sessions/{id}/audit"),
+            Value::Null,
+            vec![Owner],
+        ),
+        ("GET", "/metrics".into(), Value::Null, vec![Owner]),
+        (
+            "POST",
+            format!("/api/sessions/{id}/submit"),
+            json!({"text": "hi"}),
+            vec![Owner, Driver],
+        ),
+        (
+            "POST",
+            format!("/api/sessions/{id}/approvals/nope"),
+            json!({"allowed": true}),
+            vec![Owner, Approver],
+        ),
+        (
+            "POST",
+            format!("/api/sessions/{id}/resume"),
+            Value::Null,
+            vec![Owner],
+        ),
+        (
+            "GET",
+            format!("/api/sessions/{id}/shares"),
+            Value::Null,
+            vec![Owner],
+        ),
+        (
+            "POST",
+            format!("/api/sessions/{id}/shares"),
+            json!({"role": "viewer", "expires_in": 60}),
+            vec![Owner],
+        ),
+        (
+            "POST",
+            "/api/sessions".into(),
+            json!({"profile": "fake"}),
+            vec![Owner],
+        ),
+        (
+            "DELETE",
+            format!("/api/sessions/{}", victim.id),
+            Value::Null,
+            vec![Owner],
+        ),
+    ];
+    for (role, token) in tokens.iter().rev() {
+        for (method, path, body, allowed) in &routes {
+            let mut req = server
+                .http
+                .request(method.parse().unwrap(), server.url(path))
+                .bearer_auth(token);
+            if !body.is_null() {
+                req = req.json(body);
+            }
+            let resp = req.send().await.unwrap();
+            let status = resp.status();
+            let text = resp.text().await.unwrap();
+            if can(*role, allowed) {
+                assert_ne!(status, 403, "{role:?} {method} {path}: {text}");
+            } else {
+                assert_eq!(status, 403, "{role:?} {method} {path}: {text}");
+                let v: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(v["error"]["code"], "forbidden");
+                let needed = if allowed.len() == 1 {
+                    "owner"
+                } else {
+                    allowed[1].as_str()
+                };
+                let msg = v["error"]["message"].as_str().unwrap();
+                assert!(msg.contains(needed) && msg.contains(role.as_str()), "{msg}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_websocket_message_checks_the_role() {
+    use Role::*;
+    let (server, tokens) = server_with_roles().await;
+    let s = server.create("fake").await;
+    let table: Vec<(ClientMessage, Vec<Role>)> = vec![
+        (
+            ClientMessage::Submit {
+                text: "hi".into(),
+                id: Some("m".into()),
+            },
+            vec![Owner, Driver],
+        ),
+        (
+            ClientMessage::Resize {
+                cols: 90,
+                rows: 30,
+                id: Some("m".into()),
+            },
+            vec![Owner, Driver],
+        ),
+        (
+            ClientMessage::Cancel {
+                id: Some("m".into()),
+            },
+            vec![Owner, Driver],
+        ),
+        (
+            ClientMessage::Approve {
+                request_id: "nope".into(),
+                allowed: Some(true),
+                option: None,
+                id: Some("m".into()),
+            },
+            vec![Owner, Approver],
+        ),
+        (
+            ClientMessage::Pause {
+                id: Some("m".into()),
+            },
+            vec![Owner, Driver, Approver, Viewer],
+        ),
+        (
+            ClientMessage::Resume {
+                id: Some("m".into()),
+            },
+            vec![Owner, Driver, Approver, Viewer],
+        ),
+        (
+            ClientMessage::Ping {
+                id: Some("m".into()),
+            },
+            vec![Owner, Driver, Approver, Viewer],
+        ),
+    ];
+    for (role, token) in &tokens {
+        let mut c = server.connect_as(s.id, None, token).await;
+        match &c.texts[0] {
+            ServerMessage::Hello(h) => assert_eq!(h.role, *role),
+            other => panic!("{other:?}"),
+        }
+        for (msg, allowed) in &table {
+            c.send(msg).await;
+            let reply = c
+                .until(|m| {
+                    matches!(m, ServerMessage::Ack { id, .. } if id == "m")
+                        || matches!(m, ServerMessage::Error { id: Some(id), .. } if id == "m")
+                        || matches!(m, ServerMessage::Pong { id: Some(id) } if id == "m")
+                })
+                .await;
+            let forbidden = matches!(
+                reply,
+                ServerMessage::Error {
+                    code: ErrorCode::Forbidden,
+                    ..
+                }
+            );
+            assert_eq!(
+                forbidden,
+                !can(*role, allowed),
+                "{role:?} {msg:?}: {reply:?}"
+            );
+        }
+        // Keystrokes: refused once, not once per frame; the socket stays up.
+        for _ in 0..20 {
+            c.keys(b"x").await;
+        }
+        c.send(&ClientMessage::Ping {
+            id: Some("after".into()),
+        })
+        .await;
+        c.until(|m| matches!(m, ServerMessage::Pong { id: Some(id) } if id == "after"))
+            .await;
+        let refusals = c
+            .texts
+            .iter()
+            .filter(|m| {
+                matches!(
+                    m,
+                    ServerMessage::Error {
+                        code: ErrorCode::Forbidden,
+                        id: None,
+                        ..
+                    }
+                )
+            })
+            .count();
+        let expect = usize::from(!can(*role, &[Owner, Driver]));
+        assert_eq!(refusals, expect, "{role:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn who_is_connected_is_announced_and_listed() {
+    let (server, tokens) = server_with_roles().await;
+    let s = server.create("fake").await;
+    let mut owner = server.connect(s.id, None).await;
+    let viewer = server.connect_as(s.id, None, &tokens[3].1).await;
+    match &viewer.texts[0] {
+        ServerMessage::Hello(h) => {
+            assert_eq!((h.role, h.principal.as_str()), (Role::Viewer, "vw"));
+            assert_eq!(h.clients.len(), 2);
+        }
+        other => panic!("{other:?}"),
+    }
+    owner
+        .until(|m| matches!(m, ServerMessage::Clients { clients } if clients.len() == 2))
+        .await;
+    let info = server.info(s.id).await;
+    let mut names: Vec<_> = info
+        .connected
+        .iter()
+        .map(|c| (c.name.clone(), c.role))
+        .collect();
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        names,
+        [
+            ("owner".to_string(), Role::Owner),
+            ("vw".to_string(), Role::Viewer)
+        ]
+    );
+    drop(viewer);
+    owner
+        .until(|m| matches!(m, ServerMessage::Clients { clients } if clients.len() == 1))
+        .await;
+}
+
+async fn create_share(
+    server: &TestServer,
+    id: impl std::fmt::Display,
+    body: Value,
+) -> reqwest::Response {
+    server
+        .post_json(&format!("/api/sessions/{id}/shares"), body)
+        .await
+}
+
+fn secret(share: &Share) -> String {
+    share
+        .url
+        .as_deref()
+        .unwrap()
+        .strip_prefix("/?share=")
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_share_of_session_a_cannot_see_session_b() {
+    let server = TestServer::start().await;
+    let a = server.create("fake").await;
+    let b = server.create("fake").await;
+    // Least privilege, bounded lifetime.
+    let owner_share = create_share(&server, a.id, json!({"role": "owner", "expires_in": 60})).await;
+    assert_eq!(owner_share.status(), 403);
+    let forever = create_share(
+        &server,
+        a.id,
+        json!({"role": "viewer", "expires_in": 8 * 86400}),
+    )
+    .await;
+    assert_eq!(forever.status(), 400);
+    let resp = create_share(&server, a.id, json!({"role": "viewer", "expires_in": 600})).await;
+    assert_eq!(resp.status(), 201);
+    let share: Share = resp.json().await.unwrap();
+    // The link becomes a cookie and opens session A.
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let resp = no_redirect
+        .get(server.url(share.url.as_deref().unwrap()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 303);
+    assert_eq!(resp.headers()["location"], format!("./#/session/{}", a.id));
+    let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let get = |path: String| {
+        no_redirect
+            .get(server.url(&path))
+            .header("cookie", pair.clone())
+            .send()
+    };
+    let list: Vec<Value> = get("/api/sessions".into())
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["id"], a.id.to_string());
+    assert_eq!(
+        get(format!("/api/sessions/{}", a.id))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    for path in [
+        format!("/api/sessions/{}", b.id),
+        format!("/api/sessions/{}/events", b.id),
+        format!("/api/sessions/{}/screen", b.id),
+    ] {
+        assert_eq!(get(path).await.unwrap().status(), 404);
+    }
+    assert_eq!(get("/api/profiles".into()).await.unwrap().status(), 403);
+    let create = no_redirect
+        .post(server.url("/api/sessions"))
+        .header("cookie", pair.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(create.status(), 403);
+    // Nor over a WebSocket.
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut req = format!("ws://{}/api/sessions/{}/ws", server.addr, b.id)
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert("cookie", pair.parse().unwrap());
+    assert!(tokio_tungstenite::connect_async(req).await.is_err());
+    let c = server.connect_as(a.id, None, &secret(&share)).await;
+    match &c.texts[0] {
+        ServerMessage::Hello(h) => {
+            assert_eq!(h.role, Role::Viewer);
+            assert_eq!(h.principal, format!("share:{}", share.id));
+        }
+        other => panic!("{other:?}"),
+    }
+    // The list shows it, without its secret.
+    let listed: Vec<Share> = server.json(&format!("/api/sessions/{}/shares", a.id)).await;
+    assert_eq!(listed.len(), 1);
+    assert!(listed[0].url.is_none());
+}
+
+/// Reads until the server closes; returns the close reason.
+async fn close_reason(c: &mut Client) -> String {
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            match c.ws.next().await {
+                Some(Ok(Message::Close(Some(frame)))) => return frame.reason.to_string(),
+                Some(Ok(Message::Close(None))) | None => return String::new(),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return format!("error: {e}"),
+            }
+        }
+    })
+    .await
+    .expect("the server closes the socket")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoking_a_share_closes_its_live_socket() {
+    let server = TestServer::start().await;
+    let a = server.create("fake").await;
+    let resp = create_share(&server, a.id, json!({"role": "driver", "expires_in": 600})).await;
+    let share: Share = resp.json().await.unwrap();
+    let mut c = server.connect_as(a.id, None, &secret(&share)).await;
+    let mut owner = server.connect(a.id, None).await;
+    let gone = server
+        .delete(&format!("/api/sessions/{}/shares/{}", a.id, share.id))
+        .await;
+    assert_eq!(gone.status(), 204);
+    assert!(close_reason(&mut c).await.contains("revoked"));
+    let refused = server
+        .http
+        .get(server.url(&format!("/api/sessions/{}", a.id)))
+        .bearer_auth(secret(&share))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    // The owner's socket stays.
+    owner
+        .send(&ClientMessage::Ping {
+            id: Some("p".into()),
+        })
+        .await;
+    owner
+        .until(|m| matches!(m, ServerMessage::Pong { .. }))
+        .await;
+    // Both ends of the link are in the session's audit trail, and what the
+    // share did is recorded under its own name.
+    let audit = server
+        .get(&format!("/api/sessions/{}/audit", a.id))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let lines: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let created = lines
+        .iter()
+        .find(|l| l["kind"] == "share_create")
+        .expect("share creation audited");
+    assert_eq!(created["share"], json!(share.id));
+    assert_eq!(created["role"], "driver");
+    assert_eq!(created["who"]["name"], "owner");
+    let revoked = lines
+        .iter()
+        .find(|l| l["kind"] == "share_revoke")
+        .expect("revocation audited");
+    assert_eq!(revoked["share"], json!(share.id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_share_is_refused() {
+    let server = TestServer::start().await;
+    let a = server.create("fake").await;
+    let resp = create_share(&server, a.id, json!({"role": "viewer", "expires_in": 1})).await;
+    let share: Share = resp.json().await.unwrap();
+    let mut c = server.connect_as(a.id, None, &secret(&share)).await;
+    // Its socket closes when it expires...
+    assert!(close_reason(&mut c).await.contains("expired"));
+    // ...and the secret no longer works, nor does the link.
+    let refused = server
+        .http
+        .get(server.url(&format!("/api/sessions/{}", a.id)))
+        .bearer_auth(secret(&share))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let link = server
+        .http
+        .get(server.url(share.url.as_deref().unwrap()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(link.status(), 401);
+    assert!(server
+        .json::<Vec<Share>>(&format!("/api/sessions/{}/shares", a.id))
+        .await
+        .is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_token_from_the_config_works_and_is_stored_hashed() {
+    let (token, snippet) = mint_token("ci", Role::Driver).unwrap();
+    assert!(!snippet.contains(&token), "{snippet}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("duet.toml");
+    std::fs::write(&path, &snippet).unwrap();
+    let file = ConfigFile::read(&path).unwrap();
+    let named = file.named_tokens().unwrap();
+    assert_eq!(
+        (named[0].name.as_str(), named[0].role),
+        ("ci", Role::Driver)
+    );
+    assert!(!std::fs::read_to_string(&path).unwrap().contains(&token));
+    // A plain token in the config is refused.
+    let plain = format!("[[token]]\nname = \"ci\"\nrole = \"driver\"\ntoken = \"{token}\"\n");
+    assert!(toml::from_str::<ConfigFile>(&plain).is_err());
+    let server = TestServer::start_with(|o| o.tokens = named).await;
+    let s = server.create("fake").await;
+    let mut c = server.connect_as(s.id, None, &token).await;
+    match &c.texts[0] {
+        ServerMessage::Hello(h) => assert_eq!((h.role, h.principal.as_str()), (Role::Driver, "ci")),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(c.submit("hello").await, ServerMessage::Ack { .. }));
+    // Logging in with it gives a cookie with that token, not the owner's.
+    let login = server
+        .http
+        .post(server.url("/api/login"))
+        .json(&json!({"token": token}))
+        .send()
+        .await
+        .unwrap();
+    let cookie = login.headers()["set-cookie"].to_str().unwrap();
+    assert!(
+        cookie.contains(&token) && !cookie.contains(TOKEN),
+        "{cookie}"
+    );
+    // The hash alone is not a token.
+    let hash = snippet.split('"').rev().nth(1).unwrap().to_string();
+    let wrong = server
+        .http
+        .get(server.url("/api/sessions"))
+        .bearer_auth(hash)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_trail_names_the_token_and_role_that_acted() {
+    let (server, tokens) = server_with_roles().await;
+    let token = |r: Role| tokens.iter().find(|(x, _)| *x == r).unwrap().1.clone();
+    let s = server.create("demo").await;
+    let mut watcher = server.connect(s.id, None).await;
+    let resp = server
+        .http
+        .post(server.url(&format!("/api/sessions/{}/submit", s.id)))
+        .bearer_auth(token(Role::Driver))
+        .json(&json!({"text": "run echo named"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let pending = match watcher
+        .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == duet_protocol::rest::ApprovalState::Pending))
+        .await
+    {
+        ServerMessage::Approval(a) => a,
+        _ => unreachable!(),
+    };
+    let resp = server
+        .http
+        .post(server.url(&format!(
+            "/api/sessions/{}/approvals/{}",
+            s.id, pending.request_id
+        )))
+        .bearer_auth(token(Role::Approver))
+        .json(&json!({"allowed": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let lines: Vec<Value> = server
+        .get(&format!("/api/sessions/{}/audit", s.id))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let submit = lines
+        .iter()
+        .find(|l| l["kind"] == "submit" && l["text"] == "run echo named")
+        .expect("the submit is audited");
+    assert_eq!(submit["who"]["principal"], "named");
+    assert_eq!(submit["who"]["name"], "drv");
+    assert_eq!(submit["who"]["role"], "driver");
+    let decision = lines
+        .iter()
+        .find(|l| l["kind"] == "approval" && l["outcome"] == "allowed")
+        .expect("the decision is audited");
+    assert_eq!(decision["who"]["name"], "apr");
+    assert_eq!(decision["who"]["role"], "approver");
+}

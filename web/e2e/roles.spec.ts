@@ -1,0 +1,57 @@
+// Roles: an owner shares a viewer link from the UI; the viewer's tab sees the
+// terminal and the chat, but no prompt box, and its keys do not reach the
+// program.
+import { expect, expectTerminal, sendChat, startSession, terminalText, test, typeInTerminal, waitGreeted } from './fixtures';
+
+test('an owner shares a viewer link: the viewer sees the session but cannot type', async ({ loggedIn: page, browser, duet }) => {
+  const id = await startSession(page, 'demo');
+  await sendChat(page, 'before the viewer came');
+  await expect(page.locator('.chat-log [data-kind=assistant]').last()).toContainText('You said “before the viewer came”');
+
+  // The owner creates a viewer link in the Share dialog.
+  await page.getByRole('button', { name: 'Share' }).click();
+  const dialog = page.locator('.share-dialog');
+  await expect(dialog).toBeVisible();
+  await dialog.locator('.share-role').selectOption('viewer');
+  await dialog.getByRole('button', { name: 'Create link' }).click();
+  const link = dialog.locator('.share-link');
+  await expect(link).toHaveValue(/\?share=[0-9a-f]{64}$/);
+  const url = await link.inputValue();
+  await expect(dialog.locator('.share-item')).toHaveCount(1);
+  await dialog.getByRole('button', { name: 'Close' }).click();
+
+  // Another browser (no owner cookie) opens it.
+  const ctx = await browser.newContext();
+  const viewer = await ctx.newPage();
+  await viewer.goto(url);
+  await expect(viewer).toHaveURL(`${duet.baseURL}/#/session/${id}`);
+  await waitGreeted(viewer);
+  // It sees the terminal and the chat...
+  await expect.poll(() => terminalText(viewer)).toMatch(/before the viewer came/);
+  await expect(viewer.locator('.chat-log [data-kind=user]', { hasText: 'before the viewer came' })).toHaveCount(1);
+  // ...but no prompt box, no Share, and it is listed as a viewer.
+  await expect(viewer.getByRole('textbox', { name: 'Message' })).toBeHidden();
+  await expect(viewer.getByRole('button', { name: 'Share' })).toBeHidden();
+  await expect(viewer.locator('.presence-item', { hasText: 'viewer' })).toHaveCount(1);
+  // The owner sees the viewer connect.
+  await expect(page.locator('.presence-item[data-role=viewer]')).toHaveCount(1);
+
+  // Its keys are ignored, with a note.
+  await typeInTerminal(viewer, 'typed by the viewer');
+  await viewer.keyboard.press('Enter');
+  await expect(viewer.locator('.keys-note')).toBeVisible();
+  // The owner's next prompt shows up in both tabs; the viewer's text never does.
+  await typeInTerminal(page, 'typed by the owner');
+  await page.keyboard.press('Enter');
+  await expect(page.locator('.chat-log [data-kind=user]', { hasText: 'typed by the owner' })).toHaveCount(1);
+  await expectTerminal(viewer, /typed by the owner/);
+  expect(await terminalText(page)).not.toContain('typed by the viewer');
+  await expect(viewer.locator('.chat-log [data-kind=user]', { hasText: 'typed by the viewer' })).toHaveCount(0);
+
+  // Revoking disconnects it.
+  await page.getByRole('button', { name: 'Share' }).click();
+  await dialog.getByRole('button', { name: 'Revoke' }).click();
+  await expect(dialog.locator('.share-item')).toHaveCount(0);
+  await expect(page.locator('.presence-item[data-role=viewer]')).toHaveCount(0);
+  await ctx.close();
+});
