@@ -210,7 +210,10 @@ impl EventLog {
             if reader.read_line(&mut line).is_err() {
                 continue;
             }
-            let text = line.trim_end_matches(['\n', '\r']);
+            // Exactly the terminator the tailer took off (LF or CRLF): a
+            // line's own trailing CR belongs to it, live and from disk alike.
+            let text = line.strip_suffix('\n').unwrap_or(&line);
+            let text = text.strip_suffix('\r').unwrap_or(text);
             events.push(Event {
                 seq,
                 frame: Utf8Bytes::from(duet_protocol::ws::event_frame(seq, text)),
@@ -284,5 +287,23 @@ mod tests {
         }
         let expected: Vec<u64> = (1..=20).filter(|s| *s != 4).collect();
         assert_eq!(seen, expected);
+    }
+
+    /// Found by `fuzz::sidecar`: a line ending in CR before its CRLF came
+    /// back from disk without its own CR (every CR was trimmed), so a client
+    /// replaying from disk got a different line than a live one.
+    #[test]
+    fn a_line_read_back_from_disk_keeps_its_own_carriage_return() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        // What the tailer hands over for `{}\r\r\n` and `{"a":1}\r\n`.
+        std::fs::write(&path, "{}\r\r\n{\"a\":1}\r\n").unwrap();
+        let log = EventLog::new(path, 0);
+        log.push(0, "{}\r");
+        log.push(5, "{\"a\":1}");
+        let (first, upto) = log.read_after(0, 10);
+        let (rest, _) = log.read_after(upto, 10);
+        let lines: Vec<&str> = first.iter().chain(&rest).map(|e| e.line.as_str()).collect();
+        assert_eq!(lines, ["{}\r", "{\"a\":1}"]);
     }
 }
