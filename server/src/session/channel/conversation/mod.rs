@@ -9,19 +9,18 @@
 //! it, so prompts and decisions reach the agent in the order they were
 //! decided in. Channel calls never block (see [`Channel`]).
 
+mod ingest;
+mod peek;
+mod warnings;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use duet_protocol::rest::Approval;
-use duet_protocol::sidecar::{
-    Content, ContentBlock, ControlRequestBody, KnownBlock, KnownEvent, SidecarEvent,
-};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::sync::broadcast;
-use tracing::{debug, info, warn};
+use tracing::{info, warn};
 
 use super::approvals::{Approvals, Choice};
 use super::delivery::{Accepted, Delivery, Overdue};
@@ -29,6 +28,7 @@ use super::log::EventLog;
 use super::turn::{Signal, Turn};
 use super::Channel;
 use crate::session::{lock, Control, SessionError, Warning};
+pub(crate) use peek::validate;
 
 struct State {
     approvals: Approvals,
@@ -50,9 +50,6 @@ struct State {
     warnings_sent: u64,
 }
 
-/// Warnings kept for clients that come later.
-const KEEP_WARNINGS: usize = 64;
-
 /// See the module docs.
 pub(crate) struct Conversation {
     pub(crate) log: Arc<EventLog>,
@@ -62,44 +59,6 @@ pub(crate) struct Conversation {
     max_submit_bytes: usize,
     /// Counts and records approvals and warnings (see `observe`).
     pub(crate) observer: OnceLock<Arc<crate::observe::SessionObserver>>,
-}
-
-/// The few fields duet looks at in every event; parsing only these (and
-/// skipping the rest) also validates that the line is one JSON object.
-/// They are taken raw and read afterwards, so that an odd `type` or
-/// `event` (a number, an array) leaves the event unmodelled instead of
-/// rejecting a valid object (found by fuzzing: `{"type":"system",
-/// "event":[]}` was dropped as "not a JSON object").
-#[derive(Deserialize)]
-struct Peek<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<&'a RawValue>,
-    /// The inner event of a `stream_event`.
-    #[serde(borrow, default)]
-    event: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct PeekInner<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<&'a RawValue>,
-}
-
-/// A raw field's text, when it is a string.
-fn string_of(raw: Option<&RawValue>) -> Option<String> {
-    serde_json::from_str(raw?.get()).ok()
-}
-
-/// Checks that `line` is one JSON object; the error says why not.
-pub(crate) fn validate(line: &str) -> Result<(), String> {
-    peek(line).map(drop)
-}
-
-fn peek(line: &str) -> Result<Peek<'_>, String> {
-    if !line.trim_start().starts_with('{') {
-        return Err("not an object".into());
-    }
-    serde_json::from_str::<Peek<'_>>(line).map_err(|e| e.to_string())
 }
 
 impl Conversation {
@@ -157,68 +116,6 @@ impl Conversation {
         st.screen_ready = true;
         self.pump(&mut st);
     }
-
-    /// Tells clients about something odd in the stream; it goes on.
-    pub(crate) fn warn(&self, code: &'static str, message: String, seq: Option<u64>) {
-        let mut st = lock(&self.state);
-        self.warn_locked(&mut st, code, message, seq);
-    }
-
-    /// [`Conversation::warn`] with the state already locked: numbered and
-    /// sent under the lock, so ids reach clients in order.
-    fn warn_locked(&self, st: &mut State, code: &'static str, message: String, seq: Option<u64>) {
-        debug!(code, %message, ?seq, "channel warning");
-        self.observer.get().inspect(|o| o.warning(code));
-        st.warnings_sent += 1;
-        let warning = Warning {
-            id: st.warnings_sent,
-            code,
-            message,
-            seq,
-        };
-        if st.warnings.len() == KEEP_WARNINGS {
-            st.warnings.pop_front();
-        }
-        st.warnings.push_back(warning.clone());
-        let _ = self.control.send(Control::Warning(warning));
-    }
-
-    /// Kept warnings with an id over `after`, oldest first.
-    pub(crate) fn warnings_after(&self, after: u64) -> Vec<Warning> {
-        let st = lock(&self.state);
-        st.warnings
-            .iter()
-            .filter(|w| w.id > after)
-            .cloned()
-            .collect()
-    }
-
-    /// A line of the agent's own events file, already validated and
-    /// recorded in the log as `seq`: updates the derived state.
-    pub(crate) fn ingest(&self, seq: u64, line: &str) {
-        let Ok(peek) = peek(line) else { return };
-        match string_of(peek.kind).as_deref() {
-            Some(
-                "system" | "user" | "assistant" | "control_request" | "control_response" | "result",
-            ) => {
-                if let Ok(SidecarEvent::Known(ev)) = SidecarEvent::from_line(line) {
-                    self.on_event(seq, ev);
-                }
-            }
-            Some("stream_event") => match peek
-                .event
-                .and_then(|e| serde_json::from_str::<PeekInner<'_>>(e.get()).ok())
-                .and_then(|e| string_of(e.kind))
-                .as_deref()
-            {
-                Some("message_start") => self.signal(Signal::MessageStart),
-                Some("message_stop") => self.signal(Signal::MessageStop),
-                _ => {}
-            },
-            _ => {}
-        }
-    }
-
     /// An event duet normalised itself: written to duet's events file,
     /// numbered, relayed, and taken in like any other. Returns its seq.
     pub(crate) fn emit(&self, event: &Value) -> Option<u64> {
@@ -252,104 +149,6 @@ impl Conversation {
         for a in changed {
             let _ = self.control.send(Control::Approval(a));
         }
-    }
-
-    fn on_event(&self, seq: u64, ev: KnownEvent) {
-        let mut st = lock(&self.state);
-        let mut changed = Vec::new();
-        match ev {
-            KnownEvent::System(sys) if sys.subtype == "session_start" => {
-                st.agent_session_id = sys
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("session_id"))
-                    .and_then(Value::as_str)
-                    .or(sys.envelope.session_id.as_deref())
-                    .map(str::to_string);
-                // Dual output protocol 2 (Qwen Code 0.24) keeps every
-                // prompt read after session_start: queued behind a dialog,
-                // or merged into a turn without a `user` event of its own
-                // (docs/qwen-code.md §8.3). A copy would be answered twice.
-                // Nor is there screen text to wait for: it never shows
-                // 0.15's `? for shortcuts` (§8.2), so a profile written for
-                // 0.15 would hold the first prompt for the whole fallback.
-                let protocol = sys.data.as_ref().and_then(|d| d.get("protocol_version"));
-                if protocol.and_then(Value::as_u64).is_some_and(|v| v >= 2) {
-                    st.delivery.keeps_prompts();
-                    st.screen_ready = true;
-                }
-                st.handshake = sys.data.clone();
-                self.turn(&mut st, Signal::SessionStart);
-            }
-            KnownEvent::System(sys) if sys.subtype == "session_end" => {
-                st.ended = true;
-                changed = st.approvals.abandon_pending();
-            }
-            KnownEvent::Assistant(msg) => {
-                let tool_use = msg
-                    .message
-                    .content
-                    .blocks()
-                    .iter()
-                    .any(|b| matches!(b, ContentBlock::Known(KnownBlock::ToolUse { .. })));
-                self.turn(&mut st, Signal::Assistant { tool_use });
-            }
-            KnownEvent::ControlRequest(req) => {
-                self.turn(&mut st, Signal::ControlRequest);
-                if let ControlRequestBody::CanUseTool(tool) = &req.request {
-                    let options = self
-                        .channel
-                        .get()
-                        .map(|c| c.options(tool))
-                        .unwrap_or_else(super::allow_deny);
-                    changed.push(st.approvals.requested(&req.request_id, tool, seq, options));
-                }
-            }
-            KnownEvent::ControlResponse(resp) => {
-                changed.extend(st.approvals.responded(&resp.response));
-            }
-            KnownEvent::User(msg) => {
-                let results: Vec<(String, bool)> = match &msg.message.content {
-                    Content::Blocks(blocks) => blocks
-                        .iter()
-                        .filter_map(|b| match b {
-                            ContentBlock::Known(KnownBlock::ToolResult {
-                                tool_use_id,
-                                is_error,
-                                ..
-                            }) => Some((tool_use_id.clone(), is_error.unwrap_or(false))),
-                            _ => None,
-                        })
-                        .collect(),
-                    Content::Text(_) => Vec::new(),
-                };
-                if results.is_empty() {
-                    // A new prompt: the previous turn, and anything it was
-                    // waiting for, is over. It may be the one in flight.
-                    changed = st.approvals.abandon_pending();
-                    st.delivery.echoed(&msg.message.content.text());
-                } else {
-                    for (id, is_error) in results {
-                        changed.extend(st.approvals.tool_finished(&id, is_error));
-                    }
-                }
-                self.turn(&mut st, Signal::UserTurn);
-            }
-            KnownEvent::Result(_) => {
-                changed = st.approvals.abandon_pending();
-                self.turn(&mut st, Signal::Result);
-            }
-            _ => {}
-        }
-        // A decision or an abandoned request may let a held prompt go.
-        self.pump(&mut st);
-        drop(st);
-        self.announce(changed);
-    }
-
-    fn signal(&self, signal: Signal) {
-        let mut st = lock(&self.state);
-        self.turn(&mut st, signal);
     }
 
     /// Updates the turn state and writes whatever prompts may go now.

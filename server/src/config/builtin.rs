@@ -1,0 +1,159 @@
+//! The profiles duet offers with no config file: its demo agent, a login
+//! shell, and Qwen Code and Claude Code when they are on the PATH.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{ChannelKind, ConfigFile, Profile, Profiles};
+
+/// Claude Code's arguments under duet: it asks before running tools
+/// (`manual`; its default, `auto`, asks nothing), duet picks its session
+/// id, and its hooks lead to duet (docs/claude-code.md).
+pub const CLAUDE_ARGS: [&str; 6] = [
+    "--permission-mode",
+    "manual",
+    "--session-id",
+    "{agent_session_id}",
+    "--settings",
+    "{claude_settings}",
+];
+
+/// [`CLAUDE_ARGS`], continuing the conversation `{agent_session_id}`.
+pub const CLAUDE_RESUME_ARGS: [&str; 6] = [
+    "--permission-mode",
+    "manual",
+    "--resume",
+    "{agent_session_id}",
+    "--settings",
+    "{claude_settings}",
+];
+
+/// What Claude Code's footer shows once it takes prompts.
+pub const CLAUDE_READY_TEXT: &str = "? for shortcuts";
+
+/// What Qwen Code's status line shows once it takes prompts.
+pub const QWEN_READY_TEXT: &str = "? for shortcuts";
+
+impl Profiles {
+    /// The profiles used with no config file: the demo agent (default), a
+    /// login shell, and Qwen Code and Claude Code when `qwen` and `claude`
+    /// are on the PATH.
+    pub fn builtin(duet_exe: PathBuf) -> Self {
+        let sidecar_args = [
+            "--json-file",
+            "{events_file}",
+            "--input-file",
+            "{input_file}",
+        ];
+        let mut profiles = vec![
+            Profile {
+                name: "demo".into(),
+                description: Some(
+                    "duet's demo agent: an offline scripted assistant with tools and approvals"
+                        .into(),
+                ),
+                command: "{duet}".into(),
+                args: std::iter::once("demo-agent")
+                    .chain(sidecar_args)
+                    .map(String::from)
+                    .collect(),
+                env: BTreeMap::new(),
+                cwd: None,
+                ready_text: None,
+                channel: None,
+                resume_args: None,
+            },
+            Profile {
+                name: "shell".into(),
+                description: Some("A login shell (terminal only, no chat view)".into()),
+                command: std::env::var("SHELL")
+                    .ok()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| "/bin/sh".into()),
+                args: vec!["-l".into()],
+                env: BTreeMap::new(),
+                cwd: None,
+                ready_text: None,
+                channel: None,
+                resume_args: None,
+            },
+        ];
+        if let Some(qwen) = which("qwen") {
+            // 0.15 shows a prompt read right after session_start as taken,
+            // then fails it; later versions keep it until they are ready
+            // (docs/qwen-code.md §8) and never show this text.
+            let old = package_version(&qwen, "@qwen-code/qwen-code").is_some_and(|v| v < (0, 16));
+            profiles.push(Profile {
+                name: "qwen".into(),
+                description: Some("Qwen Code with dual output".into()),
+                command: "qwen".into(),
+                args: sidecar_args.map(String::from).to_vec(),
+                env: BTreeMap::from([("QWEN_CODE_NO_RELAUNCH".into(), "1".into())]),
+                cwd: None,
+                ready_text: old.then(|| QWEN_READY_TEXT.into()),
+                channel: None,
+                resume_args: Some(
+                    sidecar_args
+                        .into_iter()
+                        .chain(["--resume", "{agent_session_id}"])
+                        .map(String::from)
+                        .collect(),
+                ),
+            });
+        }
+        if which("claude").is_some() {
+            profiles.push(Profile {
+                name: "claude".into(),
+                description: Some("Claude Code, its chat from its hooks".into()),
+                command: "claude".into(),
+                args: CLAUDE_ARGS.map(String::from).to_vec(),
+                env: BTreeMap::new(),
+                cwd: None,
+                // Its prompt line; before it, a trust or login dialog may be
+                // up, which a pasted prompt would answer.
+                ready_text: Some(CLAUDE_READY_TEXT.into()),
+                channel: Some(ChannelKind::Claude),
+                resume_args: Some(CLAUDE_RESUME_ARGS.map(String::from).to_vec()),
+            });
+        }
+        Self::from_config(
+            ConfigFile {
+                default_profile: None,
+                profiles,
+                tokens: Vec::new(),
+            },
+            duet_exe,
+        )
+        .unwrap_or_else(|e| unreachable!("built-in profiles are valid: {e}"))
+    }
+}
+
+/// The `(major, minor)` version of the npm package `name` that the
+/// executable `bin` (usually a symlink into it) belongs to.
+fn package_version(bin: &Path, name: &str) -> Option<(u32, u32)> {
+    let real = std::fs::canonicalize(bin).ok()?;
+    for dir in real.ancestors().skip(1).take(5) {
+        let Ok(text) = std::fs::read_to_string(dir.join("package.json")) else {
+            continue;
+        };
+        let Ok(pkg) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if pkg["name"] != name {
+            continue;
+        }
+        let mut parts = pkg["version"].as_str()?.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        return Some((major, minor));
+    }
+    None
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+    })
+}

@@ -1,0 +1,261 @@
+//! Agent profiles: what duet may run. Profiles come from a TOML file chosen by
+//! the operator; a client only ever picks one by name (and a size), so no
+//! command line is ever taken from a client.
+//!
+//! ```toml
+//! default_profile = "demo"
+//!
+//! [[profile]]
+//! name = "qwen"
+//! description = "Qwen Code with dual output"
+//! command = "qwen"
+//! args = ["--json-file", "{events_file}", "--input-file", "{input_file}"]
+//! env = { HOME = "/var/lib/duet/qwen-home" }
+//! cwd = "/srv/project"          # default: a fresh private directory per session
+//! ```
+//!
+//! Placeholders in `command`, `args`, `env` values and `cwd`: `{events_file}`,
+//! `{input_file}`, `{session_dir}`, `{work_dir}`, `{session_id}`, `{cols}`,
+//! `{rows}`, and `{duet}` (this duet executable). A profile has the sidecar
+//! (chat view) when it mentions `{events_file}`, and takes submits and
+//! approvals when it mentions `{input_file}`.
+
+mod builtin;
+mod profile;
+mod tokens;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use duet_protocol::rest::ProfileInfo;
+use serde::Deserialize;
+
+pub use builtin::{CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, QWEN_READY_TEXT};
+use profile::check_placeholders;
+pub(crate) use profile::Placeholders;
+pub use profile::{ChannelKind, Profile};
+pub use tokens::{mint_token, NamedToken, TokenEntry};
+
+/// The config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Profile used when a client names none; the first profile otherwise.
+    pub default_profile: Option<String>,
+    #[serde(default, rename = "profile")]
+    pub profiles: Vec<Profile>,
+    /// Named tokens with roles (`duet token` mints one).
+    #[serde(default, rename = "token")]
+    pub tokens: Vec<TokenEntry>,
+}
+
+impl ConfigFile {
+    /// Reads a TOML config file.
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading config {}", path.display()))?;
+        toml::from_str(&text).with_context(|| format!("parsing config {}", path.display()))
+    }
+}
+
+/// The profiles a server offers.
+#[derive(Debug, Clone)]
+pub struct Profiles {
+    list: Vec<ResolvedProfile>,
+    default: usize,
+}
+
+/// A profile ready to spawn.
+#[derive(Debug, Clone)]
+pub struct ResolvedProfile {
+    pub name: String,
+    pub description: Option<String>,
+    pub has_events: bool,
+    pub has_input: bool,
+    /// See [`Profile::ready_text`].
+    pub ready_text: Option<String>,
+    pub channel: ChannelKind,
+    profile: Profile,
+    duet_exe: PathBuf,
+}
+
+impl Profiles {
+    /// Validates `file`'s profiles. `duet_exe` fills `{duet}`.
+    pub fn from_config(file: ConfigFile, duet_exe: PathBuf) -> Result<Self> {
+        if file.profiles.is_empty() {
+            bail!("the config file defines no [[profile]]");
+        }
+        let mut list = Vec::new();
+        for profile in file.profiles {
+            if profile.name.is_empty()
+                || !profile
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                bail!(
+                    "profile name {:?} must be non-empty and use only letters, digits, '-', '_' and '.'",
+                    profile.name
+                );
+            }
+            if list
+                .iter()
+                .any(|p: &ResolvedProfile| p.name == profile.name)
+            {
+                bail!("profile {:?} is defined twice", profile.name);
+            }
+            if profile.command.trim().is_empty() {
+                bail!("profile {:?} has an empty command", profile.name);
+            }
+            for s in std::iter::once(&profile.command)
+                .chain(&profile.args)
+                .chain(profile.resume_args.iter().flatten())
+                .chain(profile.env.values())
+                .chain(profile.cwd.iter())
+            {
+                check_placeholders(&profile.name, s)?;
+            }
+            let mut resolved = ResolvedProfile {
+                name: profile.name.clone(),
+                description: profile.description.clone(),
+                has_events: false,
+                has_input: false,
+                ready_text: profile.ready_text.clone().filter(|t| !t.is_empty()),
+                channel: ChannelKind::None,
+                profile,
+                duet_exe: duet_exe.clone(),
+            };
+            resolved.has_events = resolved.mentions("{events_file}");
+            resolved.has_input = resolved.mentions("{input_file}");
+            resolved.channel = match resolved.profile.channel {
+                Some(ChannelKind::DualOutput) if !resolved.has_events => bail!(
+                    "profile {:?}: channel \"dual_output\" needs {{events_file}} in its arguments",
+                    resolved.name
+                ),
+                Some(ChannelKind::Claude) if !resolved.mentions("{claude_settings}") => bail!(
+                    "profile {:?}: channel \"claude\" needs \"--settings\", \"{{claude_settings}}\" in its arguments (that is how its hooks reach duet)",
+                    resolved.name
+                ),
+                Some(kind) if kind != ChannelKind::StreamJsonPerTurn && resolved.mentions("{prompt}") => bail!(
+                    "profile {:?}: {{prompt}} is only for channel \"stream_json_per_turn\"",
+                    resolved.name
+                ),
+                Some(kind) => kind,
+                None if resolved.mentions("{prompt}") => bail!(
+                    "profile {:?}: {{prompt}} is only for channel \"stream_json_per_turn\"",
+                    resolved.name
+                ),
+                None if resolved.has_events => ChannelKind::DualOutput,
+                None => ChannelKind::None,
+            };
+            list.push(resolved);
+        }
+        let default = match &file.default_profile {
+            Some(name) => list
+                .iter()
+                .position(|p| &p.name == name)
+                .with_context(|| format!("default_profile {name:?} is not defined"))?,
+            None => 0,
+        };
+        Ok(Self { list, default })
+    }
+
+    /// Reads and validates a TOML config file.
+    pub fn load(path: &Path, duet_exe: PathBuf) -> Result<Self> {
+        Self::from_config(ConfigFile::read(path)?, duet_exe)
+    }
+
+    /// The profile called `name`, or the default one.
+    pub fn get(&self, name: Option<&str>) -> Option<&ResolvedProfile> {
+        match name {
+            Some(n) => self.list.iter().find(|p| p.name == n),
+            None => self.list.get(self.default),
+        }
+    }
+
+    /// The list as clients see it.
+    pub fn infos(&self) -> Vec<ProfileInfo> {
+        self.list
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ProfileInfo {
+                name: p.name.clone(),
+                description: p.description.clone(),
+                sidecar: p.channel_info().events,
+                channel: p.channel_info(),
+                resume: p.can_resume(),
+                default: i == self.default,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duet_protocol::ids::SessionId;
+
+    #[test]
+    fn parses_expands_and_detects_the_sidecar() {
+        let file: ConfigFile = toml::from_str(
+            r#"
+            default_profile = "b"
+            [[profile]]
+            name = "a"
+            command = "sh"
+            [[profile]]
+            name = "b"
+            command = "{duet}"
+            args = ["demo-agent", "--json-file", "{events_file}", "--input-file", "{input_file}", "{cols}x{rows}"]
+            env = { X = "{session_id}" }
+            "#,
+        )
+        .unwrap();
+        let profiles = Profiles::from_config(file, "/usr/bin/duet".into()).unwrap();
+        let b = profiles.get(None).unwrap();
+        assert_eq!(b.name, "b");
+        assert!(b.has_events && b.has_input);
+        assert!(!profiles.get(Some("a")).unwrap().has_events);
+        let id = SessionId::new();
+        let spawn = b.spawn_options(
+            &Placeholders {
+                events_file: Path::new("/s/events.jsonl"),
+                input_file: Path::new("/s/input.jsonl"),
+                session_dir: Path::new("/s"),
+                work_dir: Path::new("/s/work"),
+                session_id: id,
+                cols: 80,
+                rows: 24,
+                claude_settings: "",
+                agent_session_id: "",
+            },
+            false,
+        );
+        assert_eq!(spawn.program, "/usr/bin/duet");
+        assert_eq!(spawn.args[2], "/s/events.jsonl");
+        assert_eq!(spawn.args[5], "80x24");
+        assert_eq!(spawn.env, vec![("X".to_string(), id.to_string())]);
+        assert_eq!(spawn.cwd, PathBuf::from("/s/work"));
+    }
+
+    #[test]
+    fn rejects_bad_configs() {
+        let bad = [
+            "[[profile]]\nname = \"a\"\ncommand = \"x\"\nshell = true",
+            "[[profile]]\nname = \"a b\"\ncommand = \"x\"",
+            "[[profile]]\nname = \"a\"\ncommand = \"x {evnts_file}\"",
+            "default_profile = \"z\"\n[[profile]]\nname = \"a\"\ncommand = \"x\"",
+            // `{prompt}` only means something to a per-turn agent.
+            "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]",
+            "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]\nchannel = \"stream_json\"",
+            "",
+        ];
+        for text in bad {
+            let parsed = toml::from_str::<ConfigFile>(text);
+            let result = parsed
+                .map_err(anyhow::Error::from)
+                .and_then(|f| Profiles::from_config(f, "duet".into()));
+            assert!(result.is_err(), "accepted: {text}");
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! One `[[profile]]` as written, its channel kinds, and how a resolved
+//! profile becomes a command line (placeholders expanded) and a channel.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use duet_protocol::ids::SessionId;
+use duet_protocol::rest::ChannelInfo;
+use serde::Deserialize;
+
+use super::ResolvedProfile;
+use crate::session::terminal::pty::SpawnOptions;
+
+/// One `[[profile]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Text the program's screen shows once it can take prompts. Submits
+    /// are held until then (after `session_start`). Qwen Code announces
+    /// `session_start` about a second before it can answer a prompt; its
+    /// status line then reads "? for shortcuts".
+    #[serde(default)]
+    pub ready_text: Option<String>,
+    /// The side channel: `dual_output` (the default when the profile
+    /// mentions `{events_file}`), `claude`, `stream_json`,
+    /// `stream_json_per_turn`, `acp` or `none`.
+    #[serde(default)]
+    pub channel: Option<ChannelKind>,
+    /// The arguments that continue an ended conversation instead of `args`
+    /// (e.g. `--resume {agent_session_id}`): with them, an ended session can
+    /// be resumed (`POST /api/sessions/{id}/resume`), in the same work dir.
+    #[serde(default)]
+    pub resume_args: Option<Vec<String>>,
+}
+
+/// Which structured side channel a profile's agent has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelKind {
+    /// Terminal only.
+    None,
+    /// JSONL events in `{events_file}`, commands in `{input_file}`.
+    DualOutput,
+    /// Claude Code's hooks: the profile passes `{claude_settings}` to
+    /// `--settings` (and `{agent_session_id}` to `--session-id`).
+    Claude,
+    /// A headless agent speaking stream-json on its stdin and stdout (no
+    /// PTY; its stderr shows in the terminal pane).
+    StreamJson,
+    /// A print-mode agent: one process per prompt (`{prompt}` in its
+    /// arguments, or on its stdin), later ones continuing the conversation
+    /// with `resume_args` (`{agent_session_id}`). A kind of channel rather
+    /// than a profile flag, so that `Profile` keeps its fields.
+    StreamJsonPerTurn,
+    /// A headless agent speaking the Agent Client Protocol on its stdin
+    /// and stdout, duet its client.
+    Acp,
+}
+
+impl ChannelKind {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelKind::None => "none",
+            ChannelKind::DualOutput => "dual_output",
+            ChannelKind::Claude => "claude",
+            ChannelKind::StreamJson => "stream_json",
+            ChannelKind::StreamJsonPerTurn => "stream_json_per_turn",
+            ChannelKind::Acp => "acp",
+        }
+    }
+}
+
+/// Values for the placeholders of one session.
+pub(crate) struct Placeholders<'a> {
+    pub events_file: &'a Path,
+    pub input_file: &'a Path,
+    pub session_dir: &'a Path,
+    pub work_dir: &'a Path,
+    pub session_id: SessionId,
+    pub cols: u16,
+    pub rows: u16,
+    /// The `--settings` JSON of a Claude Code session (empty otherwise).
+    pub claude_settings: &'a str,
+    /// The agent's own conversation id, when duet picks it (Claude's
+    /// `--session-id`) or resumes it.
+    pub agent_session_id: &'a str,
+}
+
+const PLACEHOLDERS: &[&str] = &[
+    "events_file",
+    "input_file",
+    "session_dir",
+    "work_dir",
+    "session_id",
+    "cols",
+    "rows",
+    "duet",
+    "claude_settings",
+    "agent_session_id",
+    "prompt",
+];
+
+impl ResolvedProfile {
+    /// Whether ended sessions of this profile can be resumed.
+    pub(crate) fn can_resume(&self) -> bool {
+        self.profile.resume_args.is_some()
+    }
+
+    /// The command line and environment for one session; `resume` takes
+    /// the profile's `resume_args`.
+    pub(crate) fn spawn_options(&self, p: &Placeholders<'_>, resume: bool) -> SpawnOptions {
+        let expand = |s: &str| -> String {
+            s.replace("{events_file}", &p.events_file.to_string_lossy())
+                .replace("{input_file}", &p.input_file.to_string_lossy())
+                .replace("{session_dir}", &p.session_dir.to_string_lossy())
+                .replace("{work_dir}", &p.work_dir.to_string_lossy())
+                .replace("{session_id}", &p.session_id.to_string())
+                .replace("{cols}", &p.cols.to_string())
+                .replace("{rows}", &p.rows.to_string())
+                .replace("{duet}", &self.duet_exe.to_string_lossy())
+                .replace("{agent_session_id}", p.agent_session_id)
+                // Last: the JSON holds paths, never placeholders.
+                .replace("{claude_settings}", p.claude_settings)
+        };
+        SpawnOptions {
+            program: expand(&self.profile.command),
+            args: match (&self.profile.resume_args, resume) {
+                (Some(args), true) => args,
+                _ => &self.profile.args,
+            }
+            .iter()
+            .map(|a| expand(a))
+            .collect(),
+            env: self
+                .profile
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), expand(v)))
+                .collect(),
+            cwd: self
+                .profile
+                .cwd
+                .as_deref()
+                .map(|c| PathBuf::from(expand(c)))
+                .unwrap_or_else(|| p.work_dir.to_path_buf()),
+            cols: p.cols,
+            rows: p.rows,
+        }
+    }
+
+    /// What the profile's side channel can do.
+    pub fn channel_info(&self) -> ChannelInfo {
+        let (events, input) = match self.channel {
+            ChannelKind::None => (false, false),
+            ChannelKind::DualOutput => (self.has_events, self.has_input),
+            ChannelKind::Claude
+            | ChannelKind::StreamJson
+            | ChannelKind::StreamJsonPerTurn
+            | ChannelKind::Acp => (true, true),
+        };
+        ChannelInfo {
+            kind: self.channel.as_str().into(),
+            events,
+            submit: input,
+            approve: input,
+        }
+    }
+
+    /// This duet executable.
+    pub(crate) fn duet_exe(&self) -> &Path {
+        &self.duet_exe
+    }
+
+    pub(super) fn mentions(&self, placeholder: &str) -> bool {
+        let p = &self.profile;
+        std::iter::once(&p.command)
+            .chain(&p.args)
+            .chain(p.resume_args.iter().flatten())
+            .chain(p.env.values())
+            .any(|s| s.contains(placeholder))
+    }
+}
+
+pub(super) fn check_placeholders(profile: &str, s: &str) -> Result<()> {
+    let mut rest = s;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        let name = &rest[start + 1..start + len];
+        if !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            && !PLACEHOLDERS.contains(&name)
+        {
+            bail!(
+                "profile {profile:?}: unknown placeholder {{{name}}} (known: {})",
+                PLACEHOLDERS
+                    .iter()
+                    .map(|p| format!("{{{p}}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        rest = &rest[start + len..];
+    }
+    Ok(())
+}

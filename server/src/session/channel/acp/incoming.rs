@@ -1,0 +1,219 @@
+//! What an ACP agent sends duet: its notifications, its answers to
+//! duet's calls, and its requests (permissions, files, terminals).
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use super::jsonrpc::{reply, request, INVALID_PARAMS, METHOD_NOT_FOUND};
+use super::{fs, Call, Inner, Out};
+use crate::session::lock;
+
+impl Inner {
+    /// One message of the agent's.
+    pub(super) async fn on_message(&self, msg: Value) {
+        let method = msg["method"].as_str();
+        match (method, msg.get("id")) {
+            (Some(method), Some(id)) => self.on_request(method, id.clone(), &msg["params"]).await,
+            (Some("session/update"), None) => {
+                let events = lock(&self.state).updates.events(&msg["params"]["update"]);
+                self.emit_all(events);
+            }
+            (Some(method), None) => self.shared.emit(&json!({
+                "type": "system", "subtype": "acp_notification", "method": method, "params": msg["params"],
+            })),
+            (None, Some(id)) => self.on_response(id, &msg),
+            (None, None) => {}
+        }
+    }
+
+    /// The answer to one of duet's calls.
+    fn on_response(&self, id: &Value, msg: &Value) {
+        let Some(call) = id
+            .as_u64()
+            .and_then(|id| lock(&self.state).calls.remove(&id))
+        else {
+            return;
+        };
+        let result = &msg["result"];
+        let error = msg.get("error").filter(|e| !e.is_null());
+        match call {
+            Call::Initialize => {
+                if let Some(e) = error {
+                    self.shared.conversation.warn(
+                        "no_handshake",
+                        format!("the agent refused initialize: {e}"),
+                        None,
+                    );
+                    return;
+                }
+                lock(&self.state).agent = result.clone();
+                let can_load = result["agentCapabilities"]["loadSession"] == true;
+                let cwd = self.work_dir.to_string_lossy().into_owned();
+                let line = match &self.load {
+                    Some(sid) if can_load => {
+                        let id = self.call(Call::LoadSession(sid.clone()));
+                        request(
+                            id,
+                            "session/load",
+                            json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+                        )
+                    }
+                    load => {
+                        if load.is_some() {
+                            self.shared.conversation.warn(
+                                "no_resume",
+                                "the agent cannot load sessions (no loadSession); this is a new conversation".into(),
+                                None,
+                            );
+                        }
+                        let id = self.call(Call::NewSession);
+                        request(id, "session/new", json!({"cwd": cwd, "mcpServers": []}))
+                    }
+                };
+                let _ = self.send(Out::Line(line));
+            }
+            Call::NewSession | Call::LoadSession(_) => {
+                if let Some(e) = error {
+                    self.shared.conversation.warn(
+                        "no_handshake",
+                        format!("the agent did not start a session: {e}"),
+                        None,
+                    );
+                    return;
+                }
+                let sid = match call {
+                    Call::LoadSession(sid) => Some(sid),
+                    _ => result["sessionId"].as_str().map(str::to_string),
+                };
+                let (agent, events) = {
+                    let mut st = lock(&self.state);
+                    st.session_id = sid.clone();
+                    (st.agent.clone(), st.updates.flush())
+                };
+                self.emit_all(events);
+                self.shared.start(
+                    sid.as_deref(),
+                    json!({
+                        "protocol": "acp",
+                        "protocol_version": agent["protocolVersion"],
+                        "agent": agent["agentInfo"],
+                        "capabilities": agent["agentCapabilities"],
+                        "modes": result["modes"],
+                    }),
+                );
+            }
+            Call::Prompt => {
+                let events = lock(&self.state).updates.flush();
+                self.emit_all(events);
+                let event = match error {
+                    Some(e) => json!({
+                        "type": "result", "subtype": "error_during_execution", "is_error": true,
+                        "result": e["message"].as_str().unwrap_or("the prompt failed"),
+                    }),
+                    None => {
+                        let reason = result["stopReason"].as_str().unwrap_or("end_turn");
+                        json!({
+                            "type": "result",
+                            "subtype": if reason == "end_turn" { "success" } else { reason },
+                            "is_error": !matches!(reason, "end_turn" | "max_tokens" | "max_turn_requests"),
+                            "stop_reason": reason,
+                        })
+                    }
+                };
+                self.shared.emit(&event);
+            }
+        }
+    }
+
+    /// A request of the agent's.
+    async fn on_request(&self, method: &str, id: Value, params: &Value) {
+        let answer = match method {
+            "session/request_permission" => {
+                self.permission(id, params);
+                return;
+            }
+            "fs/read_text_file" => {
+                let root = self.work_dir.clone();
+                let path = PathBuf::from(params["path"].as_str().unwrap_or_default());
+                let (line, limit) = (params["line"].as_u64(), params["limit"].as_u64());
+                tokio::task::spawn_blocking(move || fs::read(&root, &path, line, limit))
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string()))
+                    .map(|content| json!({"content": content}))
+                    .map_err(|m| (INVALID_PARAMS, m))
+            }
+            "fs/write_text_file" => {
+                let root = self.work_dir.clone();
+                let path = PathBuf::from(params["path"].as_str().unwrap_or_default());
+                let content = params["content"].as_str().unwrap_or_default().to_string();
+                tokio::task::spawn_blocking(move || fs::write(&root, &path, &content))
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string()))
+                    .map(|()| Value::Null)
+                    .map_err(|m| (INVALID_PARAMS, m))
+            }
+            "terminal/create" => self
+                .terminals
+                .create(params)
+                .map_err(|m| (INVALID_PARAMS, m)),
+            "terminal/output" => self
+                .terminals
+                .output(params)
+                .map_err(|m| (INVALID_PARAMS, m)),
+            "terminal/kill" => self.terminals.kill(params).map_err(|m| (INVALID_PARAMS, m)),
+            "terminal/release" => self
+                .terminals
+                .release(params)
+                .map_err(|m| (INVALID_PARAMS, m)),
+            "terminal/wait_for_exit" => {
+                // Answered when the command ends; the reader goes on.
+                let terminals = self.terminals.clone();
+                let out = self.out.clone();
+                let params = params.clone();
+                tokio::spawn(async move {
+                    let answer = terminals.wait_for_exit(params).await;
+                    let line = reply(&id, answer.map_err(|m| (INVALID_PARAMS, m)));
+                    let _ = out.send(Out::Line(line)).await;
+                });
+                return;
+            }
+            other => Err((
+                METHOD_NOT_FOUND,
+                format!("Method not found: duet does not implement {other}"),
+            )),
+        };
+        let _ = self.send(Out::Line(reply(&id, answer)));
+    }
+
+    /// `session/request_permission` as an approval with the agent's
+    /// options.
+    fn permission(&self, id: Value, params: &Value) {
+        let request_id = format!("acp-{}", id.to_string().trim_matches('"'));
+        let call = &params["toolCall"];
+        let events = {
+            let mut st = lock(&self.state);
+            st.permissions.insert(request_id.clone(), id);
+            st.updates.flush()
+        };
+        self.emit_all(events);
+        let mut input = call["rawInput"].clone();
+        if !input.is_object() {
+            input = json!({});
+        }
+        if let (Some(m), Some(title)) = (input.as_object_mut(), call["title"].as_str()) {
+            m.entry("title").or_insert_with(|| json!(title));
+        }
+        self.shared.emit(&json!({
+            "type": "control_request",
+            "request_id": request_id,
+            "request": {
+                "subtype": "can_use_tool",
+                "tool_name": call["_meta"]["toolName"].as_str().or(call["title"].as_str()).unwrap_or("tool"),
+                "tool_use_id": call["toolCallId"],
+                "input": input,
+                "acp_options": params["options"],
+            },
+        }));
+    }
+}
