@@ -170,6 +170,11 @@ pub struct Approval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub decided_by: Option<Decider>,
+    /// Which credential decided, when a client did: `owner`, a named
+    /// token's name, or `share:<id>` (audit and approval cards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub decided_by_name: Option<String>,
     /// The choices the agent offers, in its order (its own UI shows the
     /// same ones).
     #[serde(default)]

@@ -610,6 +610,16 @@ async fn the_audit_trail_names_the_token_and_role_that_acted() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
+    // Every tab's card can say who decided.
+    let decided: Value = resp.json().await.unwrap();
+    assert_eq!(decided["decided_by_name"], "apr");
+    let seen = watcher
+        .until(|m| matches!(m, ServerMessage::Approval(a) if a.request_id == pending.request_id && a.state != duet_protocol::rest::ApprovalState::Pending))
+        .await;
+    match seen {
+        ServerMessage::Approval(a) => assert_eq!(a.decided_by_name.as_deref(), Some("apr")),
+        _ => unreachable!(),
+    }
     let lines: Vec<Value> = server
         .get(&format!("/api/sessions/{}/audit", s.id))
         .send()

@@ -341,7 +341,7 @@ impl Session {
         choice: &Choice,
         who: &Actor,
     ) -> Result<Approval, SessionError> {
-        let result = self.approve(request_id, choice);
+        let result = self.approve(request_id, choice, who.name.as_deref());
         let record = match &result {
             Ok(a) => json!({
                 "kind": "approval",

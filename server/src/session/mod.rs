@@ -301,16 +301,18 @@ impl Session {
         self.conversation.submit(text)
     }
 
-    /// A client answers a pending approval; the first answer wins.
+    /// A client (credential `by`) answers a pending approval; the first
+    /// answer wins.
     pub(crate) fn approve(
         &self,
         request_id: &str,
         choice: &Choice,
+        by: Option<&str>,
     ) -> Result<Approval, SessionError> {
         if !self.channel_info.approve {
             return Err(SessionError::NoSidecar);
         }
-        self.conversation.approve(request_id, choice)
+        self.conversation.approve(request_id, choice, by)
     }
 
     /// Resizes the PTY (clamped to sane bounds); tells clients if it changed.

@@ -49,6 +49,11 @@ input: JsonValue, state: ApprovalState,
  */
 decided_by?: Decider, 
 /**
+ * Which credential decided, when a client did: `owner`, a named
+ * token's name, or `share:<id>` (audit and approval cards).
+ */
+decided_by_name?: string, 
+/**
  * The choices the agent offers, in its order (its own UI shows the
  * same ones).
  */

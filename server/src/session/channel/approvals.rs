@@ -77,6 +77,7 @@ impl Approvals {
             input: tool.input.clone(),
             state: ApprovalState::Pending,
             decided_by: None,
+            decided_by_name: None,
             options,
             chosen: None,
             confirmed: false,
@@ -99,11 +100,13 @@ impl Approvals {
         approval
     }
 
-    /// A client decided. Returns the updated approval and the option chosen.
+    /// A client decided (as credential `by`, when known). Returns the
+    /// updated approval and the option chosen.
     pub fn decide(
         &mut self,
         request_id: &str,
         choice: &Choice,
+        by: Option<&str>,
     ) -> Result<(Approval, ApprovalOption), DecideError> {
         let entry = self
             .entries
@@ -138,6 +141,7 @@ impl Approvals {
             ApprovalState::Denied
         };
         entry.approval.decided_by = Some(Decider::Client);
+        entry.approval.decided_by_name = by.map(str::to_string);
         entry.approval.chosen = Some(option.id.clone());
         Ok((entry.approval.clone(), option))
     }
@@ -148,6 +152,7 @@ impl Approvals {
             if !e.confirmed {
                 e.approval.state = ApprovalState::Pending;
                 e.approval.decided_by = None;
+                e.approval.decided_by_name = None;
                 e.approval.chosen = None;
             }
         }
@@ -176,6 +181,7 @@ impl Approvals {
                 if !client_agrees {
                     entry.approval.state = state;
                     entry.approval.decided_by = Some(Decider::Terminal);
+                    entry.approval.decided_by_name = None;
                     entry.approval.chosen = None;
                 }
                 // Always news: at least "sent" became confirmed.
@@ -188,6 +194,7 @@ impl Approvals {
                 entry.approval.confirmed = true;
                 entry.approval.state = ApprovalState::Abandoned;
                 entry.approval.decided_by = None;
+                entry.approval.decided_by_name = None;
                 entry.approval.chosen = None;
                 Some(entry.approval.clone())
             }
@@ -304,16 +311,17 @@ mod tests {
         let mut a = Approvals::default();
         a.requested("r1", &tool(), 5, super::super::allow_deny());
         assert_eq!(a.pending(), 1);
-        let (d, option) = a.decide("r1", &Choice::Allowed(true)).unwrap();
+        let (d, option) = a.decide("r1", &Choice::Allowed(true), Some("ci")).unwrap();
+        assert_eq!(d.decided_by_name.as_deref(), Some("ci"));
         assert_eq!(d.decided_by, Some(Decider::Client));
         assert_eq!(option.id, "allow");
         assert!(!d.confirmed, "sent, waiting for the agent");
         assert!(matches!(
-            a.decide("r1", &Choice::Allowed(false)),
+            a.decide("r1", &Choice::Allowed(false), None),
             Err(DecideError::AlreadyResolved(_, "allowed"))
         ));
         assert!(matches!(
-            a.decide("nope", &Choice::Allowed(true)),
+            a.decide("nope", &Choice::Allowed(true), None),
             Err(DecideError::Unknown(_))
         ));
         // Confirmation that agrees keeps the decision and marks it confirmed.
@@ -328,9 +336,10 @@ mod tests {
     fn the_terminal_answering_first_overrides_a_client() {
         let mut a = Approvals::default();
         a.requested("r1", &tool(), 5, super::super::allow_deny());
-        a.decide("r1", &Choice::Option("allow".into())).unwrap();
+        a.decide("r1", &Choice::Option("allow".into()), None)
+            .unwrap();
         assert!(matches!(
-            a.decide("r1", &Choice::Option("nope".into())),
+            a.decide("r1", &Choice::Option("nope".into()), None),
             Err(DecideError::AlreadyResolved(..))
         ));
         let changed = a.responded(&success("r1", false)).unwrap();
@@ -342,7 +351,7 @@ mod tests {
     fn unconfirmed_decisions_are_settled_at_turn_end() {
         let mut a = Approvals::default();
         a.requested("r1", &tool(), 5, super::super::allow_deny());
-        a.decide("r1", &Choice::Allowed(false)).unwrap();
+        a.decide("r1", &Choice::Allowed(false), None).unwrap();
         let changed = a.abandon_pending();
         assert_eq!(changed.len(), 1);
         assert!(changed[0].confirmed);
@@ -355,14 +364,14 @@ mod tests {
         let mut a = Approvals::default();
         a.requested("r1", &tool(), 5, super::super::allow_deny());
         assert!(matches!(
-            a.decide("r1", &Choice::Option("maybe".into())),
+            a.decide("r1", &Choice::Option("maybe".into()), None),
             Err(DecideError::UnknownOption(..))
         ));
         let changed = a.abandon_pending();
         assert_eq!(changed.len(), 1);
         assert_eq!(a.pending(), 0);
         assert!(matches!(
-            a.decide("r1", &Choice::Allowed(true)),
+            a.decide("r1", &Choice::Allowed(true), None),
             Err(DecideError::AlreadyResolved(_, "abandoned"))
         ));
     }
@@ -373,7 +382,7 @@ mod tests {
         for i in 0..(KEEP_RESOLVED + 50) {
             let id = format!("r{i}");
             a.requested(&id, &tool(), i as u64, super::super::allow_deny());
-            a.decide(&id, &Choice::Allowed(true)).unwrap();
+            a.decide(&id, &Choice::Allowed(true), None).unwrap();
         }
         a.requested("last", &tool(), 999, super::super::allow_deny());
         assert!(a.list().len() <= KEEP_RESOLVED + 1);

@@ -240,15 +240,17 @@ impl Conversation {
         })
     }
 
-    /// A client answers a pending approval; the first answer wins.
+    /// A client (credential `by`) answers a pending approval; the first
+    /// answer wins.
     pub(crate) fn approve(
         &self,
         request_id: &str,
         choice: &Choice,
+        by: Option<&str>,
     ) -> Result<Approval, SessionError> {
         let channel = self.channel()?.clone();
         let mut st = lock(&self.state);
-        let (approval, option) = st.approvals.decide(request_id, choice)?;
+        let (approval, option) = st.approvals.decide(request_id, choice, by)?;
         if let Err(e) = channel.decide(request_id, &option) {
             st.approvals.undo_decision(request_id);
             return Err(e.into());
