@@ -9,7 +9,8 @@ use crate::ids::{ClientId, SessionId};
 use crate::rest::{
     ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
     ApprovalState, ChannelInfo, ConnectedClient, CreateSession, CreateShare, Decider, ExitInfo,
-    ProfileInfo, Role, SessionInfo, SessionStatus, Share, SubmitRequest, SubmitResponse,
+    HistoryLine, ProfileInfo, Role, SessionInfo, SessionStatus, Share, SubmitRequest,
+    SubmitResponse,
 };
 use crate::ws::{ClientMessage, Hello, ServerMessage};
 
@@ -43,6 +44,7 @@ pub fn typescript() -> String {
         ClientMessage::decl(&cfg),
         CreateSession::decl(&cfg),
         SessionInfo::decl(&cfg),
+        HistoryLine::decl(&cfg),
         ProfileInfo::decl(&cfg),
         SubmitRequest::decl(&cfg),
         SubmitResponse::decl(&cfg),
@@ -85,6 +87,7 @@ pub fn json_schema() -> String {
         api_error: ApiError,
         create_share: CreateShare,
         share: Share,
+        history_line: HistoryLine,
     }
     let schema = schemars::schema_for!(DuetProtocol);
     let mut out = serde_json::to_string_pretty(&schema).unwrap_or_default();

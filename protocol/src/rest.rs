@@ -126,6 +126,18 @@ pub struct ProfileInfo {
     pub default: bool,
 }
 
+/// One line of `GET /api/sessions/{id}/history` (NDJSON): an event of an
+/// earlier session in the chain this session resumed, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct HistoryLine {
+    /// The earlier session the event belongs to.
+    pub session: SessionId,
+    /// Its seq in that session.
+    pub seq: u64,
+    /// The event as that session recorded it.
+    pub event: Value,
+}
+
 /// `POST /api/sessions/{id}/submit`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]

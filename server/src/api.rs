@@ -250,6 +250,30 @@ pub async fn events(
         .into_response())
 }
 
+/// `GET /api/sessions/{id}/history`: the earlier conversation of a
+/// resumed session (see `session/history.rs`), NDJSON, one
+/// `{"session", "seq", "event"}` per line, oldest first; empty for a
+/// session that resumed nothing. Fixed once the session started.
+pub async fn history(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let s = session(&state, &who, &id, Action::Read)?;
+    let data = match tokio::fs::read(s.dir.join(crate::session::history::FILE)).await {
+        Ok(data) => data,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(AppError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::Internal,
+                format!("reading the session's history: {e}"),
+            ))
+        }
+    };
+    Ok(([(CONTENT_TYPE, "application/x-ndjson")], data).into_response())
+}
+
 /// `GET /api/sessions/{id}/recording`: the terminal as asciicast v2.
 pub async fn recording(
     State(state): State<AppState>,

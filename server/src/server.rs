@@ -125,6 +125,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions/{id}", get(api::get).delete(api::delete))
         .route("/sessions/{id}/events", get(api::events))
         .route("/sessions/{id}/resume", post(api::resume))
+        .route("/sessions/{id}/history", get(api::history))
         .route("/sessions/{id}/recording", get(api::recording))
         .route("/sessions/{id}/screen", get(api::screen))
         .route("/sessions/{id}/submit", post(api::submit))

@@ -3,7 +3,10 @@
 //! handshake, a streamed reply, a tool approved and one denied over the
 //! control channel, an interrupt, requests duet does not implement, bad
 //! and oversized lines, an agent that dies mid-turn, and a terminal that
-//! shows stderr and refuses keys. Real agents: `stream_json_e2e.rs`.
+//! shows stderr and refuses keys; the RFC's heartbeats (answered, probed,
+//! their absence reported once, and no report for an agent that does not
+//! implement them), its version announcement and its error semantics.
+//! Real agents: `headless_e2e.rs`.
 
 mod support;
 
@@ -31,10 +34,23 @@ fn fake_profile() -> Profile {
 }
 
 async fn start() -> (TestServer, Client, duet_protocol::ids::SessionId) {
+    start_with(false, std::time::Duration::from_secs(10)).await
+}
+
+/// [`start`] with the fake's RFC heartbeats on or off, and duet's
+/// heartbeat interval.
+async fn start_with(
+    heartbeats: bool,
+    interval: std::time::Duration,
+) -> (TestServer, Client, duet_protocol::ids::SessionId) {
+    let mut profile = fake_profile();
+    if heartbeats {
+        profile.env.insert("FAKE_HEARTBEAT".into(), "1".into());
+    }
     let profiles = Profiles::from_config(
         ConfigFile {
             default_profile: None,
-            profiles: vec![fake_profile()],
+            profiles: vec![profile],
             tokens: Vec::new(),
         },
         env!("CARGO_BIN_EXE_duet").into(),
@@ -43,6 +59,7 @@ async fn start() -> (TestServer, Client, duet_protocol::ids::SessionId) {
     let server = TestServer::start_with(|o| {
         o.profiles = profiles;
         o.limits.max_sidecar_line = 64 << 10;
+        o.limits.heartbeat = interval;
     })
     .await;
     let session = server.create("fake").await;
@@ -281,4 +298,144 @@ async fn a_burst_of_events_arrives_whole_and_in_order() {
         N as f64 / took.as_secs_f64()
     );
     server.shutdown().await;
+}
+
+/// Whether `m` is a warning with `code`.
+fn is_warning(m: &ServerMessage, code: &str) -> bool {
+    matches!(m, ServerMessage::Warning { code: k, .. } if k == code)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_are_answered_and_their_absence_is_reported_once() {
+    let interval = std::time::Duration::from_millis(200);
+    let (server, mut c, id) = start_with(true, interval).await;
+    // The announced protocol is part of the handshake.
+    let (_, start) = server
+        .connect(id, None)
+        .await
+        .until_event(|e| e["subtype"] == "session_start")
+        .await;
+    assert_eq!(
+        start["data"]["announced"]["protocol_version"], "2025-10-13",
+        "{start}"
+    );
+    // The agent asks duet: duet answers.
+    c.submit("ask heartbeat").await;
+    reply(&mut c, "duet answered heartbeat: result/heartbeat ok").await;
+    result(&mut c).await;
+    // duet asks again only once the agent answered its probe: a second
+    // request read means duet took the answer.
+    loop {
+        c.submit("heartbeats").await;
+        let mut said = String::new();
+        c.until(|m| {
+            if let ServerMessage::Event { event, .. } = m {
+                said = assistant_text(event);
+            }
+            said.starts_with("heartbeats:")
+        })
+        .await;
+        result(&mut c).await;
+        let n: u32 = said["heartbeats: ".len()..].parse().unwrap();
+        if n >= 2 {
+            break;
+        }
+    }
+    assert!(
+        !c.pending
+            .iter()
+            .any(|m| is_warning(m, "agent_unresponsive")),
+        "no warning while it answers"
+    );
+    c.submit("hang").await;
+    reply(&mut c, "now hang").await;
+    let message = warning(&mut c, "agent_unresponsive").await;
+    assert!(
+        message.contains("has not answered a heartbeat"),
+        "{message}"
+    );
+    c.submit("wake").await;
+    let mut repeated = 0;
+    c.until(|m| {
+        repeated += usize::from(is_warning(m, "agent_unresponsive"));
+        is_warning(m, "agent_responsive")
+    })
+    .await;
+    assert_eq!(repeated, 0, "the silence was reported more than once");
+    // Heartbeats are not conversation: none in the transcript.
+    let text = server
+        .get(&format!("/api/sessions/{id}/events"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in text.lines() {
+        let e: Value = serde_json::from_str(line).unwrap();
+        assert!(!kind(&e).contains("heartbeat"), "{line}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_without_heartbeats_gets_one_probe_and_no_warning() {
+    let interval = std::time::Duration::from_millis(100);
+    let (_server, mut c, _) = start_with(false, interval).await;
+    // Ten intervals: a watchdog that misfired would have spoken by now.
+    tokio::time::sleep(interval * 10).await;
+    c.submit("heartbeats").await;
+    let mut warned = Vec::new();
+    let mut said = String::new();
+    c.until(|m| {
+        if let ServerMessage::Warning { code, .. } = m {
+            warned.push(code.clone());
+        }
+        if let ServerMessage::Event { event, .. } = m {
+            said = assistant_text(event);
+        }
+        said.contains("heartbeats:")
+    })
+    .await;
+    assert_eq!(said, "heartbeats: 1", "one probe, then nothing");
+    assert!(warned.is_empty(), "{warned:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rfcs_error_semantics_become_warnings_and_end_the_turn() {
+    let (_server, mut c, _) = start().await;
+    c.submit("control errors").await;
+    let message = warning(&mut c, "control_error").await;
+    assert!(message.contains("hook timed out"), "{message}");
+    reply(&mut c, "Echo: control errors").await;
+    result(&mut c).await;
+
+    c.submit("fatal").await;
+    let message = warning(&mut c, "agent_error").await;
+    assert!(
+        message.contains("invalid tool input (QWEN_INVALID_TOOL_ARGS)"),
+        "{message}"
+    );
+    let r = result(&mut c).await;
+    assert_eq!(r["is_error"], true, "{r}");
+    match c.until(|m| matches!(m, ServerMessage::Exit(_))).await {
+        ServerMessage::Exit(e) => assert_eq!(e.code, Some(2)),
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_mismatch_is_reported_as_unsupported_protocol() {
+    let (_server, mut c, _) = start().await;
+    c.submit("unsupported").await;
+    let message = warning(&mut c, "unsupported_protocol").await;
+    assert!(
+        message.contains("stream-json v9 is not supported"),
+        "{message}"
+    );
+    let r = result(&mut c).await;
+    assert_eq!(r["is_error"], true, "{r}");
+    match c.until(|m| matches!(m, ServerMessage::Exit(_))).await {
+        ServerMessage::Exit(e) => assert_eq!(e.code, Some(3)),
+        _ => unreachable!(),
+    }
 }

@@ -5,6 +5,7 @@
 // burst of deltas costs one layout.
 import type { ApprovalDecision, ChannelInfo, ClientMessage, ConnectedClient, Role, ServerMessage, SessionInfo } from './generated/protocol';
 import { ChatView, exitSentence, type ApprovalChoice } from './chat/view';
+import { historySegments, type HistorySegment } from './chat/history';
 import { initialChatState, reduce, type ChatInput, type ChatState } from './chat/state';
 import { api, ApiError } from './net/api';
 import { SessionSocket, type SocketState } from './net/socket';
@@ -49,6 +50,9 @@ export class SessionController {
   private readonly bannerResume: ResumeControl;
   private bannerDismissed = false;
   private counter = 0;
+  /** The earlier conversation of a resumed session: read once (it never changes). */
+  private history: readonly HistorySegment[] = [];
+  private historyAsked = false;
   private frame = 0;
   /** The current connection got its hello. */
   private hello = false;
@@ -244,11 +248,13 @@ export class SessionController {
   private render(): void {
     const info = this.host.info(this.id);
     const resumable = info?.resumable ?? false;
+    if (info?.resumed_from !== undefined && !this.historyAsked) this.loadHistory();
     this.chat.render(this.state, {
       channel: this.channelInfo,
       connected: this.socket.state.kind === 'open',
       resumable,
       resumedFrom: info?.resumed_from,
+      history: this.history,
       role: this.role,
     });
     this.presence.render(this.clients, this.clientId, this.role, this.principal);
@@ -262,6 +268,19 @@ export class SessionController {
     }
     this.bannerResume.visible = exit !== null && resumable;
     this.host.changed(this.id);
+  }
+
+  private loadHistory(): void {
+    this.historyAsked = true;
+    api.history(this.id).then(
+      (text) => {
+        this.history = historySegments(text);
+        this.scheduleRender();
+      },
+      (err: unknown) => {
+        this.dispatch({ type: 'local_notice', level: 'warning', text: `The earlier conversation could not be loaded: ${errorText(err)}` });
+      },
+    );
   }
 
   /** The chat pane's root (carries `data-role` for styles and tests). */

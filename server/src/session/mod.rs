@@ -8,6 +8,7 @@
 //! down.
 
 pub(crate) mod channel;
+pub(crate) mod history;
 pub(crate) mod process;
 pub(crate) mod record;
 mod start;
@@ -67,6 +68,9 @@ pub struct SessionLimits {
     pub kill_grace: Duration,
     /// Largest terminal recording, in bytes (0: none).
     pub max_recording: u64,
+    /// How often a stream-json agent that answers heartbeats is asked for
+    /// one (zero: never); two intervals of silence are reported.
+    pub heartbeat: Duration,
 }
 
 impl Default for SessionLimits {
@@ -80,6 +84,7 @@ impl Default for SessionLimits {
             max_clients: 128,
             kill_grace: Duration::from_secs(3),
             max_recording: 64 << 20,
+            heartbeat: Duration::from_secs(10),
         }
     }
 }
@@ -106,6 +111,8 @@ pub(crate) struct ResumeFrom {
     pub(crate) agent_session_id: String,
     /// Where it ran: agents find their conversations by directory.
     pub(crate) work_dir: PathBuf,
+    /// Its session directory, whose events become the new one's history.
+    pub(crate) dir: PathBuf,
 }
 
 /// Control-plane news for attached clients. Terminal bytes and events are not
@@ -463,6 +470,7 @@ impl Session {
             session: self.id,
             agent_session_id: self.conversation.agent_session_id()?,
             work_dir: self.work_dir.clone(),
+            dir: self.dir.clone(),
         })
     }
 }

@@ -19,6 +19,20 @@ impl Session {
         std::fs::create_dir_all(&work_dir).context("creating the session's work directory")?;
         create_private_file(&events_path).context("creating the events file")?;
         create_private_file(&input_path).context("creating the input file")?;
+        // Before the agent writes anything: the earlier conversation.
+        let history_lost = opts.resume.as_ref().and_then(|r| {
+            match history::copy(r.session, &r.dir, &opts.dir) {
+                Ok(c) if c.omitted > 0 => Some(format!(
+                    "the earlier conversation is long: its oldest {} events are left out of this session's history",
+                    c.omitted
+                )),
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::warn!(?e, "copying the earlier conversation");
+                    Some(format!("the earlier conversation could not be copied: {e}"))
+                }
+            }
+        });
 
         let profile = &opts.profile;
         let hook_socket = opts.dir.join("hook.sock");
@@ -66,6 +80,9 @@ impl Session {
             opts.limits.max_held_submits,
             opts.limits.max_submit_bytes,
         ));
+        if let Some(why) = history_lost {
+            conversation.warn("history_incomplete", why, None);
+        }
         // Everything that can fail comes before the program starts, so a
         // failed start never leaves a program running with no session.
         let recording = (opts.limits.max_recording > 0)
@@ -184,6 +201,7 @@ impl Session {
                             stdout: piped.stdout,
                             output: terminal.output.clone(),
                             max_line: opts.limits.max_sidecar_line,
+                            heartbeat: opts.limits.heartbeat,
                         },
                         conversation.clone(),
                     )

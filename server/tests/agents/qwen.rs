@@ -195,6 +195,12 @@ pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -
         ]
         .map(String::from),
     );
+    // As the built-in profile: the conversation Qwen named in session_start.
+    let resume_args = args
+        .iter()
+        .cloned()
+        .chain(["--resume".into(), "{agent_session_id}".into()])
+        .collect();
     Profile {
         name: "qwen".into(),
         description: Some("Qwen Code with dual output".into()),
@@ -211,7 +217,7 @@ pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -
             QwenVersion::V0_24 => None,
         },
         channel: None,
-        resume_args: None,
+        resume_args: Some(resume_args),
     }
 }
 

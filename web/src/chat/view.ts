@@ -8,6 +8,7 @@ import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
 import { ResumeControl } from '../ui/resume';
 import { diffLines } from './diff';
+import type { HistorySegment } from './history';
 import { renderMarkdown } from './markdown';
 import { resultText } from './sidecar';
 import {
@@ -55,13 +56,15 @@ export interface ChatContext {
   readonly resumable: boolean;
   /** The ended session this one resumed, if it is a resumption. */
   readonly resumedFrom?: string | undefined;
+  /** The earlier conversation (the chain of sessions this one resumed), shown above its own. */
+  readonly history?: readonly HistorySegment[] | undefined;
   /** This client's role (undefined until the hello: assume all). */
   readonly role?: Role | undefined;
 }
 
 interface Rendered {
   el: HTMLElement;
-  item: ChatItem | PendingSubmit | ExitInfo;
+  item: ChatItem | PendingSubmit | ExitInfo | HistorySegment | string;
   approval: ApprovalView | undefined;
   /** What else the element depends on (approvals possible, program ended). */
   ctxKey: string;
@@ -143,8 +146,9 @@ export class ChatView {
     this.resume.visible = false;
     this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.stopButton, this.resume.root);
     this.empty = h('p', { class: 'chat-empty' }, 'No messages yet. Type a prompt below, or in the terminal.');
-    this.resumedNote = h('p', { class: 'resumed-note', hidden: true });
-    this.log = h('div', { class: 'chat-log', role: 'log', 'aria-label': 'Conversation', tabindex: 0, onscroll: () => { this.onScroll(); } }, this.resumedNote, this.empty);
+    // Placed by `render` below the earlier conversation, above this session's own.
+    this.resumedNote = h('p', { class: 'resumed-note', role: 'note' });
+    this.log = h('div', { class: 'chat-log', role: 'log', 'aria-label': 'Conversation', tabindex: 0, onscroll: () => { this.onScroll(); } }, this.empty);
     this.jumpButton = h('button', { type: 'button', class: 'btn approval-jump', hidden: true, onclick: () => { this.jumpToApproval(); } }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), 'Approval waiting ', h('span', { 'aria-hidden': 'true' }, '↓'));
     this.input = h('textarea', {
       class: 'composer-input',
@@ -258,6 +262,21 @@ export class ChatView {
       this.rendered.set(key, r);
       wanted.push(r);
     };
+    // The earlier conversation first, read-only, each session under its own heading.
+    for (const seg of ctx.history ?? []) {
+      place(`history:${seg.session}`, seg, undefined, () => historyHeading(seg.session));
+      for (const item of seg.state.items) {
+        const approval = item.kind === 'tool' ? approvalOf(seg.state, item) : undefined;
+        place(`h:${seg.session}:${item.id}`, item, approval, (old) => this.renderItem(item, approval, old, ctx, true));
+      }
+    }
+    const from = ctx.resumedFrom;
+    if (from !== undefined) {
+      place('resumed', from, undefined, () => {
+        this.renderResumed(from);
+        return this.resumedNote;
+      });
+    }
     for (const item of state.items) {
       const approval = item.kind === 'tool' ? approvalOf(state, item) : undefined;
       place(item.id, item, approval, (old) => this.renderItem(item, approval, old, ctx, exited));
@@ -283,7 +302,7 @@ export class ChatView {
       else cursor = cursor.nextElementSibling;
     }
     for (const child of [...this.log.children]) {
-      if (child !== this.empty && child !== this.resumedNote && !keep.has(child as HTMLElement)) child.remove();
+      if (child !== this.empty && !keep.has(child as HTMLElement)) child.remove();
     }
     if (refocus) {
       const { el, key } = refocus;
@@ -294,17 +313,13 @@ export class ChatView {
     this.afterLayout();
   }
 
-  private renderResumed(from: string | undefined): void {
-    if (this.resumedNote.dataset.from === (from ?? '')) return;
-    this.resumedNote.dataset.from = from ?? '';
-    this.resumedNote.hidden = from === undefined;
-    this.resumedNote.replaceChildren(
-      ...(from === undefined ? [] : ['Resumed from an earlier session (', h('a', { href: `#/session/${encodeURIComponent(from)}` }, from.slice(0, 8)), ').']),
-    );
+  private renderResumed(from: string): void {
+    if (this.resumedNote.dataset.from === from) return;
+    this.resumedNote.dataset.from = from;
+    this.resumedNote.replaceChildren('Resumed from an earlier session (', h('a', { href: `#/session/${encodeURIComponent(from)}` }, from.slice(0, 8)), ').');
   }
 
   private renderStatus(state: ChatState, ctx: ChatContext): void {
-    this.renderResumed(ctx.resumedFrom);
     const status = chatStatus(state);
     let text = STATUS_TEXT[status];
     if (status === 'exited' && state.exit) {
@@ -618,4 +633,9 @@ function diffView(path: string, before: string, after: string): HTMLElement {
       lines.length > shown.length && h('span', { class: 'diff-line diff-more' }, `… ${lines.length - shown.length} more lines`),
     ),
   );
+}
+
+/** The heading over one earlier session's part of the conversation. */
+function historyHeading(session: string): HTMLElement {
+  return h('p', { class: 'history-heading', role: 'note', 'data-session-id': session }, 'Earlier conversation (session ', h('a', { href: `#/session/${encodeURIComponent(session)}` }, session.slice(0, 8)), ')');
 }

@@ -239,6 +239,20 @@ resumed_from?: SessionId,
  */
 resumable: boolean, };
 
+export type HistoryLine = { 
+/**
+ * The earlier session the event belongs to.
+ */
+session: SessionId, 
+/**
+ * Its seq in that session.
+ */
+seq: number, 
+/**
+ * The event as that session recorded it.
+ */
+event: JsonValue, };
+
 export type ProfileInfo = { name: string, description?: string, 
 /**
  * Whether sessions of this profile have the structured sidecar (chat view).

@@ -101,6 +101,17 @@ export const api = {
   async revokeShare(id: string, shareId: string): Promise<void> {
     await call('DELETE', `api/sessions/${encodeURIComponent(id)}/shares/${encodeURIComponent(shareId)}`);
   },
+  /** The earlier conversation of a resumed session: NDJSON of `HistoryLine`s (empty when it resumed nothing). */
+  async history(id: string): Promise<string> {
+    let res: Response;
+    try {
+      res = await fetch(apiUrl(`api/sessions/${encodeURIComponent(id)}/history`), { credentials: 'same-origin', headers: { accept: 'application/x-ndjson' } });
+    } catch (err) {
+      throw new ApiError(0, 'network', err instanceof Error ? err.message : 'network error');
+    }
+    if (!res.ok) throw new ApiError(res.status, res.status === 401 ? 'unauthorized' : 'internal', `GET history: HTTP ${res.status}`);
+    return res.text();
+  },
   /** Starts the ended session's conversation again: 201 with the new session. */
   async resume(id: string): Promise<SessionInfo> {
     try {

@@ -16,7 +16,16 @@ impl Inner {
         match (method, msg.get("id")) {
             (Some(method), Some(id)) => self.on_request(method, id.clone(), &msg["params"]).await,
             (Some("session/update"), None) => {
-                let events = lock(&self.state).updates.events(&msg["params"]["update"]);
+                let events = {
+                    let mut st = lock(&self.state);
+                    // `session/load` replays the whole conversation as
+                    // updates before it answers; the chat already shows it
+                    // from the session's history (`session/history.rs`).
+                    if st.calls.values().any(|c| matches!(c, Call::LoadSession(_))) {
+                        return;
+                    }
+                    st.updates.events(&msg["params"]["update"])
+                };
                 self.emit_all(events);
             }
             (Some(method), None) => self.shared.emit(&json!({

@@ -24,13 +24,17 @@
 //! The terminal pane shows the agent's stderr (`terminal/pipes.rs`) and
 //! a line per prompt, tool call and turn end, written here.
 //!
-//! The structured I/O RFC (seed 000) also describes `heartbeat_request`
-//! and `control/cancel`; neither Qwen Code 0.24.4 nor Claude Code
-//! implements them (Qwen logs "Unknown message type"), so duet sends
-//! neither: it relies on the process itself (its exit is seen at once).
+//! The structured I/O RFC (seed 000) also describes heartbeats
+//! (`heartbeat.rs`: answered, probed, their absence reported) and its
+//! version negotiation and error semantics (`errors.rs`). Its
+//! `control/cancel` neither Qwen Code 0.24.4 nor Claude Code implements
+//! (Qwen logs "Unknown message type"), so duet cancels with `interrupt`.
 
+mod errors;
+mod heartbeat;
 pub(crate) mod lines;
 pub(crate) mod per_turn;
+mod pipes;
 pub(crate) mod tool_call;
 
 use std::collections::HashMap;
@@ -42,17 +46,17 @@ use bytes::Bytes;
 use duet_protocol::rest::ApprovalOption;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tracing::{debug, warn, Instrument};
+use tracing::Instrument;
 
 use super::conversation::validate;
 use super::{Channel, ChannelError, Conversation};
 use crate::session::lock;
 use crate::session::terminal::output::Output;
-use lines::{next_line, Line};
+use lines::Line;
+use pipes::{read, write};
 
 /// Lines queued for the agent's stdin; a full queue refuses (the agent
 /// stopped reading).
@@ -65,6 +69,8 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The id of duet's `initialize` request.
 const INIT_ID: &str = "duet-initialize";
+/// The ids of duet's `interrupt` requests start so.
+const INTERRUPT_PREFIX: &str = "duet-interrupt-";
 
 /// What goes to the agent's stdin, in order.
 enum Out {
@@ -92,6 +98,11 @@ pub(crate) struct Shared {
     /// The input of each pending `can_use_tool`, by request id: Claude
     /// Code wants it back (`updatedInput`) with an allow.
     inputs: Mutex<HashMap<String, Value>>,
+    /// Whether the agent answers heartbeats (`heartbeat.rs`).
+    beat: Mutex<heartbeat::Beat>,
+    /// What the agent announced of its protocol before `session_start`
+    /// (`errors.rs`).
+    protocol: Mutex<Option<Value>>,
 }
 
 impl Shared {
@@ -102,7 +113,31 @@ impl Shared {
             in_turn: AtomicBool::new(false),
             started: AtomicBool::new(false),
             inputs: Mutex::new(HashMap::new()),
+            beat: Mutex::new(heartbeat::Beat::default()),
+            protocol: Mutex::new(None),
         })
+    }
+
+    /// Whether a prompt went out and its `result` has not come.
+    fn in_turn(&self) -> bool {
+        self.in_turn.load(Ordering::Acquire)
+    }
+
+    /// The agent announced its protocol (version, formats, capabilities):
+    /// part of the handshake, or an event of its own once that is out.
+    fn announce_protocol(&self, announced: Value) {
+        if !self.is_started() {
+            *lock(&self.protocol) = Some(announced);
+            return;
+        }
+        self.conversation.emit(&json!({
+            "type": "system", "subtype": "protocol", "data": announced,
+        }));
+    }
+
+    /// Whether `session_start` has been emitted.
+    fn is_started(&self) -> bool {
+        self.started.load(Ordering::Acquire)
     }
 
     /// Writes a line for the terminal pane (dim, so it reads as duet's).
@@ -121,6 +156,9 @@ impl Shared {
             return;
         }
         let mut data = data;
+        if let Some(announced) = lock(&self.protocol).take() {
+            data["announced"] = announced;
+        }
         if let Some(id) = session_id {
             data["session_id"] = json!(id);
         }
@@ -160,6 +198,9 @@ impl Shared {
             return None;
         }
         let event: Value = serde_json::from_str(line).ok()?;
+        if heartbeat::is_heartbeat(&event) {
+            return Some(event);
+        }
         if event["type"] == "control_request" && event["request"]["subtype"] == "can_use_tool" {
             // Before the approval exists: a client may answer at once.
             if let Some(id) = event["request_id"].as_str() {
@@ -268,6 +309,8 @@ pub(crate) struct StreamJsonOptions {
     pub(crate) stdout: ChildStdout,
     pub(crate) output: Arc<Output>,
     pub(crate) max_line: usize,
+    /// How often to send heartbeats (zero: never; see `heartbeat.rs`).
+    pub(crate) heartbeat: Duration,
 }
 
 /// See the module docs.
@@ -276,6 +319,7 @@ pub(crate) struct StreamJson {
     shared: Arc<Shared>,
     next_id: AtomicU64,
     reader: Mutex<Option<JoinHandle<()>>>,
+    heartbeat: Option<JoinHandle<()>>,
 }
 
 impl StreamJson {
@@ -311,11 +355,17 @@ impl StreamJson {
             }
             .in_current_span(),
         );
+        let heartbeat = (!opts.heartbeat.is_zero()).then(|| {
+            tokio::spawn(
+                heartbeat::run(shared.clone(), out.clone(), opts.heartbeat).in_current_span(),
+            )
+        });
         Arc::new(Self {
             out,
             shared,
             next_id: AtomicU64::new(1),
             reader: Mutex::new(Some(reader)),
+            heartbeat,
         })
     }
 
@@ -326,6 +376,14 @@ impl StreamJson {
                 ChannelError::Refused("the agent is not reading its input".into())
             }
         })
+    }
+}
+
+impl Drop for StreamJson {
+    fn drop(&mut self) {
+        if let Some(h) = &self.heartbeat {
+            h.abort();
+        }
     }
 }
 
@@ -359,13 +417,16 @@ impl Channel for StreamJson {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let line = json!({
             "type": "control_request",
-            "request_id": format!("duet-interrupt-{id}"),
+            "request_id": format!("{INTERRUPT_PREFIX}{id}"),
             "request": {"subtype": "interrupt"},
         });
         Some(self.send(Out::Line(line.to_string())))
     }
 
     fn finish(&self) -> BoxFuture<'static, ()> {
+        if let Some(h) = &self.heartbeat {
+            h.abort();
+        }
         let reader = lock(&self.reader).take();
         let shared = self.shared.clone();
         Box::pin(async move {
@@ -382,119 +443,5 @@ impl Channel for StreamJson {
             }
             shared.ended("the agent exited before it finished its turn");
         })
-    }
-}
-
-/// Writes queued lines to the agent's stdin, in order.
-async fn write(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Out>, shared: Arc<Shared>) {
-    while let Some(out) = rx.recv().await {
-        let (line, after) = match out {
-            Out::Prompt(text) => {
-                shared.prompt(&text);
-                (user_event(&text).to_string(), None)
-            }
-            Out::Decision {
-                line,
-                request_id,
-                allowed,
-            } => (
-                line,
-                Some(json!({
-                    "type": "control_response",
-                    "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": allowed}},
-                })),
-            ),
-            Out::Line(line) => (line, None),
-        };
-        let mut bytes = line.into_bytes();
-        bytes.push(b'\n');
-        if let Err(e) = stdin.write_all(&bytes).await {
-            debug!(?e, "writing to the agent's stdin");
-            shared.conversation.warn(
-                "agent_input_closed",
-                format!("the agent no longer reads its input: {e}"),
-                None,
-            );
-            return;
-        }
-        if let Some(event) = after {
-            shared.conversation.emit(&event);
-        }
-    }
-}
-
-/// Relays the agent's stdout until EOF.
-async fn read(
-    stdout: impl AsyncRead + Unpin,
-    shared: Arc<Shared>,
-    out: mpsc::Sender<Out>,
-    max_line: usize,
-) {
-    let mut r = BufReader::with_capacity(64 * 1024, stdout);
-    let mut buf = Vec::new();
-    loop {
-        let line = match next_line(&mut r, &mut buf, max_line).await {
-            Ok(Some(Line::Text(line))) => line,
-            Ok(Some(other)) => {
-                shared.skipped(&other);
-                continue;
-            }
-            Ok(None) => return,
-            Err(e) => {
-                warn!(?e, "reading the agent's stdout");
-                return;
-            }
-        };
-        let Some(event) = shared.relay(&line) else {
-            continue;
-        };
-        match event["type"].as_str() {
-            Some("control_response") if event["response"]["request_id"] == INIT_ID => {
-                let response = &event["response"];
-                if response["subtype"] != "success" {
-                    shared.conversation.warn(
-                        "no_handshake",
-                        format!("the agent refused initialize: {}", response["error"]),
-                        None,
-                    );
-                }
-                let body = &response["response"];
-                shared.start(
-                    body["session_id"].as_str(),
-                    json!({"protocol": "stream-json", "capabilities": body["capabilities"]}),
-                );
-            }
-            Some("control_request") => {
-                let subtype = event["request"]["subtype"].as_str().unwrap_or_default();
-                if subtype != "can_use_tool" {
-                    let error = json!({
-                        "type": "control_response",
-                        "response": {
-                            "subtype": "error",
-                            "request_id": event["request_id"],
-                            "error": format!("duet does not implement {subtype:?} requests"),
-                        },
-                    });
-                    let _ = out.try_send(Out::Line(error.to_string()));
-                }
-            }
-            Some("control_cancel_request") => {
-                // The agent stopped waiting for an answer (its own
-                // timeout, an interrupt): the request is abandoned.
-                shared.conversation.emit(&json!({
-                    "type": "control_response",
-                    "response": {"subtype": "error", "request_id": event["request_id"], "error": "cancelled by the agent"},
-                }));
-            }
-            Some("system") if event["subtype"] == "init" => {
-                // An agent that skipped the handshake is ready all the same.
-                let id = event["session_id"].as_str();
-                shared.start(id, json!({"protocol": "stream-json"}));
-                if let Some(id) = id {
-                    shared.conversation.learn_agent_session_id(id);
-                }
-            }
-            _ => {}
-        }
     }
 }

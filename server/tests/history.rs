@@ -1,0 +1,153 @@
+//! A resumed session keeps the earlier conversation: `GET
+//! /api/sessions/{id}/history` serves the events of every session in the
+//! chain it resumed, oldest first, each with its session and seq, while
+//! its own `GET /events` (and WebSocket) carry only its own. Against the
+//! scripted stream-json agent (`fixtures/fake_stream_json.py`), whose
+//! `initialize` answer names its conversation, so it can be resumed.
+
+mod support;
+
+use duet_protocol::ids::SessionId;
+use duet_protocol::rest::{HistoryLine, SessionInfo};
+use duet_protocol::ws::ServerMessage;
+use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use serde_json::{json, Value};
+use support::{kind, Client, TestServer};
+
+fn resumable_fake() -> Profile {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fake_stream_json.py")
+        .to_string_lossy()
+        .into_owned();
+    Profile {
+        name: "fake".into(),
+        description: None,
+        command: "python3".into(),
+        args: vec![script.clone()],
+        env: Default::default(),
+        cwd: None,
+        ready_text: None,
+        channel: Some(ChannelKind::StreamJson),
+        resume_args: Some(vec![script, "--resume".into(), "{agent_session_id}".into()]),
+    }
+}
+
+async fn server() -> TestServer {
+    let profiles = Profiles::from_config(
+        ConfigFile {
+            default_profile: None,
+            profiles: vec![resumable_fake()],
+            tokens: Vec::new(),
+        },
+        env!("CARGO_BIN_EXE_duet").into(),
+    )
+    .unwrap();
+    TestServer::start_with(|o| o.profiles = profiles).await
+}
+
+/// Attaches, waits for the handshake, asks `prompt` and waits for its result.
+async fn converse(server: &TestServer, id: SessionId, prompt: &str) -> Client {
+    let mut c = server.connect(id, None).await;
+    c.until_event(|e| e["subtype"] == "session_start").await;
+    c.submit(prompt).await;
+    c.until_event(|e| kind(e) == "result").await;
+    c
+}
+
+async fn end(server: &TestServer, c: &mut Client, id: SessionId) {
+    assert!(server
+        .delete(&format!("/api/sessions/{id}"))
+        .await
+        .status()
+        .is_success());
+    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+}
+
+async fn resume(server: &TestServer, id: SessionId) -> SessionInfo {
+    let resp = server
+        .post_json(&format!("/api/sessions/{id}/resume"), json!({}))
+        .await;
+    assert_eq!(resp.status(), 201);
+    let info: SessionInfo = resp.json().await.unwrap();
+    assert_eq!(info.resumed_from, Some(id));
+    info
+}
+
+async fn text(server: &TestServer, path: &str) -> String {
+    let resp = server.get(path).send().await.unwrap();
+    assert!(resp.status().is_success(), "{path}: {}", resp.status());
+    resp.text().await.unwrap()
+}
+
+async fn history(server: &TestServer, id: SessionId) -> Vec<HistoryLine> {
+    text(server, &format!("/api/sessions/{id}/history"))
+        .await
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The prompts (`user` events with text) of a list of events.
+fn prompts<'a>(events: impl Iterator<Item = &'a Value>) -> Vec<String> {
+    events
+        .filter(|e| kind(e) == "user")
+        .filter_map(|e| e["message"]["content"][0]["text"].as_str())
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_of_resumptions_keeps_every_earlier_conversation_in_order() {
+    let server = server().await;
+    let a = server.create("fake").await;
+    let mut c = converse(&server, a.id, "hello one").await;
+    end(&server, &mut c, a.id).await;
+    // A session that resumed nothing has an empty history.
+    assert!(history(&server, a.id).await.is_empty());
+
+    let b = resume(&server, a.id).await;
+    let h = history(&server, b.id).await;
+    assert!(h.iter().all(|l| l.session == a.id));
+    assert_eq!(prompts(h.iter().map(|l| &l.event)), ["hello one"]);
+    // Each line is the event as A recorded it, under A's seq.
+    let a_events: Vec<Value> = text(&server, &format!("/api/sessions/{}/events", a.id))
+        .await
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(h.len(), a_events.len());
+    for (line, event) in h.iter().zip(&a_events) {
+        assert_eq!(&line.event, event);
+    }
+    assert!(h.windows(2).all(|w| w[0].seq < w[1].seq));
+
+    let mut c = converse(&server, b.id, "hello two").await;
+    // B's own events are its own: numbered from 1, without A's.
+    let b_events = text(&server, &format!("/api/sessions/{}/events", b.id)).await;
+    assert!(!b_events.contains("hello one"), "{b_events}");
+    end(&server, &mut c, b.id).await;
+
+    let cc = resume(&server, b.id).await;
+    // The earlier sessions may go; the history stays.
+    assert_eq!(
+        server
+            .delete(&format!("/api/sessions/{}?purge=true", a.id))
+            .await
+            .status(),
+        204
+    );
+    let h = history(&server, cc.id).await;
+    let sessions: Vec<SessionId> = h.iter().map(|l| l.session).collect();
+    let split = sessions.iter().position(|s| *s == b.id).unwrap();
+    assert!(sessions[..split].iter().all(|s| *s == a.id));
+    assert!(sessions[split..].iter().all(|s| *s == b.id));
+    assert_eq!(
+        prompts(h.iter().map(|l| &l.event)),
+        ["hello one", "hello two"]
+    );
+    // And the resumed agent got its conversation id back.
+    let mut c = converse(&server, cc.id, "hello three").await;
+    let info = server.info(cc.id).await;
+    assert_eq!(info.agent_session_id.as_deref(), Some("fake-session-1"));
+    end(&server, &mut c, cc.id).await;
+}
