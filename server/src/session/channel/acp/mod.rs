@@ -361,7 +361,7 @@ impl Inner {
             "request_id": request_id,
             "request": {
                 "subtype": "can_use_tool",
-                "tool_name": call["_meta"]["toolName"].as_str().or(call["title"].as_str()).unwrap_or("tool"),
+                "tool_name": updates::tool_name(call).unwrap_or("tool"),
                 "tool_use_id": call["toolCallId"],
                 "input": input,
                 "acp_options": params["options"],

@@ -54,9 +54,7 @@ impl Updates {
             "tool_call" => {
                 self.text.flush(&mut out);
                 let id = update["toolCallId"].as_str().unwrap_or_default();
-                let name = update["_meta"]["toolName"]
-                    .as_str()
-                    .or(update["title"].as_str())
+                let name = tool_name(update)
                     .or(update["kind"].as_str())
                     .unwrap_or("tool");
                 let mut input = update["rawInput"].clone();
@@ -118,6 +116,23 @@ impl Updates {
             }));
         }
     }
+}
+
+/// The name of the tool a `tool_call` (or a permission request's
+/// `toolCall`) runs: ACP has only a `title` (Claude's adapter: "Terminal",
+/// then the command), so the agent's own name is taken from `_meta` where
+/// agents put it: `toolName` (Qwen Code), or one level down under a vendor
+/// key (`claudeCode.toolName`, claude-agent-acp).
+pub(crate) fn tool_name(call: &Value) -> Option<&str> {
+    let meta = &call["_meta"];
+    meta["toolName"]
+        .as_str()
+        .or_else(|| {
+            meta.as_object()?
+                .values()
+                .find_map(|v| v["toolName"].as_str())
+        })
+        .or(call["title"].as_str())
 }
 
 /// A `system` event for an update the chat has no rendering of.
@@ -235,5 +250,17 @@ mod tests {
             "touch x"
         );
         assert_eq!(out[10]["message"]["content"][0]["content"], "Exit Code: 0");
+    }
+
+    /// claude-agent-acp 0.101.0 names the tool under `_meta.claudeCode`.
+    #[test]
+    fn the_tool_name_comes_from_the_agents_meta() {
+        let claude = json!({"toolCallId": "t", "title": "Terminal", "kind": "execute",
+            "_meta": {"claudeCode": {"toolName": "Bash"}}});
+        assert_eq!(tool_name(&claude), Some("Bash"));
+        let qwen = json!({"title": "Shell", "_meta": {"toolName": "run_shell_command"}});
+        assert_eq!(tool_name(&qwen), Some("run_shell_command"));
+        assert_eq!(tool_name(&json!({"title": "Read"})), Some("Read"));
+        assert_eq!(tool_name(&json!({"kind": "read"})), None);
     }
 }
