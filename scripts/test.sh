@@ -4,10 +4,11 @@
 # apt, the web's npm packages, Qwen Code 0.15.10 (on the system's Node 20)
 # and 0.24.4 (on Node 24 from PyPI), Claude Code and its ACP adapter into
 # .cache/), then runs formatting and lint checks, the Rust tests (including
-# real Qwen Code and Claude Code through duet, against mock LLM APIs), the web's lint/typecheck/unit tests,
-# the browser end-to-end tests against a real duet, and the offline checks
-# of the deployment recipes (deploy/check.sh; nginx, dnsmasq and systemd
-# from apt, Caddy and the schema validators from PyPI into .cache/).
+# real Qwen Code and Claude Code through duet, against mock LLM APIs), the
+# web's lint/typecheck/unit tests, the browser end-to-end tests against a
+# real duet, and the offline checks of the deployment recipes
+# (deploy/check.sh; nginx, dnsmasq and systemd from apt, Caddy and the
+# schema validators from PyPI into .cache/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
