@@ -650,10 +650,16 @@ mod tests {
         assert!(claude_acp_builtin(|_| None).is_none());
         let found = |name: &str| (name == "claude-code-acp").then(|| PathBuf::from("/bin/x"));
         let p = claude_acp_builtin(found).unwrap();
-        assert_eq!((p.name.as_str(), p.command.as_str()), ("claude-acp", "claude-code-acp"));
+        assert_eq!(
+            (p.name.as_str(), p.command.as_str()),
+            ("claude-acp", "claude-code-acp")
+        );
         assert_eq!(p.channel, Some(ChannelKind::Acp));
         let both = |_: &str| Some(PathBuf::from("/bin/x"));
-        assert_eq!(claude_acp_builtin(both).unwrap().command, "claude-agent-acp");
+        assert_eq!(
+            claude_acp_builtin(both).unwrap().command,
+            "claude-agent-acp"
+        );
         let profiles = Profiles::from_config(
             ConfigFile {
                 default_profile: None,

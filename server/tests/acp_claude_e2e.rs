@@ -285,7 +285,10 @@ async fn prompt_reply_and_tools_approved_and_denied_with_the_adapters_options() 
     );
     assert_eq!(start["data"]["agent"]["version"], ADAPTER_VERSION);
     assert_eq!(start["data"]["capabilities"]["loadSession"], true);
-    assert_eq!(start["data"]["modes"]["currentModeId"], "default", "{start}");
+    assert_eq!(
+        start["data"]["modes"]["currentModeId"], "default",
+        "{start}"
+    );
     let agent_session = start["session_id"].as_str().unwrap().to_string();
 
     let sent = Instant::now();
@@ -319,10 +322,7 @@ async fn prompt_reply_and_tools_approved_and_denied_with_the_adapters_options() 
     let done = run.settled(&a.request_id).await;
     assert_eq!(done.state, ApprovalState::Allowed);
     assert_eq!(done.decided_by, Some(Decider::Client));
-    let (_, e) = run
-        .client
-        .until_event(|e| tool_result(e).is_some())
-        .await;
+    let (_, e) = run.client.until_event(|e| tool_result(e).is_some()).await;
     let result = tool_result(&e).unwrap();
     assert_eq!(result["is_error"], false, "{e}");
     assert!(

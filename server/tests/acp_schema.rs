@@ -111,7 +111,10 @@ async fn every_message_duet_sends_matches_the_official_schema() {
     for (prompt, answer) in [
         (format!("read {}", root.join("in.txt").display()), "read:"),
         ("read /etc/hostname".to_string(), "refused:"),
-        (format!("write {}", root.join("new.txt").display()), "wrote it"),
+        (
+            format!("write {}", root.join("new.txt").display()),
+            "wrote it",
+        ),
         ("unknown".to_string(), "unknown: -32601"),
         ("terminal".to_string(), "terminal: exit 3"),
         ("terminal kill".to_string(), "killed:"),
@@ -166,7 +169,10 @@ async fn every_message_duet_sends_matches_the_official_schema() {
         let rec: Value = serde_json::from_str(line).unwrap();
         let msg = &rec["message"];
         let errors: Vec<String> = client.iter_errors(msg).map(|e| e.to_string()).collect();
-        assert!(errors.is_empty(), "not a client message: {msg}\n{errors:#?}");
+        assert!(
+            errors.is_empty(),
+            "not a client message: {msg}\n{errors:#?}"
+        );
         let (method, response) = match (msg["method"].as_str(), rec["answers"].as_str()) {
             (Some(m), _) => (m, false),
             (None, Some(m)) => (m, true),

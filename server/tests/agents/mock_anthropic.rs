@@ -503,6 +503,15 @@ mod tests {
             }
         );
 
+        let output = main_request(json!("Please run and print"));
+        match script(&output) {
+            Reply::Tool { input, .. } => {
+                assert_eq!(input["command"], OUTPUT_COMMAND);
+                assert!(OUTPUT_COMMAND.starts_with(&format!("echo {OUTPUT_TEXT};")));
+            }
+            other => panic!("expected a tool call, got {other:?}"),
+        }
+
         let result = main_request(
             json!([{"type": "tool_result", "tool_use_id": "toolu_mock_2",
             "content": "(Bash completed with no output)", "is_error": false}]),
