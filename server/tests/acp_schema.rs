@@ -138,9 +138,16 @@ async fn every_message_duet_sends_matches_the_official_schema() {
     reply(&mut c, "permission: yes").await;
     c.until_event(|e| kind(e) == "result").await;
     c.submit("permission").await;
-    c.until(|m| matches!(m, ServerMessage::Approval(a) if a.options.len() == 2))
-        .await;
-    c.send(&ClientMessage::Cancel { id: None }).await;
+    // The pending one (the first approval's late updates come first).
+    c.until(|m| {
+        matches!(m, ServerMessage::Approval(a)
+            if a.options.len() == 2 && a.state == duet_protocol::rest::ApprovalState::Pending)
+    })
+    .await;
+    c.send(&ClientMessage::Cancel {
+        id: Some("cancel".into()),
+    })
+    .await;
     let (_, r) = c
         .until_event(|e| kind(e) == "result" && e["stop_reason"] == "cancelled")
         .await;
