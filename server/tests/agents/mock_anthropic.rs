@@ -52,6 +52,13 @@ pub const TOOL_TRIGGER: &str = "please run touch";
 pub const TOOL_COMMAND: &str = "touch made_by_tool.txt";
 /// The `description` of the `Bash` call (shown in the permission dialog).
 pub const TOOL_DESCRIPTION: &str = "Create a file";
+/// Asking for this makes the mock call `Bash` with [`OUTPUT_COMMAND`].
+pub const OUTPUT_TRIGGER: &str = "please run and print";
+/// A command with output (which a client shows) that also creates the
+/// file [`TOOL_COMMAND`] creates.
+pub const OUTPUT_COMMAND: &str = "echo printed-by-the-tool; touch made_by_tool.txt";
+/// What [`OUTPUT_COMMAND`] prints.
+pub const OUTPUT_TEXT: &str = "printed-by-the-tool";
 /// How a reply to a tool result starts.
 pub const AFTER_TOOL: &str = "Tool finished:";
 /// The answer to anything that is not a main-loop request.
@@ -114,6 +121,12 @@ pub fn script(body: &Value) -> Reply {
                 break;
             }
         }
+    }
+    if prompt.to_lowercase().contains(OUTPUT_TRIGGER) {
+        return Reply::Tool {
+            name: "Bash".into(),
+            input: json!({"command": OUTPUT_COMMAND, "description": TOOL_DESCRIPTION}),
+        };
     }
     if prompt.to_lowercase().contains(TOOL_TRIGGER) {
         return Reply::Tool {
@@ -489,6 +502,15 @@ mod tests {
                 input: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
             }
         );
+
+        let output = main_request(json!("Please run and print"));
+        match script(&output) {
+            Reply::Tool { input, .. } => {
+                assert_eq!(input["command"], OUTPUT_COMMAND);
+                assert!(OUTPUT_COMMAND.starts_with(&format!("echo {OUTPUT_TEXT};")));
+            }
+            other => panic!("expected a tool call, got {other:?}"),
+        }
 
         let result = main_request(
             json!([{"type": "tool_result", "tool_use_id": "toolu_mock_2",

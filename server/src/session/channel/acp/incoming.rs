@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use super::jsonrpc::{reply, request, INVALID_PARAMS, METHOD_NOT_FOUND};
-use super::{fs, Call, Inner, Out};
+use super::{fs, updates, Call, Inner, Out};
 use crate::session::lock;
 
 impl Inner {
@@ -159,7 +159,8 @@ impl Inner {
                 tokio::task::spawn_blocking(move || fs::write(&root, &path, &content))
                     .await
                     .unwrap_or_else(|e| Err(e.to_string()))
-                    .map(|()| Value::Null)
+                    // The schema's WriteTextFileResponse is an object.
+                    .map(|()| json!({}))
                     .map_err(|m| (INVALID_PARAMS, m))
             }
             "terminal/create" => self
@@ -200,10 +201,14 @@ impl Inner {
     fn permission(&self, id: Value, params: &Value) {
         let request_id = format!("acp-{}", id.to_string().trim_matches('"'));
         let call = &params["toolCall"];
-        let events = {
+        let (events, known) = {
             let mut st = lock(&self.state);
             st.permissions.insert(request_id.clone(), id);
-            st.updates.flush()
+            let known = call["toolCallId"]
+                .as_str()
+                .and_then(|t| st.updates.known_name(t))
+                .map(str::to_string);
+            (st.updates.flush(), known)
         };
         self.emit_all(events);
         let mut input = call["rawInput"].clone();
@@ -218,7 +223,10 @@ impl Inner {
             "request_id": request_id,
             "request": {
                 "subtype": "can_use_tool",
-                "tool_name": call["_meta"]["toolName"].as_str().or(call["title"].as_str()).unwrap_or("tool"),
+                "tool_name": updates::meta_name(call)
+                    .or(known.as_deref())
+                    .or(call["title"].as_str())
+                    .unwrap_or("tool"),
                 "tool_use_id": call["toolCallId"],
                 "input": input,
                 "acp_options": params["options"],

@@ -8,6 +8,8 @@
 //!
 //! Pure: updates in, events out.
 
+use std::collections::VecDeque;
+
 use serde_json::{json, Value};
 
 use crate::session::channel::stream_json::tool_call;
@@ -18,7 +20,14 @@ pub(crate) struct Updates {
     text: tool_call::Normalizer,
     thought: Option<String>,
     user: Option<String>,
+    /// Tool names by `toolCallId`, newest last: a permission request's
+    /// `toolCall` may lack the `_meta` that names the tool
+    /// (claude-agent-acp), while its `tool_call` update had it.
+    names: VecDeque<(String, String)>,
 }
+
+/// Tool names remembered for permission requests that come later.
+const KNOWN_NAMES: usize = 64;
 
 impl Updates {
     /// The chat's events for one `update` (the `params.update` object).
@@ -54,11 +63,13 @@ impl Updates {
             "tool_call" => {
                 self.text.flush(&mut out);
                 let id = update["toolCallId"].as_str().unwrap_or_default();
-                let name = update["_meta"]["toolName"]
-                    .as_str()
-                    .or(update["title"].as_str())
+                let name = tool_name(update)
                     .or(update["kind"].as_str())
                     .unwrap_or("tool");
+                if self.names.len() == KNOWN_NAMES {
+                    self.names.pop_front();
+                }
+                self.names.push_back((id.to_string(), name.to_string()));
                 let mut input = update["rawInput"].clone();
                 if input.is_null() {
                     input = json!({});
@@ -118,6 +129,36 @@ impl Updates {
             }));
         }
     }
+}
+
+impl Updates {
+    /// The name a `tool_call` update gave the call `id`, if it was seen.
+    pub(crate) fn known_name(&self, id: &str) -> Option<&str> {
+        self.names
+            .iter()
+            .rev()
+            .find(|(i, _)| i == id)
+            .map(|(_, n)| n.as_str())
+    }
+}
+
+/// The name of the tool a `tool_call` (or a permission request's
+/// `toolCall`) runs: ACP has only a `title` (Claude's adapter: "Terminal",
+/// then the command), so the agent's own name is taken from `_meta` where
+/// agents put it: `toolName` (Qwen Code), or one level down under a vendor
+/// key (`claudeCode.toolName`, claude-agent-acp).
+pub(crate) fn tool_name(call: &Value) -> Option<&str> {
+    meta_name(call).or(call["title"].as_str())
+}
+
+/// The tool's own name from `_meta` only (see [`tool_name`]).
+pub(crate) fn meta_name(call: &Value) -> Option<&str> {
+    let meta = &call["_meta"];
+    meta["toolName"].as_str().or_else(|| {
+        meta.as_object()?
+            .values()
+            .find_map(|v| v["toolName"].as_str())
+    })
 }
 
 /// A `system` event for an update the chat has no rendering of.
@@ -235,5 +276,17 @@ mod tests {
             "touch x"
         );
         assert_eq!(out[10]["message"]["content"][0]["content"], "Exit Code: 0");
+    }
+
+    /// claude-agent-acp 0.101.0 names the tool under `_meta.claudeCode`.
+    #[test]
+    fn the_tool_name_comes_from_the_agents_meta() {
+        let claude = json!({"toolCallId": "t", "title": "Terminal", "kind": "execute",
+            "_meta": {"claudeCode": {"toolName": "Bash"}}});
+        assert_eq!(tool_name(&claude), Some("Bash"));
+        let qwen = json!({"title": "Shell", "_meta": {"toolName": "run_shell_command"}});
+        assert_eq!(tool_name(&qwen), Some("run_shell_command"));
+        assert_eq!(tool_name(&json!({"title": "Read"})), Some("Read"));
+        assert_eq!(tool_name(&json!({"kind": "read"})), None);
     }
 }
