@@ -23,14 +23,15 @@ export interface Duet {
 /** How long the server may take to print its ready line. */
 const READY_TIMEOUT = 30_000;
 
-async function startDuet(): Promise<{ duet: Duet; proc: ChildProcessByStdio<null, Readable, Readable> }> {
+/** Starts `duet serve` on port 0 with a fresh state dir; `extraArgs` go after the defaults (e.g. `--config`). */
+export async function startDuet(extraArgs: string[] = []): Promise<{ duet: Duet; proc: ChildProcessByStdio<null, Readable, Readable> }> {
   const bin = resolve(webRoot, process.env.DUET_BIN ?? '../target/debug/duet');
   if (!existsSync(bin)) {
     throw new Error(`duet binary not found at ${bin}: build it (cargo build) or set DUET_BIN`);
   }
   const token = randomBytes(16).toString('hex');
   const stateDir = mkdtempSync(join(tmpdir(), 'duet-e2e-'));
-  const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--token', token, '--state-dir', stateDir], {
+  const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--token', token, '--state-dir', stateDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
   });
@@ -56,7 +57,8 @@ async function startDuet(): Promise<{ duet: Duet; proc: ChildProcessByStdio<null
   return { duet: { baseURL, token, stateDir }, proc };
 }
 
-async function stopDuet(proc: ChildProcess, stateDir: string): Promise<void> {
+/** Stops a server from `startDuet` and removes its state dir. */
+export async function stopDuet(proc: ChildProcess, stateDir: string): Promise<void> {
   if (proc.exitCode === null) {
     const exited = new Promise((ok) => proc.once('exit', ok));
     proc.kill('SIGTERM');

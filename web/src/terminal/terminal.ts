@@ -1,8 +1,9 @@
 // The terminal pane: xterm.js attached to the session's PTY. Output is written
 // with flow control (terminal/flow.ts); keystrokes go out as bytes; the size
 // follows the pane (ResizeObserver → fit → `resize`, debounced) and follows
-// the server when another client resized the PTY. WebGL renders when it can;
-// if it fails or loses its context we fall back to the DOM renderer.
+// the server when another client resized the PTY. WebGL renders on a hardware
+// GPU (terminal/renderer.ts); if it fails or loses its context the DOM
+// renderer takes over.
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
@@ -11,6 +12,7 @@ import '@xterm/xterm/css/xterm.css';
 import { h } from '../ui/dom';
 import { terminalThemes, type ThemeName } from '../ui/theme';
 import { FlowControl } from './flow';
+import { chooseRenderer } from './renderer';
 
 /** What the pane asks of its owner. */
 export interface TerminalOwner {
@@ -197,7 +199,16 @@ export class TerminalPane {
         ta.select();
       }
     });
-    void this.loadWebgl();
+    const choice = chooseRenderer();
+    this.root.dataset.renderer = 'dom';
+    this.root.dataset.rendererReason = choice.reason;
+    if (choice.renderer === 'webgl') {
+      // A lost context fires `webglcontextlost` on the canvas (it does not
+      // bubble: listen in the capture phase). The addon waits 3 s for a
+      // restore before it gives up, with a blank terminal meanwhile: switch now.
+      this.host.addEventListener('webglcontextlost', () => { if (this.webgl) this.dropWebgl('context-lost'); }, { capture: true });
+      void this.loadWebgl();
+    }
     this.fitNow(false);
   }
 
@@ -359,17 +370,18 @@ export class TerminalPane {
       const addon = new WebglAddon();
       addon.onContextLoss(() => {
         // The GPU went away (driver reset, too many contexts): the DOM renderer takes over.
-        this.dropWebgl();
+        this.dropWebgl('context-lost');
       });
       this.term.loadAddon(addon);
       this.webgl = addon;
       this.root.dataset.renderer = 'webgl';
     } catch {
-      this.dropWebgl();
+      this.dropWebgl('webgl-failed');
     }
   }
 
-  private dropWebgl(): void {
+  private dropWebgl(reason: string): void {
+    this.root.dataset.rendererReason = reason;
     try {
       this.webgl?.dispose();
     } catch {
