@@ -7,6 +7,7 @@ import {
   initialChatState,
   isSentUnconfirmed,
   isSlashCommand,
+  liveText,
   reduce,
   reduceAll,
   type ChatInput,
@@ -161,14 +162,31 @@ describe('the recorded Qwen Code stream', () => {
     expect(item?.kind === 'assistant' && item.text).toBe('Hello from mock');
     expect(item?.kind === 'assistant' && item.streaming).toBe(false); // content_block_stop came
     const midway = upTo(seqOf(events, (e) => innerType(e) === 'content_block_delta'));
-    expect(midway.items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Hello ', streaming: true });
+    const open = midway.items.at(-1);
+    expect(open).toMatchObject({ kind: 'assistant', streaming: true });
+    if (!open) throw new Error('no item');
+    expect(liveText(midway, open)).toBe('Hello ');
+  });
+
+  it('costs O(1) per token: a delta leaves the transcript array alone', () => {
+    const first = seqOf(events, (e) => innerType(e) === 'content_block_delta');
+    const before = upTo(first);
+    const next = events[first];
+    if (!next) throw new Error('fixture too short');
+    const after = reduce(before, next);
+    expect(after.items).toBe(before.items);
+    const open = after.items.at(-1);
+    if (!open) throw new Error('no item');
+    expect(liveText(after, open).length).toBeGreaterThan(liveText(before, open).length);
   });
 
   it('assembles tool input from input_json_delta before the final message', () => {
     const toolStart = seqOf(events, (e) => innerType(e) === 'content_block_start' && JSON.stringify(e).includes('"type":"tool_use"'));
     const partial = upTo(toolStart + 1);
     expect(tools(partial)[0]).toMatchObject({ status: 'streaming', inputComplete: false });
-    expect(tools(partial)[0]?.partialJson).toContain('touch made_by_tool.txt');
+    const tool = tools(partial)[0];
+    if (!tool) throw new Error('no tool');
+    expect(liveText(partial, tool)).toContain('touch made_by_tool.txt');
     const stopped = upTo(toolStart + 2);
     expect(tools(stopped)[0]?.input).toEqual({ command: 'touch made_by_tool.txt && ls', description: 'Create a file and list' });
   });

@@ -72,3 +72,47 @@ export function replaceItem(state: ChatState, item: ChatItem): ChatState {
 export function isSentUnconfirmed(a: ApprovalView): boolean {
   return a.state !== 'pending' && a.decidedBy === 'client' && !a.confirmed;
 }
+
+/** The item with this id (a search: for once-per-block work, never per token). */
+export function itemById(state: ChatState, id: string): ChatItem | undefined {
+  return state.items.find((i) => i.id === id);
+}
+
+/** What an item shows now: its text (a tool: its partial JSON) and what is still streaming into it. */
+export function liveText(state: ChatState, item: ChatItem): string {
+  const live = state.stream?.live[item.id] ?? '';
+  switch (item.kind) {
+    case 'assistant':
+    case 'thinking':
+      return item.text + live;
+    case 'tool':
+      return item.inputComplete ? item.partialJson : item.partialJson + live;
+    default:
+      return '';
+  }
+}
+
+/** Moves the text streamed into block `id` into its item (once per block). */
+export function commitLive(state: ChatState, id: string): ChatState {
+  const s = state.stream;
+  const piece = s?.live[id];
+  if (!s || piece === undefined) return state;
+  const { [id]: _, ...live } = s.live;
+  const next: ChatState = { ...state, stream: { ...s, live } };
+  const item = itemById(next, id);
+  if (item?.kind === 'assistant' || item?.kind === 'thinking') return replaceItem(next, { ...item, text: item.text + piece });
+  if (item?.kind === 'tool' && !item.inputComplete) return upsertTool(next, { ...item, partialJson: item.partialJson + piece });
+  return next;
+}
+
+/** Moves every open block's streamed text into its item. */
+export function commitAll(state: ChatState): ChatState {
+  let next = state;
+  for (const id of Object.keys(state.stream?.live ?? {})) next = commitLive(next, id);
+  return next;
+}
+
+/** Ends the streamed message; its open blocks keep what was streamed. */
+export function endStream(state: ChatState): ChatState {
+  return state.stream ? { ...commitAll(state), stream: null } : state;
+}

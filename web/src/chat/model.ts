@@ -119,6 +119,14 @@ export interface StreamState {
   readonly sawDelta: boolean;
   /** The final `assistant` message arrived; later deltas must not touch its text. */
   readonly finalised: boolean;
+  /** This message's blocks: block index → item id, so a delta finds its item without a search. */
+  readonly blocks: Readonly<Record<number, string>>;
+  /**
+   * Text streamed into open blocks (item id → text) and not yet in the item:
+   * appending here costs O(1), where a new item would cost a new transcript
+   * array per token. The item takes it once per block; `liveText` reads both.
+   */
+  readonly live: Readonly<Record<string, string>>;
 }
 
 /** Everything the chat pane shows. */

@@ -9,12 +9,12 @@
 import type { ExitInfo } from '../generated/protocol';
 import { parseSidecarEvent, type Block, type SidecarEvent } from './sidecar';
 import type { ChatInput, ChatState, NoticeItem, PendingSubmit, UserItem } from './model';
-import { findTool, isSentUnconfirmed, newTool, replaceItem, upsertTool } from './items';
+import { endStream, findTool, isSentUnconfirmed, newTool, replaceItem, upsertTool } from './items';
 import { applyApproval, applyServerApproval, setApproval } from './approvals';
 import { applyAssistant, applyStream } from './stream';
 
 export * from './model';
-export { toolStatus, isSentUnconfirmed } from './items';
+export { toolStatus, isSentUnconfirmed, liveText } from './items';
 export { approvalOf, chosenOption, optionAllows } from './approvals';
 
 /** Applies one input. Returns the same object when nothing changed. */
@@ -50,7 +50,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'approval':
       return applyServerApproval(state, input);
     case 'exit':
-      return { ...state, exit: exitInfo(input), stream: null, awaitingReply: false };
+      return { ...endStream(state), exit: exitInfo(input), awaitingReply: false };
     case 'ack':
       return applyAck(state, input.id, input.queued);
     case 'error':
@@ -105,7 +105,7 @@ function applyEvent(state: ChatState, ev: SidecarEvent): ChatState {
     case 'stream_event':
       return applyStream(state, ev.event);
     case 'result': {
-      const next: ChatState = { ...state, stream: null, awaitingReply: false };
+      const next: ChatState = { ...endStream(state), awaitingReply: false };
       return ev.isError ? addNotice(next, 'error', ev.text ?? 'The turn ended with an error.') : next;
     }
     case 'control_request':
@@ -168,7 +168,7 @@ function applyUser(state: ChatState, uuid: string | undefined, blocks: Block[]):
   }
   if (text !== '' || sawResult) {
     // A new prompt ends any half-streamed message; a tool result goes back to the model.
-    next = { ...next, awaitingReply: true, stream: text !== '' ? null : next.stream };
+    next = { ...(text !== '' ? endStream(next) : next), awaitingReply: true };
   }
   return next;
 }
@@ -242,8 +242,19 @@ export function chatStatus(state: ChatState): ChatStatus {
   if (approvals.some((a) => a.sending || isSentUnconfirmed(a))) return 'approval_sent';
   if (state.stream && !state.stream.finalised && state.stream.sawDelta) return 'responding';
   if (state.awaitingReply || (state.stream && !state.stream.finalised)) return 'thinking';
-  if (state.items.some((i) => i.kind === 'tool' && i.status === 'running')) return 'running_tool';
+  if (runningTool(state.items)) return 'running_tool';
   return 'idle';
+}
+
+/** Whether a tool runs, once per transcript array (the status is asked for every frame). */
+const running = new WeakMap<ChatState['items'], boolean>();
+function runningTool(items: ChatState['items']): boolean {
+  let r = running.get(items);
+  if (r === undefined) {
+    r = items.some((i) => i.kind === 'tool' && i.status === 'running');
+    running.set(items, r);
+  }
+  return r;
 }
 
 /** Whether a prompt is a slash command (handled by the agent's own UI; no `user` event). */

@@ -1,19 +1,27 @@
 // Streamed assistant messages: `stream_event`s build the message block by
 // block, and the final `assistant` message replaces what was streamed for it.
 import { isObject, parseJson } from './json';
-import type { AssistantItem, ChatItem, ChatState, ThinkingItem, ToolItem } from './model';
-import { blockId, findTool, itemMessageId, newTool, replaceItem, upsertTool, withStatus } from './items';
+import type { AssistantItem, ChatItem, ChatState, ThinkingItem } from './model';
+import { blockId, commitAll, commitLive, endStream, findTool, itemById, itemMessageId, newTool, replaceItem, upsertTool, withStatus } from './items';
 import { linkApprovalToTool } from './approvals';
 import type { Block, StreamEvent } from './sidecar';
 
+/**
+ * Applies one streaming event. A delta costs O(1) whatever the transcript's
+ * length: its block's item is found through `stream.blocks` and its text goes
+ * to `stream.live`, not into a new transcript array; the item takes the text
+ * once per block (`commitLive`), when the block or the message stops.
+ */
 export function applyStream(state: ChatState, ev: StreamEvent): ChatState {
   switch (ev.type) {
-    case 'message_start':
+    case 'message_start': {
+      const next = state.stream ? endStream(state) : state;
       return {
-        ...state,
+        ...next,
         awaitingReply: true,
-        stream: { messageId: ev.messageId ?? `seq${state.lastSeq}`, sawDelta: false, finalised: false },
+        stream: { messageId: ev.messageId ?? `seq${state.lastSeq}`, sawDelta: false, finalised: false, blocks: {}, live: {} },
       };
+    }
     case 'content_block_start': {
       const s = state.stream;
       if (!s || s.finalised) return state;
@@ -24,42 +32,41 @@ export function applyStream(state: ChatState, ev: StreamEvent): ChatState {
       if (!s || s.finalised) return state;
       let next = state;
       const d = ev.delta;
+      let piece: string | undefined;
+      let id: string | undefined;
       if (d.type === 'text' || d.type === 'thinking') {
-        const kind = d.type === 'text' ? 'assistant' : 'thinking';
-        const id = blockId(kind, s.messageId, ev.index);
-        const existing = next.items.find((i) => i.id === id);
-        if (existing && (existing.kind === 'assistant' || existing.kind === 'thinking')) {
-          next = replaceItem(next, { ...existing, text: existing.text + d.text });
-        } else {
-          next = startBlock(next, s.messageId, ev.index, d.type === 'text' ? { type: 'text', text: d.text } : { type: 'thinking', text: d.text });
-        }
+        id = blockId(d.type === 'text' ? 'assistant' : 'thinking', s.messageId, ev.index);
+        // A delta without its content_block_start opens the block.
+        if (s.blocks[ev.index] !== id) next = startBlock(next, s.messageId, ev.index, { type: d.type, text: '' });
+        piece = d.text;
       } else if (d.type === 'input_json') {
-        const tool = next.items.find((i): i is ToolItem => i.kind === 'tool' && i.messageId === s.messageId && i.index === ev.index);
-        if (tool && !tool.inputComplete) {
-          next = upsertTool(next, { ...tool, partialJson: tool.partialJson + d.partialJson });
-        }
+        id = s.blocks[ev.index];
+        piece = id?.startsWith('tool:') ? d.partialJson : undefined;
       }
-      return { ...next, awaitingReply: false, stream: { ...s, sawDelta: true } };
+      const cur = next.stream ?? s;
+      const live = id !== undefined && piece !== undefined ? { ...cur.live, [id]: (cur.live[id] ?? '') + piece } : cur.live;
+      return { ...next, awaitingReply: false, stream: { ...cur, sawDelta: true, live } };
     }
     case 'content_block_stop': {
       const s = state.stream;
       if (!s || s.finalised) return state;
-      const tool = state.items.find((i): i is ToolItem => i.kind === 'tool' && i.messageId === s.messageId && i.index === ev.index);
-      if (tool && !tool.inputComplete) {
-        const parsed = tool.partialJson.trim() === '' ? undefined : parseJson(tool.partialJson);
-        return upsertTool(state, { ...tool, input: parsed ?? tool.input, inputComplete: true });
+      const id = s.blocks[ev.index];
+      if (id === undefined) return state;
+      const next = commitLive(state, id);
+      const item = itemById(next, id);
+      if (item?.kind === 'tool' && !item.inputComplete) {
+        const parsed = item.partialJson.trim() === '' ? undefined : parseJson(item.partialJson);
+        return upsertTool(next, { ...item, input: parsed ?? item.input, inputComplete: true });
       }
-      const id = blockId('assistant', s.messageId, ev.index);
-      const text = state.items.find((i) => i.id === id);
-      if (text?.kind === 'assistant' && text.streaming) return replaceItem(state, { ...text, streaming: false });
-      return state;
+      if (item?.kind === 'assistant' && item.streaming) return replaceItem(next, { ...item, streaming: false });
+      return next;
     }
     case 'message_stop': {
       if (!state.stream) return state;
-      // Tools named in this message are complete even if the final message never comes.
-      let next: ChatState = { ...state, stream: null, awaitingReply: false };
       const mid = state.stream.messageId;
-      for (const item of state.items) {
+      // Tools named in this message are complete even if the final message never comes.
+      let next: ChatState = { ...endStream(state), awaitingReply: false };
+      for (const item of next.items) {
         if (item.kind === 'tool' && item.messageId === mid && !item.inputComplete) {
           next = upsertTool(next, { ...item, inputComplete: true });
         }
@@ -71,26 +78,35 @@ export function applyStream(state: ChatState, ev: StreamEvent): ChatState {
   }
 }
 
+/** Opens block `index` of the streamed message: its item, and its place in `stream.blocks`. */
 export function startBlock(state: ChatState, messageId: string, index: number, block: Block): ChatState {
+  let next = state;
+  let id: string | undefined;
   switch (block.type) {
     case 'text':
     case 'thinking': {
       const kind = block.type === 'text' ? 'assistant' : 'thinking';
-      const id = blockId(kind, messageId, index);
-      if (state.items.some((i) => i.id === id)) return state;
-      const item: AssistantItem | ThinkingItem = { kind, id, messageId, index, text: block.text, streaming: true };
-      return { ...state, items: [...state.items, item] };
+      id = blockId(kind, messageId, index);
+      if (itemById(state, id) === undefined) {
+        const item: AssistantItem | ThinkingItem = { kind, id, messageId, index, text: block.text, streaming: true };
+        next = { ...state, items: [...state.items, item] };
+      }
+      break;
     }
     case 'tool_use': {
       const existing = findTool(state, block.id);
       const base = existing ?? newTool(block.id, block.name, messageId);
       const hasInput = isObject(block.input) && Object.keys(block.input).length > 0;
-      return upsertTool(state, { ...base, name: block.name, messageId, index, input: hasInput ? block.input : base.input });
+      next = upsertTool(state, { ...base, name: block.name, messageId, index, input: hasInput ? block.input : base.input });
+      id = base.id;
+      break;
     }
     case 'tool_result':
     case 'other':
       return state;
   }
+  const s = next.stream;
+  return s && s.messageId === messageId ? { ...next, stream: { ...s, blocks: { ...s.blocks, [index]: id } } } : next;
 }
 
 /**
@@ -99,6 +115,8 @@ export function startBlock(state: ChatState, messageId: string, index: number, b
  * items are found by message id, not by stream position.
  */
 export function applyAssistant(state: ChatState, finalId: string | undefined, blocks: Block[]): ChatState {
+  // What was streamed joins its items first (the final message then replaces them).
+  state = commitAll(state);
   const s = state.stream;
   let messageId = finalId ?? s?.messageId ?? `seq${state.lastSeq}`;
   if (s && !s.finalised && !state.items.some((i) => itemMessageId(i) === messageId)) {
