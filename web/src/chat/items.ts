@@ -97,7 +97,7 @@ export function commitLive(state: ChatState, id: string): ChatState {
   const s = state.stream;
   const piece = s?.live[id];
   if (!s || piece === undefined) return state;
-  const { [id]: _, ...live } = s.live;
+  const live = Object.fromEntries(Object.entries(s.live).filter(([k]) => k !== id));
   const next: ChatState = { ...state, stream: { ...s, live } };
   const item = itemById(next, id);
   if (item?.kind === 'assistant' || item?.kind === 'thinking') return replaceItem(next, { ...item, text: item.text + piece });

@@ -106,7 +106,7 @@ export function startBlock(state: ChatState, messageId: string, index: number, b
       return state;
   }
   const s = next.stream;
-  return s && s.messageId === messageId ? { ...next, stream: { ...s, blocks: { ...s.blocks, [index]: id } } } : next;
+  return s?.messageId === messageId ? { ...next, stream: { ...s, blocks: { ...s.blocks, [index]: id } } } : next;
 }
 
 /**

@@ -247,7 +247,7 @@ export class ChatView {
     const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}|${ctx.role ?? ''}`;
     const last = this.lastDrawn;
     this.lastDrawn = { items: state.items, approvals: state.approvals, pending: state.pending, exit: state.exit, ctxKey };
-    if (last && last.items === state.items && last.approvals === state.approvals && last.pending === state.pending && last.exit === state.exit && last.ctxKey === ctxKey) {
+    if (last?.items === state.items && last.approvals === state.approvals && last.pending === state.pending && last.exit === state.exit && last.ctxKey === ctxKey) {
       // Only streamed text (or the status) changed: no walk over the transcript.
       this.updateLive(state);
       this.afterLayout(state);
