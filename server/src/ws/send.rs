@@ -117,11 +117,16 @@ impl Sender {
         let _ = tokio::time::timeout(SETTLE_FOR_SNAPSHOT, output.settle()).await;
         let snap = output.snapshot();
         let m = &self.session.observe.metrics;
+        // A resize's redraw is neither an attach nor a client falling behind.
         match reason {
-            "attach" => m.resync_attach.inc(),
-            "lagged" => m.resync_lagged.inc(),
+            "attach" => {
+                m.resync_attach.inc();
+            }
+            "lagged" => {
+                m.resync_lagged.inc();
+            }
             _ => {}
-        };
+        }
         m.sent_terminal.inc_by(snap.bytes.len() as u64);
         self.text(&ServerMessage::Resync {
             cols: snap.cols,

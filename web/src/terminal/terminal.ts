@@ -82,6 +82,14 @@ export class TerminalPane {
   private driver = false;
   /** Between a `resync` and its snapshot: no fit may change the size. */
   private awaitingSnapshot = false;
+  /** A fit fell between a `resync` and its snapshot: it runs after the snapshot. */
+  private fitDeferred = false;
+  /**
+   * Sizes this pane asked for whose `resize` echo has not come back, oldest
+   * first: an echo of one of them is this pane's own, not another client's
+   * (two quick fits send two sizes; the first echo must not look foreign).
+   */
+  private sentSizes: string[] = [];
   private readonly fitButton: HTMLButtonElement;
   /** The window changed size since the last fit. */
   private windowResized = false;
@@ -226,7 +234,15 @@ export class TerminalPane {
 
   /** Live output (or the snapshot after a resync). */
   write(data: Uint8Array): void {
+    const deferred = this.awaitingSnapshot && this.fitDeferred;
     this.awaitingSnapshot = false;
+    if (deferred) {
+      // The window changed while the snapshot was on its way: fit at once (a
+      // timer in a background tab may wait a second, and a late fit would
+      // take the size back from a window resized since).
+      this.fitDeferred = false;
+      this.fitAfterResize();
+    }
     const n = data.byteLength;
     this.flowControl.written(n);
     this.term.write(data, () => { this.flowControl.rendered(n); });
@@ -235,8 +251,7 @@ export class TerminalPane {
   /** `resync`: the next frame is a full snapshot of a cols×rows screen. */
   resync(cols: number, rows: number): void {
     // The snapshot is cells of a cols×rows screen: resize first, and let no
-    // fit change the size before it is written.
-    clearTimeout(this.resizeTimer);
+    // fit change the size before it is written (a pending fit waits for it).
     this.awaitingSnapshot = true;
     this.serverSize = { cols, rows };
     this.term.reset();
@@ -246,7 +261,10 @@ export class TerminalPane {
 
   /** Another client resized the PTY: draw at its size so the program's output lines up. */
   serverResized(cols: number, rows: number): void {
-    const own = this.serverSize?.cols === cols && this.serverSize.rows === rows;
+    const at = this.sentSizes.indexOf(`${String(cols)}x${String(rows)}`);
+    const own = at >= 0 || (this.serverSize?.cols === cols && this.serverSize.rows === rows);
+    // Echoes come in order: older sizes of ours will not come back any more.
+    if (at >= 0) this.sentSizes = this.sentSizes.slice(at + 1);
     this.serverSize = { cols, rows };
     // Someone else set a size: they drive now.
     if (!own) this.driver = false;
@@ -314,14 +332,19 @@ export class TerminalPane {
 
   private scheduleFit(): void {
     clearTimeout(this.resizeTimer);
-    this.resizeTimer = setTimeout(() => {
-      if (this.awaitingSnapshot) return;
-      // The user resized this window: this client drives the PTY size now.
-      // (A pane that only changed with the layout keeps following.)
-      if (this.windowResized) this.driver = true;
-      this.windowResized = false;
-      this.fitNow(true);
-    }, RESIZE_DEBOUNCE);
+    this.resizeTimer = setTimeout(() => { this.fitAfterResize(); }, RESIZE_DEBOUNCE);
+  }
+
+  private fitAfterResize(): void {
+    if (this.awaitingSnapshot) {
+      this.fitDeferred = true;
+      return;
+    }
+    // The user resized this window: this client drives the PTY size now.
+    // (A pane that only changed with the layout keeps following.)
+    if (this.windowResized) this.driver = true;
+    this.windowResized = false;
+    this.fitNow(true);
   }
 
   /** The size that would fit the pane, or null when it has none (hidden). */
@@ -343,7 +366,11 @@ export class TerminalPane {
 
   /** Fits the terminal to the pane; with `announce`, tells the server when the PTY size differs. */
   private fitNow(announce: boolean): void {
-    if (this.disposed || this.awaitingSnapshot) return;
+    if (this.disposed) return;
+    if (this.awaitingSnapshot) {
+      this.fitDeferred = true;
+      return;
+    }
     // A hidden pane (terminal-less layout) has no size: keep the last one.
     const f = this.fitSize();
     if (!f) return;
@@ -358,6 +385,7 @@ export class TerminalPane {
     const s = this.serverSize;
     if (announce && (s?.cols !== cols || s.rows !== rows)) {
       this.serverSize = { cols, rows };
+      this.sentSizes = [...this.sentSizes.slice(-7), `${String(cols)}x${String(rows)}`];
       this.owner.resize(cols, rows);
     }
   }

@@ -199,10 +199,6 @@ impl Output {
         lock(&self.ring).closed
     }
 
-    /// Offset one past the newest byte.
-    pub fn end(&self) -> u64 {
-        lock(&self.ring).end
-    }
 
     /// A receiver that changes whenever output arrives or the output closes.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
