@@ -408,6 +408,7 @@ pub enum ControlRequestBody {
 /// `subtype: "can_use_tool"`: a tool call waiting for approval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "subtype", rename = "can_use_tool")]
+#[ts(rename = "CanUseTool")]
 pub struct CanUseTool {
     pub tool_name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

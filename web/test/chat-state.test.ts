@@ -1,6 +1,6 @@
 // The event → chat-state reducer, fed with the real Qwen Code stream.
 import { describe, expect, it } from 'vitest';
-import type { Approval, JsonValue, ServerMessage } from '../src/generated/protocol';
+import type { Approval, JsonValue, ServerMessage, SidecarEvent } from '../src/generated/protocol';
 import {
   chatStatus,
   chosenOption,
@@ -114,7 +114,7 @@ describe('the recorded Qwen Code stream', () => {
     // A final message that differs from what streamed wins, in place.
     const firstFinal = seqOf(events, (e) => typeOf(e) === 'assistant');
     const edited = events.map((m) =>
-      m.seq === firstFinal ? { ...m, event: JSON.parse(JSON.stringify(m.event).replace('Hello from mock', 'Hello, corrected')) as JsonValue } : m,
+      m.seq === firstFinal ? { ...m, event: JSON.parse(JSON.stringify(m.event).replace('Hello from mock', 'Hello, corrected')) as SidecarEvent } : m,
     );
     const t = transcript(reduceAll(initialChatState, edited));
     expect(t[1]).toBe('assistant: Hello, corrected');
@@ -258,7 +258,8 @@ describe('resilience', () => {
     let seq = 0;
     for (const m of events) {
       mixed.push({ ...m, seq: ++seq });
-      if (m.seq % 10 === 0) for (const e of odd) mixed.push({ type: 'event', seq: ++seq, event: e });
+      // Not all of them are objects, as the type promises: the reducer must cope with a lying server too.
+      if (m.seq % 10 === 0) for (const e of odd) mixed.push({ type: 'event', seq: ++seq, event: e as SidecarEvent });
     }
     const s = reduceAll(initialChatState, mixed);
     expect(transcript(s)).toEqual(transcript(once));

@@ -7,7 +7,9 @@
 // State is immutable: a changed transcript item is a new object, so the view
 // re-renders exactly the items whose identity changed.
 import type { ExitInfo } from '../generated/protocol';
-import { parseSidecarEvent, type Block, type SidecarEvent } from './sidecar';
+import type { KnownBlock, KnownEvent } from '../generated/protocol';
+import { isObject } from './json';
+import { blocksOf, canUseTool, knownEvent, knownStreamEvent } from './sidecar';
 import type { ChatInput, ChatState, NoticeItem, PendingSubmit, UserItem } from './model';
 import { endStream, findTool, isSentUnconfirmed, newTool, replaceItem, upsertTool } from './items';
 import { applyApproval, applyServerApproval, setApproval } from './approvals';
@@ -33,7 +35,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'event':
       // Seq dedupe: a replayed event (reconnect overlap, duplicate delivery) is a no-op.
       if (input.seq <= state.lastSeq) return state;
-      return applyEvent({ ...state, lastSeq: input.seq }, parseSidecarEvent(input.event));
+      return applyEvent({ ...state, lastSeq: input.seq }, knownEvent(input.event));
     case 'warning': {
       // The server numbers warnings and replays the ones it keeps to every
       // new connection: a reconnect must not show them again.
@@ -93,28 +95,33 @@ export function reduceAll(state: ChatState, inputs: Iterable<ChatInput>): ChatSt
 // ---------------------------------------------------------------------------
 // Sidecar events
 
-function applyEvent(state: ChatState, ev: SidecarEvent): ChatState {
+function applyEvent(state: ChatState, ev: KnownEvent | undefined): ChatState {
+  if (!ev) return { ...state, unknownEvents: state.unknownEvents + 1 };
   switch (ev.type) {
     case 'system':
-      if (ev.subtype === 'session_start' && ev.data) return { ...state, agent: ev.data };
+      if (ev.subtype === 'session_start' && isObject(ev.data)) return { ...state, agent: ev.data };
       return state;
     case 'user':
-      return applyUser(state, ev.uuid, ev.blocks);
+      return applyUser(state, ev.uuid, blocksOf(ev.message.content));
     case 'assistant':
-      return applyAssistant(state, ev.messageId, ev.blocks);
-    case 'stream_event':
-      return applyStream(state, ev.event);
+      // Qwen Code sets both, equal to the streamed message_start id; prefer the message's own.
+      return applyAssistant(state, ev.message.id ?? ev.uuid, blocksOf(ev.message.content));
+    case 'stream_event': {
+      const inner = knownStreamEvent(ev.event);
+      return inner ? applyStream(state, inner) : state;
+    }
     case 'result': {
       const next: ChatState = { ...endStream(state), awaitingReply: false };
-      return ev.isError ? addNotice(next, 'error', ev.text ?? 'The turn ended with an error.') : next;
+      return ev.is_error === true ? addNotice(next, 'error', ev.result ?? 'The turn ended with an error.') : next;
     }
-    case 'control_request':
-      if (!ev.tool) return state;
+    case 'control_request': {
+      const tool = canUseTool(ev.request);
+      if (!tool) return state;
       return applyApproval(state, {
-        requestId: ev.requestId,
-        toolUseId: ev.tool.toolUseId,
-        toolName: ev.tool.name,
-        input: ev.tool.input,
+        requestId: ev.request_id,
+        toolUseId: tool.tool_use_id ?? undefined,
+        toolName: tool.tool_name,
+        input: tool.input,
         state: 'pending',
         decidedBy: undefined,
         options: [],
@@ -124,23 +131,24 @@ function applyEvent(state: ChatState, ev: SidecarEvent): ChatState {
         sentOption: undefined,
         error: undefined,
       }, 'event');
+    }
     case 'control_response': {
-      const a = state.approvals[ev.requestId];
+      const r = ev.response;
+      const a = state.approvals[r.request_id];
       if (!a) return state;
-      if (ev.allowed === undefined) {
+      const answer = r.subtype === 'success' && isObject(r.response) ? r.response.allowed : undefined;
+      if (typeof answer !== 'boolean') {
         // An error answer (e.g. an unknown or already-resolved request): the
         // approval keeps its state; the server's `approval` message is the authority.
         return a.sending ? setApproval(state, { ...a, sending: false, sentOption: undefined }) : state;
       }
       // The agent's own answer: whoever decided, the outcome is confirmed.
-      return applyApproval(state, { ...a, state: ev.allowed ? 'allowed' : 'denied', confirmed: true }, 'event');
+      return applyApproval(state, { ...a, state: answer ? 'allowed' : 'denied', confirmed: true }, 'event');
     }
-    case 'unknown':
-      return { ...state, unknownEvents: state.unknownEvents + 1 };
   }
 }
 
-function applyUser(state: ChatState, uuid: string | undefined, blocks: Block[]): ChatState {
+function applyUser(state: ChatState, uuid: string | undefined, blocks: KnownBlock[]): ChatState {
   let next = state;
   const text = blocks
     .map((b) => (b.type === 'text' ? b.text : ''))
@@ -150,9 +158,9 @@ function applyUser(state: ChatState, uuid: string | undefined, blocks: Block[]):
   for (const b of blocks) {
     if (b.type !== 'tool_result') continue;
     sawResult = true;
-    const existing = findTool(next, b.toolUseId);
-    const base = existing ?? newTool(b.toolUseId, 'tool', undefined);
-    next = upsertTool(next, { ...base, inputComplete: true, result: { isError: b.isError, content: b.content } });
+    const existing = findTool(next, b.tool_use_id);
+    const base = existing ?? newTool(b.tool_use_id, 'tool', undefined);
+    next = upsertTool(next, { ...base, inputComplete: true, result: { isError: b.is_error ?? false, content: b.content } });
   }
   if (text !== '') {
     const id = `u:${uuid ?? String(next.lastSeq)}`;

@@ -4,7 +4,8 @@ import { isObject, parseJson } from './json';
 import type { AssistantItem, ChatItem, ChatState, ThinkingItem } from './model';
 import { blockId, commitAll, commitLive, endStream, findTool, itemById, itemMessageId, newTool, replaceItem, upsertTool, withStatus } from './items';
 import { linkApprovalToTool } from './approvals';
-import type { Block, StreamEvent } from './sidecar';
+import type { KnownBlock, KnownStreamEvent } from '../generated/protocol';
+import { knownBlock, knownDelta, messageIdOf } from './sidecar';
 
 /**
  * Applies one streaming event. A delta costs O(1) whatever the transcript's
@@ -12,36 +13,38 @@ import type { Block, StreamEvent } from './sidecar';
  * to `stream.live`, not into a new transcript array; the item takes the text
  * once per block (`commitLive`), when the block or the message stops.
  */
-export function applyStream(state: ChatState, ev: StreamEvent): ChatState {
+export function applyStream(state: ChatState, ev: KnownStreamEvent): ChatState {
   switch (ev.type) {
     case 'message_start': {
       const next = state.stream ? endStream(state) : state;
       return {
         ...next,
         awaitingReply: true,
-        stream: { messageId: ev.messageId ?? `seq${state.lastSeq}`, sawDelta: false, finalised: false, blocks: {}, live: {} },
+        stream: { messageId: messageIdOf(ev.message) ?? `seq${state.lastSeq}`, sawDelta: false, finalised: false, blocks: {}, live: {} },
       };
     }
     case 'content_block_start': {
       const s = state.stream;
-      if (!s || s.finalised) return state;
-      return startBlock(state, s.messageId, ev.index, ev.block);
+      const block = knownBlock(ev.content_block);
+      if (!s || s.finalised || !block) return state;
+      return startBlock(state, s.messageId, ev.index, block);
     }
     case 'content_block_delta': {
       const s = state.stream;
       if (!s || s.finalised) return state;
       let next = state;
-      const d = ev.delta;
+      const d = knownDelta(ev.delta);
       let piece: string | undefined;
       let id: string | undefined;
-      if (d.type === 'text' || d.type === 'thinking') {
-        id = blockId(d.type === 'text' ? 'assistant' : 'thinking', s.messageId, ev.index);
+      if (d?.type === 'text_delta' || d?.type === 'thinking_delta') {
+        const text = d.type === 'text_delta';
+        id = blockId(text ? 'assistant' : 'thinking', s.messageId, ev.index);
         // A delta without its content_block_start opens the block.
-        if (s.blocks[ev.index] !== id) next = startBlock(next, s.messageId, ev.index, { type: d.type, text: '' });
-        piece = d.text;
-      } else if (d.type === 'input_json') {
+        if (s.blocks[ev.index] !== id) next = startBlock(next, s.messageId, ev.index, text ? { type: 'text', text: '' } : { type: 'thinking', thinking: '' });
+        piece = d.type === 'text_delta' ? d.text : d.thinking;
+      } else if (d?.type === 'input_json_delta') {
         id = s.blocks[ev.index];
-        piece = id?.startsWith('tool:') ? d.partialJson : undefined;
+        piece = id?.startsWith('tool:') ? d.partial_json : undefined;
       }
       const cur = next.stream ?? s;
       const live = id !== undefined && piece !== undefined ? { ...cur.live, [id]: (cur.live[id] ?? '') + piece } : cur.live;
@@ -73,13 +76,13 @@ export function applyStream(state: ChatState, ev: StreamEvent): ChatState {
       }
       return next;
     }
-    case 'other':
+    case 'message_delta':
       return state;
   }
 }
 
 /** Opens block `index` of the streamed message: its item, and its place in `stream.blocks`. */
-export function startBlock(state: ChatState, messageId: string, index: number, block: Block): ChatState {
+export function startBlock(state: ChatState, messageId: string, index: number, block: KnownBlock): ChatState {
   let next = state;
   let id: string | undefined;
   switch (block.type) {
@@ -88,7 +91,7 @@ export function startBlock(state: ChatState, messageId: string, index: number, b
       const kind = block.type === 'text' ? 'assistant' : 'thinking';
       id = blockId(kind, messageId, index);
       if (itemById(state, id) === undefined) {
-        const item: AssistantItem | ThinkingItem = { kind, id, messageId, index, text: block.text, streaming: true };
+        const item: AssistantItem | ThinkingItem = { kind, id, messageId, index, text: block.type === 'text' ? block.text : block.thinking, streaming: true };
         next = { ...state, items: [...state.items, item] };
       }
       break;
@@ -102,7 +105,6 @@ export function startBlock(state: ChatState, messageId: string, index: number, b
       break;
     }
     case 'tool_result':
-    case 'other':
       return state;
   }
   const s = next.stream;
@@ -114,7 +116,7 @@ export function startBlock(state: ChatState, messageId: string, index: number, b
  * It may arrive before `message_stop` (Qwen Code) or after it; either way the
  * items are found by message id, not by stream position.
  */
-export function applyAssistant(state: ChatState, finalId: string | undefined, blocks: Block[]): ChatState {
+export function applyAssistant(state: ChatState, finalId: string | undefined, blocks: KnownBlock[]): ChatState {
   // What was streamed joins its items first (the final message then replaces them).
   state = commitAll(state);
   const s = state.stream;
@@ -135,7 +137,7 @@ export function applyAssistant(state: ChatState, finalId: string | undefined, bl
         if (b.text !== '') fresh.push({ kind: 'assistant', id: blockId('assistant', messageId, index), messageId, index, text: b.text, streaming: false });
         break;
       case 'thinking':
-        if (b.text !== '') fresh.push({ kind: 'thinking', id: blockId('thinking', messageId, index), messageId, index, text: b.text, streaming: false });
+        if (b.thinking !== '') fresh.push({ kind: 'thinking', id: blockId('thinking', messageId, index), messageId, index, text: b.thinking, streaming: false });
         break;
       case 'tool_use': {
         const base = findTool(next, b.id) ?? newTool(b.id, b.name, messageId);
@@ -143,7 +145,6 @@ export function applyAssistant(state: ChatState, finalId: string | undefined, bl
         break;
       }
       case 'tool_result':
-      case 'other':
         break;
     }
   });
