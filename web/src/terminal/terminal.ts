@@ -126,6 +126,10 @@ export class TerminalPane {
       lineHeight: 1.15,
       scrollback: 5000,
       theme: terminalThemes[theme],
+      // Programs pick their own colours (dim grey, bright magenta) with no
+      // thought for the theme: xterm lightens or darkens a foreground until it
+      // reads against its background (WCAG AA, as the axe test checks).
+      minimumContrastRatio: 4.5,
       macOptionIsMeta: true,
       // No reflow on resize: the server's screen (vt100), whose snapshot a reload
       // or a second tab draws, cuts and pads lines instead of rewrapping them, and
