@@ -96,7 +96,14 @@ async fn after_a_resize_every_client_redraws_the_same_cells() {
             .until(|m| matches!(m, ServerMessage::Resync { reason, .. } if reason == "resize"))
             .await;
         assert!(
-            matches!(m, ServerMessage::Resync { cols: 60, rows: 10, .. }),
+            matches!(
+                m,
+                ServerMessage::Resync {
+                    cols: 60,
+                    rows: 10,
+                    ..
+                }
+            ),
             "{m:?}"
         );
     }
@@ -108,7 +115,11 @@ async fn after_a_resize_every_client_redraws_the_same_cells() {
     late.until_screen("marker-after").await;
     assert_eq!(late.screen.screen().size(), (10, 60));
     let cells = |c: &Client| c.screen.screen().contents_formatted();
-    assert_eq!(cells(&a), cells(&late), "a live client and a late one agree");
+    assert_eq!(
+        cells(&a),
+        cells(&late),
+        "a live client and a late one agree"
+    );
     assert_eq!(cells(&b), cells(&late), "both live clients agree");
 }
 

@@ -385,6 +385,7 @@ test('6. Ctrl+Shift+C copies the terminal selection; the bottom row is not clipp
       return ta instanceof HTMLTextAreaElement ? ta.value.slice(ta.selectionStart, ta.selectionEnd) : '';
     })).toContain('copyme-42');
     // What the menu's Copy does: copy the page's selection.
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- what the browser's own Copy item does; no other API copies the page's selection
     await page.evaluate(() => document.execCommand('copy'));
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toContain('copyme-42');
     // The bottom row sits inside the pane at 1400×900.

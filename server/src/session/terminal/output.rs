@@ -199,7 +199,6 @@ impl Output {
         lock(&self.ring).closed
     }
 
-
     /// A receiver that changes whenever output arrives or the output closes.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.head.subscribe()
