@@ -335,6 +335,26 @@ mod tests {
     }
 
     #[test]
+    fn settle_waits_for_a_resize_that_adds_no_bytes() {
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = start_parser(&out);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        out.push(Bytes::from_static(b"x"));
+        rt.block_on(out.settle());
+        // The byte offset is already reached: only the item count says
+        // whether the screen has taken the resize.
+        out.resize(40, 9);
+        rt.block_on(out.settle());
+        let snap = out.snapshot();
+        assert_eq!((snap.cols, snap.rows), (40, 9));
+        out.close();
+        parser.join().unwrap();
+    }
+
+    #[test]
     fn resize_applies_at_its_place_in_the_stream() {
         let out = Arc::new(Output::new(10, 3, small()));
         let parser = start_parser(&out);
