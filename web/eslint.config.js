@@ -26,4 +26,7 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  // Benchmark scripts: plain Node modules (node runs them without a build).
+  { files: ['bench/**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['bench/**/*.mjs'], languageOptions: { globals: { ...globals.node, ...globals.browser } }, rules: { 'no-console': 'off' } },
 );

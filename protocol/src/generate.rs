@@ -12,6 +12,12 @@ use crate::rest::{
     HistoryLine, ProfileInfo, Role, SessionInfo, SessionStatus, Share, SubmitRequest,
     SubmitResponse,
 };
+use crate::sidecar::{
+    CanUseTool, Content, ContentBlock, ControlRequest, ControlRequestBody, ControlResponse,
+    ControlResponseBody, Delta, Envelope, KnownBlock, KnownDelta, KnownEvent, KnownStreamEvent,
+    Message, MessageEvent, ResultEvent, SessionStartData, SidecarEvent, StreamEvent,
+    StreamEventEnvelope, SystemEvent,
+};
 use crate::ws::{ClientMessage, Hello, ServerMessage};
 
 /// Path of the TypeScript file, relative to the repository root.
@@ -51,6 +57,28 @@ pub fn typescript() -> String {
         ApprovalDecision::decl(&cfg),
         ApiError::decl(&cfg),
         ApiErrorBody::decl(&cfg),
+        // The sidecar events the chat renders (an `event` message's `event`).
+        SidecarEvent::decl(&cfg),
+        KnownEvent::decl(&cfg),
+        Envelope::decl(&cfg),
+        SystemEvent::decl(&cfg),
+        SessionStartData::decl(&cfg),
+        MessageEvent::decl(&cfg),
+        Message::decl(&cfg),
+        Content::decl(&cfg),
+        ContentBlock::decl(&cfg),
+        KnownBlock::decl(&cfg),
+        StreamEventEnvelope::decl(&cfg),
+        StreamEvent::decl(&cfg),
+        KnownStreamEvent::decl(&cfg),
+        Delta::decl(&cfg),
+        KnownDelta::decl(&cfg),
+        ResultEvent::decl(&cfg),
+        ControlRequest::decl(&cfg),
+        ControlRequestBody::decl(&cfg),
+        CanUseTool::decl(&cfg),
+        ControlResponse::decl(&cfg),
+        ControlResponseBody::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the duet-protocol crate by `DUET_BLESS=1 cargo test -p duet-protocol`.\n\
@@ -70,7 +98,8 @@ pub fn typescript() -> String {
     out
 }
 
-/// JSON Schema of every message a client sends or receives, and the REST bodies.
+/// JSON Schema of every message a client sends or receives, the REST bodies,
+/// and the sidecar events inside `event` messages.
 pub fn json_schema() -> String {
     #[derive(schemars::JsonSchema)]
     #[allow(dead_code)]
@@ -88,6 +117,7 @@ pub fn json_schema() -> String {
         create_share: CreateShare,
         share: Share,
         history_line: HistoryLine,
+        sidecar_event: SidecarEvent,
     }
     let schema = schemars::schema_for!(DuetProtocol);
     let mut out = serde_json::to_string_pretty(&schema).unwrap_or_default();

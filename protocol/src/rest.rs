@@ -135,6 +135,8 @@ pub struct HistoryLine {
     /// Its seq in that session.
     pub seq: u64,
     /// The event as that session recorded it.
+    #[ts(type = "SidecarEvent")]
+    #[schemars(with = "crate::sidecar::SidecarEvent")]
     pub event: Value,
 }
 

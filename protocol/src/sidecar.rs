@@ -6,9 +6,15 @@
 //! `extra`, and an event whose `type` is unknown (or whose known fields have an
 //! unexpected shape) parses as [`SidecarEvent::Unknown`] with every byte of
 //! meaning intact: serializing any parsed event gives back the same JSON value.
+//!
+//! The web chat renders these events: their TypeScript and JSON Schema are
+//! generated (`generate.rs`) like the rest of the protocol. Unknown fields
+//! (`extra`) are kept at run time but not typed.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use ts_rs::TS;
 
 /// Fields unknown to this crate, kept so nothing is lost on the way through.
 pub type Extra = Map<String, Value>;
@@ -17,7 +23,7 @@ pub type Extra = Map<String, Value>;
 // Events are handled one at a time, never stored in bulk as this type, so
 // the size difference between the variants costs nothing worth a Box.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(untagged)]
 pub enum SidecarEvent {
     /// An event type this crate models.
@@ -27,7 +33,7 @@ pub enum SidecarEvent {
 }
 
 /// The event types this crate models, tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum KnownEvent {
     /// Session lifecycle: `session_start` (with the capability handshake) and
@@ -78,13 +84,16 @@ impl KnownEvent {
 }
 
 /// Fields most events carry to tie them to a session and a parent tool call.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[ts(rename = "EventEnvelope")]
 pub struct Envelope {
     /// Unique id of this event (an assistant message's id for `assistant`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub uuid: Option<String>,
     /// The program's own session id (not duet's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub session_id: Option<String>,
     /// Set when the event belongs to a sub-agent's tool call; often an explicit null.
     #[serde(
@@ -92,11 +101,13 @@ pub struct Envelope {
         skip_serializing_if = "Option::is_none",
         with = "crate::double_option"
     )]
+    #[ts(optional, type = "string | null")]
+    #[schemars(with = "Option<String>")]
     pub parent_tool_use_id: Option<Option<String>>,
 }
 
 /// `type: "system"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SystemEvent {
     /// `session_start`, `session_end`, or another subtype.
     pub subtype: String,
@@ -104,7 +115,9 @@ pub struct SystemEvent {
     pub envelope: Envelope,
     /// Subtype-specific payload; see [`SessionStartData`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub data: Option<Value>,
+    #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -120,52 +133,64 @@ impl SystemEvent {
 }
 
 /// `data` of `system/session_start`: the capability handshake.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SessionStartData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub session_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub cwd: Option<String>,
     /// Absent before protocol 1; treat absence as 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub protocol_version: Option<u32>,
     /// The program's version string.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub version: Option<String>,
     /// Event kinds the program says it may emit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub supported_events: Option<Vec<String>>,
+    #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
 }
 
 /// `type: "user"` and `type: "assistant"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct MessageEvent {
     #[serde(flatten)]
     pub envelope: Envelope,
     pub message: Message,
+    #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
 }
 
 /// A chat message in the Anthropic-style shape stream-json uses.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[ts(rename = "SidecarMessage")]
 pub struct Message {
     /// `user` or `assistant`.
     pub role: String,
     pub content: Content,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub model: Option<String>,
+    #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
 }
 
 /// Message content: usually blocks, sometimes a bare string.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(untagged)]
+#[ts(rename = "MessageContent")]
 pub enum Content {
     Blocks(Vec<ContentBlock>),
     Text(String),
@@ -199,7 +224,7 @@ impl Content {
 }
 
 /// One content block, modelled or kept verbatim.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(untagged)]
 pub enum ContentBlock {
     Known(KnownBlock),
@@ -207,16 +232,18 @@ pub enum ContentBlock {
 }
 
 /// Content block types, tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum KnownBlock {
     Text {
         text: String,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
     Thinking {
         thinking: String,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
@@ -225,33 +252,38 @@ pub enum KnownBlock {
         name: String,
         #[serde(default)]
         input: Value,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
     ToolResult {
         tool_use_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         is_error: Option<bool>,
         /// A string or a list of blocks.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         content: Option<Value>,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
 }
 
 /// `type: "stream_event"`: one Anthropic-style streaming event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct StreamEventEnvelope {
     #[serde(flatten)]
     pub envelope: Envelope,
     pub event: StreamEvent,
+    #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
 }
 
 /// The streaming event itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(untagged)]
 pub enum StreamEvent {
     Known(KnownStreamEvent),
@@ -259,98 +291,114 @@ pub enum StreamEvent {
 }
 
 /// Streaming event types, tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum KnownStreamEvent {
     MessageStart {
         message: Value,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
     ContentBlockStart {
         index: u32,
         content_block: ContentBlock,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
     ContentBlockDelta {
         index: u32,
         delta: Delta,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
     ContentBlockStop {
         index: u32,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
     MessageDelta {
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
     MessageStop {
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
 }
 
 /// A `content_block_delta` payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(untagged)]
+#[ts(rename = "StreamDelta")]
 pub enum Delta {
     Known(KnownDelta),
     Unknown(Extra),
 }
 
 /// Delta types, tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum KnownDelta {
     TextDelta {
         text: String,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
     InputJsonDelta {
         partial_json: String,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
     ThinkingDelta {
         thinking: String,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
 }
 
 /// `type: "result"`: the end-of-turn summary of stream-json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ResultEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub subtype: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub is_error: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub duration_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub result: Option<String>,
     #[serde(flatten)]
     pub envelope: Envelope,
+    #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
 }
 
 /// `type: "control_request"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ControlRequest {
     pub request_id: String,
     pub request: ControlRequestBody,
+    #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
 }
 
 /// The body of a control request, tagged by `subtype`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(untagged)]
 pub enum ControlRequestBody {
     CanUseTool(CanUseTool),
@@ -358,35 +406,41 @@ pub enum ControlRequestBody {
 }
 
 /// `subtype: "can_use_tool"`: a tool call waiting for approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "subtype", rename = "can_use_tool")]
+#[ts(rename = "CanUseTool")]
 pub struct CanUseTool {
     pub tool_name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub tool_use_id: Option<String>,
     #[serde(default)]
     pub input: Value,
+    #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
 }
 
 /// `type: "control_response"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ControlResponse {
     pub response: ControlResponseBody,
+    #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
 }
 
 /// The body of a control response, tagged by `subtype`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "subtype", rename_all = "snake_case")]
 pub enum ControlResponseBody {
     Success {
         request_id: String,
         /// For `can_use_tool`: `{"allowed": bool}`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         response: Option<Value>,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },
@@ -394,6 +448,7 @@ pub enum ControlResponseBody {
         request_id: String,
         /// A message string (Qwen Code) or an object (the RFC).
         error: Value,
+        #[ts(skip)]
         #[serde(flatten)]
         extra: Extra,
     },

@@ -37,7 +37,10 @@ pub enum ServerMessage {
         /// The event's 1-based line number in the events file.
         #[ts(type = "number")]
         seq: u64,
-        /// The event object, verbatim (see the sidecar types).
+        /// The event object, verbatim: one of the modelled sidecar events, or
+        /// any other object (an unknown type passes through).
+        #[ts(type = "SidecarEvent")]
+        #[schemars(with = "crate::sidecar::SidecarEvent")]
         event: Value,
     },
     /// Something odd in the side channel (a line skipped as not JSON or too

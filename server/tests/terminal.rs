@@ -1,5 +1,6 @@
 //! Terminal path: keystrokes in, output out, late attach sees the screen,
-//! resize reaches the program and every client, cancel sends Escape.
+//! resize reaches the program and every client (which redraw the same
+//! cells), cancel sends Escape.
 
 mod support;
 
@@ -67,6 +68,59 @@ async fn resize_reaches_the_program_and_all_clients() {
     b.until_screen("size 77x21").await;
     let info = server.info(s.id).await;
     assert_eq!((info.cols, info.rows), (77, 21));
+}
+
+/// The size policy: one PTY size; after a resize every client redraws from
+/// the server's screen at the new size, so live clients and a client that
+/// attaches later show the same cells (a client that resized its own
+/// terminal would keep other rows than the server's screen on a shrink).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_resize_every_client_redraws_the_same_cells() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut a = server.connect(s.id, None).await;
+    let mut b = server.connect(s.id, None).await;
+    a.until_screen("fake-tui ready").await;
+    // Fill the 30-row screen so that the cursor sits on its last row.
+    let lines: String = (0..40).map(|i| format!("row-{i} ")).collect();
+    a.keys(lines.as_bytes()).await;
+    a.until_screen("row-39").await;
+    a.send(&ClientMessage::Resize {
+        cols: 60,
+        rows: 10,
+        id: None,
+    })
+    .await;
+    for c in [&mut a, &mut b] {
+        let m = c
+            .until(|m| matches!(m, ServerMessage::Resync { reason, .. } if reason == "resize"))
+            .await;
+        assert!(
+            matches!(
+                m,
+                ServerMessage::Resync {
+                    cols: 60,
+                    rows: 10,
+                    ..
+                }
+            ),
+            "{m:?}"
+        );
+    }
+    a.keys(b" marker-after").await;
+    for c in [&mut a, &mut b] {
+        c.until_screen("marker-after").await;
+    }
+    let mut late = server.connect(s.id, None).await;
+    late.until_screen("marker-after").await;
+    assert_eq!(late.screen.screen().size(), (10, 60));
+    let cells = |c: &Client| c.screen.screen().contents_formatted();
+    assert_eq!(
+        cells(&a),
+        cells(&late),
+        "a live client and a late one agree"
+    );
+    assert_eq!(cells(&b), cells(&late), "both live clients agree");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

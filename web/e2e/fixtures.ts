@@ -23,7 +23,7 @@ export interface Duet {
 /** How long the server may take to print its ready line. */
 const READY_TIMEOUT = 30_000;
 
-/** Starts a duet of its own (`extraArgs`: e.g. `--config FILE`); stop it with `stopDuet`. */
+/** Starts `duet serve` on port 0 with a fresh state dir; `extraArgs` go after the defaults (e.g. `--config FILE`). Stop it with `stopDuet`. */
 export async function startDuet(extraArgs: readonly string[] = []): Promise<{ duet: Duet; proc: ChildProcessByStdio<null, Readable, Readable> }> {
   const bin = resolve(webRoot, process.env.DUET_BIN ?? '../target/debug/duet');
   if (!existsSync(bin)) {
@@ -57,6 +57,7 @@ export async function startDuet(extraArgs: readonly string[] = []): Promise<{ du
   return { duet: { baseURL, token, stateDir }, proc };
 }
 
+/** Stops a server from `startDuet` and removes its state dir. */
 export async function stopDuet(proc: ChildProcess, stateDir: string): Promise<void> {
   if (proc.exitCode === null) {
     const exited = new Promise((ok) => proc.once('exit', ok));

@@ -179,10 +179,9 @@ const SIZES: [{ width: number; height: number }, { width: number; height: number
 
 for (const program of ['demo', 'less'] as const) {
   test(`3. a reload shows exactly the live terminal's cells (${program})`, async ({ loggedIn: a, duet }) => {
-    // Known bug, open: with the demo agent the banner's top lines differ
-    // after resizes (the server's vt100 screen and xterm disagree on rows
-    // the agent redraws). `less` matches.
-    test.fixme(program === 'demo', 'open bug: demo agent banner differs after resizes');
+    // Once failed with the demo agent: on a shrink xterm keeps the bottom rows
+    // (the top ones go to its scrollback), the server's vt100 screen keeps the
+    // top ones; now every client redraws from the server's screen after a resize.
     test.setTimeout(240_000);
     await a.setViewportSize(DESKTOP);
     const id = await startSession(a, program === 'demo' ? 'demo' : 'shell');
@@ -222,7 +221,11 @@ for (const program of ['demo', 'less'] as const) {
       await b.bringToFront();
       await b.reload();
       await expect.poll(() => b.evaluate(() => window.duet?.connected() ?? false)).toBe(true);
-      await expect.poll(async () => cells(await screen(b)), { message: `pair ${String(i)}: B's cells equal A's` }).toBe(cells(await screen(a)));
+      // Both tabs are live: A may still be drawing the reply's last bytes, so compare them together until they agree.
+      await expect.poll(async () => {
+        const [da, db] = [cells(await screen(a)), cells(await screen(b))];
+        return da === db ? 'equal' : `A: ${da}\nB: ${db}`;
+      }, { message: `pair ${String(i)}: B's cells equal A's` }).toBe('equal');
       const d = await screen(b);
       expect(d?.driver).toBe(false);
       if (i === 1) {
@@ -240,55 +243,68 @@ for (const program of ['demo', 'less'] as const) {
   });
 }
 
+/** The share of the terminal screen's pixels that differ from its background (text has ink). */
+async function ink(page: Page): Promise<number> {
+  const png = await page.locator('.terminal-host .xterm-screen').screenshot();
+  return page.evaluate(async (b64) => {
+    const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+    const bmp = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
+    const c = new OffscreenCanvas(bmp.width, bmp.height);
+    const g = c.getContext('2d');
+    if (!g) return -1;
+    g.drawImage(bmp, 0, 0);
+    const { data } = g.getImageData(0, 0, bmp.width, bmp.height);
+    const bg = [data[0], data[1], data[2]];
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) if (Math.abs((data[i] ?? 0) - (bg[0] ?? 0)) + Math.abs((data[i + 1] ?? 0) - (bg[1] ?? 0)) + Math.abs((data[i + 2] ?? 0) - (bg[2] ?? 0)) > 60) n++;
+    return n / (bmp.width * bmp.height);
+  }, png.toString('base64'));
+}
+
+/** Prints a line the pixel check can see, and waits for it in the buffer. */
+async function printInk(page: Page, word: string): Promise<void> {
+  await typeInTerminal(page, `printf "%s\\n" ${word}-$((40+2)) XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX`);
+  await page.keyboard.press('Enter');
+  await expectTerminal(page, new RegExp(`^${word}-42$`, 'm'));
+}
+
 for (const dpr of [1, 2, 3]) {
   test(`4. the terminal renders at devicePixelRatio ${String(dpr)}, and falls back to the DOM renderer`, async ({ browser, duet }) => {
-    // Known bug, open: at dpr 2 and 3 the terminal draws nothing in
-    // headless Chromium (software WebGL), though its buffer holds the text.
-    test.fixme(dpr > 1, 'open bug: blank terminal at devicePixelRatio > 1');
     test.setTimeout(120_000);
     const page = await login(browser, duet, { viewport: { width: 1000, height: 700 }, deviceScaleFactor: dpr });
     try {
+      // As it comes: headless Chromium's WebGL is SwiftShader (software), so the DOM renderer draws.
       await startSession(page, 'shell');
       await shellReady(page);
-      await typeInTerminal(page, 'printf "%s\\n" XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX');
-      await page.keyboard.press('Enter');
-      await expectTerminal(page, /^X{32}$/m);
-      const ink = async (): Promise<number> => {
-        const png = await page.locator('.terminal-host .xterm-screen').screenshot();
-        return page.evaluate(async (b64) => {
-          const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
-          const bmp = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
-          const c = new OffscreenCanvas(bmp.width, bmp.height);
-          const g = c.getContext('2d');
-          if (!g) return -1;
-          g.drawImage(bmp, 0, 0);
-          const { data } = g.getImageData(0, 0, bmp.width, bmp.height);
-          const bg = [data[0], data[1], data[2]];
-          let n = 0;
-          for (let i = 0; i < data.length; i += 4) if (Math.abs((data[i] ?? 0) - (bg[0] ?? 0)) + Math.abs((data[i + 1] ?? 0) - (bg[1] ?? 0)) + Math.abs((data[i + 2] ?? 0) - (bg[2] ?? 0)) > 60) n++;
-          return n / (bmp.width * bmp.height);
-        }, png.toString('base64'));
-      };
-      // Text rows have ink (not a blank or garbled canvas).
-      await expect.poll(ink).toBeGreaterThan(0.002);
-      await page.locator('.terminal-host .xterm-screen').screenshot({ path: shot(`dpr${String(dpr)}-${(await screen(page))?.renderer ?? ''}`) });
-      // Lose the WebGL context (if WebGL runs at all): the DOM renderer takes over by itself.
+      await printInk(page, 'first');
+      await expect(page.locator('.terminal-pane')).toHaveAttribute('data-renderer', 'dom');
+      await expect(page.locator('.terminal-pane')).toHaveAttribute('data-renderer-reason', /software-webgl|no-webgl2/);
+      await expect.poll(() => ink(page)).toBeGreaterThan(0.002);
+      await page.locator('.terminal-host .xterm-screen').screenshot({ path: shot(`dpr${String(dpr)}-default`) });
+
+      // WebGL forced on, then its context lost: the DOM renderer takes over by itself.
+      await page.evaluate(() => { localStorage.setItem('duet.renderer', 'webgl'); });
+      await page.reload();
+      await expect.poll(() => page.evaluate(() => window.duet?.connected() ?? false)).toBe(true);
+      await expect(page.locator('.terminal-pane')).toHaveAttribute('data-renderer', 'webgl');
+      await expect(page.locator('.terminal-host canvas').first()).toBeAttached();
+      if (dpr === 1) await expect.poll(() => ink(page)).toBeGreaterThan(0.002); // software WebGL draws at dpr 1
       const lost = await page.evaluate(() => {
         for (const c of document.querySelectorAll<HTMLCanvasElement>('.terminal-host canvas')) {
-          const gl = c.getContext('webgl2');
-          const ext = gl?.getExtension('WEBGL_lose_context');
+          const ext = c.getContext('webgl2')?.getExtension('WEBGL_lose_context');
           if (ext) { ext.loseContext(); return true; }
         }
         return false;
       });
+      expect(lost).toBe(true);
       await expect(page.locator('.terminal-pane')).toHaveAttribute('data-renderer', 'dom');
-      console.log(`dpr ${String(dpr)}: webgl context ${lost ? 'lost on purpose' : 'never available'}`);
-      await page.keyboard.type('echo after-$((1+1))');
-      await page.keyboard.press('Enter');
-      await expectTerminal(page, /^after-2$/m);
-      await expect(page.locator('.terminal-host .xterm-rows')).toContainText('after-2');
-      await expect.poll(ink).toBeGreaterThan(0.002);
+      await expect(page.locator('.terminal-pane')).toHaveAttribute('data-renderer-reason', 'context-lost');
+      await expect(page.locator('.terminal-host canvas')).toHaveCount(0);
+      await printInk(page, 'after');
+      await expect(page.locator('.terminal-host .xterm-rows')).toContainText('after-42');
+      await expect.poll(() => ink(page)).toBeGreaterThan(0.002);
       await page.locator('.terminal-host .xterm-screen').screenshot({ path: shot(`dpr${String(dpr)}-after-loss`) });
+      await page.evaluate(() => { localStorage.removeItem('duet.renderer'); });
     } finally {
       await endSessions(page, duet);
       await page.context().close();
@@ -313,8 +329,12 @@ for (const device of ['desktop', 'phone'] as const) {
         for (const layout of ['Split', 'Chat', 'Terminal']) {
           await page.getByRole('button', { name: layout, exact: true }).click();
           const result = await page.evaluate(async () => {
-            const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-            const r = await axe.run(document, { resultTypes: ['violations'] });
+            const axe = (window as unknown as { axe: { run: (ctx: object, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+            // The terminal's cells are the program's output in the program's
+            // colours (dim, magenta…): xterm raises their contrast
+            // (minimumContrastRatio) but cannot for dim text. The page's own
+            // interface is what is checked; with WebGL (a canvas) axe never saw the cells either.
+            const r = await axe.run({ include: [document], exclude: [['.terminal-host .xterm-rows']] }, { resultTypes: ['violations'] });
             return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(', ')}`);
           });
           found.push(...result.map((r) => `${scheme}/${layout}: ${r}`));
@@ -330,8 +350,6 @@ for (const device of ['desktop', 'phone'] as const) {
 }
 
 test('6. Ctrl+Shift+C copies the terminal selection; the bottom row is not clipped', async ({ browser, duet }) => {
-  // Unverified: this test times out (the clipboard read is the suspect).
-  test.fixme(true, 'open: the test times out; copy and bottom row unverified');
   test.setTimeout(120_000);
   const page = await login(browser, duet, { viewport: DESKTOP, permissions: ['clipboard-read', 'clipboard-write'] });
   try {
@@ -340,7 +358,8 @@ test('6. Ctrl+Shift+C copies the terminal selection; the bottom row is not clipp
     await typeInTerminal(page, 'clear; echo copyme-$((40+2))');
     await page.keyboard.press('Enter');
     await expectTerminal(page, /^copyme-42$/m);
-    await page.getByRole('button', { name: 'Terminal', exact: true }).click().catch(() => undefined);
+    // A terminal-only profile (shell) has no layout switch: the terminal fills the workspace.
+    await expect(page.getByRole('button', { name: 'Terminal', exact: true })).toHaveCount(0);
     // Select the output line by double-clicking its word.
     const box = await page.locator('.terminal-host .xterm-screen').boundingBox();
     const d = await screen(page);
@@ -357,8 +376,18 @@ test('6. Ctrl+Shift+C copies the terminal selection; the bottom row is not clipp
     await page.keyboard.press('Enter');
     await page.keyboard.press('Control+C');
     await expectTerminal(page, /\^C/);
-    // The context menu opens on the terminal (no error; xterm's textarea holds the selection).
+    // The context menu's Copy: on a right click the terminal's focused textarea holds the selection, selected.
+    await page.evaluate(() => navigator.clipboard.writeText(''));
+    await page.mouse.click(box.x + cellW * 2, box.y + cellH * (row + 0.5), { clickCount: 3 });
     await page.mouse.click(box.x + cellW * 2, box.y + cellH * (row + 0.5), { button: 'right' });
+    await expect.poll(() => page.evaluate(() => {
+      const ta = document.activeElement;
+      return ta instanceof HTMLTextAreaElement ? ta.value.slice(ta.selectionStart, ta.selectionEnd) : '';
+    })).toContain('copyme-42');
+    // What the menu's Copy does: copy the page's selection.
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- what the browser's own Copy item does; no other API copies the page's selection
+    await page.evaluate(() => document.execCommand('copy'));
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toContain('copyme-42');
     // The bottom row sits inside the pane at 1400×900.
     const clip = await page.evaluate(() => {
       const host = document.querySelector('.terminal-host');

@@ -12,7 +12,7 @@ import { SessionSocket, type SocketState } from './net/socket';
 import { TerminalPane, type ScreenDump } from './terminal/terminal';
 import { h } from './ui/dom';
 import { ResumeControl } from './ui/resume';
-import { canDrive } from './ui/roles';
+import { canDrive, isHeadless } from './ui/roles';
 import { PresenceBar } from './ui/share';
 import type { ThemeName } from './ui/theme';
 
@@ -67,8 +67,9 @@ export class SessionController {
   /** Who is attached (hello, then `clients`). */
   private clients: ConnectedClient[] = [];
   private readonly presence: PresenceBar;
-  /** Over the terminal for roles that cannot type. */
+  /** Over the terminal for roles that cannot type and for headless agents. */
   private readonly keysNote: HTMLElement;
+  private readonly keysNoteText: HTMLElement;
 
   constructor(
     readonly id: string,
@@ -90,9 +91,10 @@ export class SessionController {
       {
         // Nothing reads input once the program has exited; don't provoke an error per keystroke.
         input: (data) => {
-          if (!canDrive(this.role)) {
-            // Keys are ignored for viewers and approvers; say so instead.
-            this.keysNote.hidden = false;
+          if (!this.takesKeys()) {
+            // Keys are ignored for viewers and approvers, and a headless agent
+            // has no terminal to type into; say so instead.
+            this.showKeysNote();
             return;
           }
           if (!this.state.exit) this.socket.sendBytes(data);
@@ -107,7 +109,8 @@ export class SessionController {
     const dismiss = h('button', { type: 'button', class: 'btn btn-quiet dismiss', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => { this.bannerDismissed = true; this.render(); } }, '✕');
     this.exitBanner = h('div', { class: 'term-banner', role: 'status', hidden: true }, this.exitBannerText, this.bannerResume.root, dismiss);
     this.terminal.root.append(this.exitBanner);
-    this.keysNote = h('div', { class: 'term-banner keys-note', role: 'status', hidden: true }, h('span', { class: 'term-banner-text' }, 'Read only: your keystrokes are not sent.'));
+    this.keysNoteText = h('span', { class: 'term-banner-text' });
+    this.keysNote = h('div', { class: 'term-banner keys-note', role: 'status', hidden: true }, this.keysNoteText);
     this.terminal.root.append(this.keysNote);
     this.presence = new PresenceBar(id);
     this.chat.root.insertBefore(this.presence.root, this.chat.root.children[1] ?? null);
@@ -125,6 +128,19 @@ export class SessionController {
       resumeFrom: () => this.state.lastSeq,
       diagnose: () => this.diagnose(),
     });
+  }
+
+  /** Whether keystrokes go to the program: a role that may drive, and a program with a terminal. */
+  private takesKeys(): boolean {
+    return canDrive(this.role) && !isHeadless(this.channelInfo?.kind);
+  }
+
+  private showKeysNote(): void {
+    const text = isHeadless(this.channelInfo?.kind)
+      ? 'This agent runs without a terminal: keystrokes are not sent. This pane shows its error output and a line per prompt, tool call and turn; write to it in the chat.'
+      : 'Read only: your keystrokes are not sent.';
+    if (this.keysNoteText.textContent !== text) this.keysNoteText.textContent = text;
+    this.keysNote.hidden = false;
   }
 
   /** Starts the terminal and the connection; the panes must be in the document. */
@@ -194,7 +210,9 @@ export class SessionController {
         this.principal = m.principal;
         this.clientId = m.client_id;
         this.clients = m.clients;
-        this.keysNote.hidden = canDrive(m.role);
+        this.keysNote.hidden = this.takesKeys();
+        if (!this.keysNote.hidden) this.showKeysNote();
+        this.terminal.root.dataset.headless = String(isHeadless(m.channel.kind));
         this.root().dataset.role = m.role;
         if (m.last_seq < this.state.lastSeq) {
           // The server's event log is shorter than what we have: it is a

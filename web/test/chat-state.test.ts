@@ -1,12 +1,13 @@
 // The event → chat-state reducer, fed with the real Qwen Code stream.
 import { describe, expect, it } from 'vitest';
-import type { Approval, JsonValue, ServerMessage } from '../src/generated/protocol';
+import type { Approval, JsonValue, ServerMessage, SidecarEvent } from '../src/generated/protocol';
 import {
   chatStatus,
   chosenOption,
   initialChatState,
   isSentUnconfirmed,
   isSlashCommand,
+  liveText,
   reduce,
   reduceAll,
   type ChatInput,
@@ -113,7 +114,7 @@ describe('the recorded Qwen Code stream', () => {
     // A final message that differs from what streamed wins, in place.
     const firstFinal = seqOf(events, (e) => typeOf(e) === 'assistant');
     const edited = events.map((m) =>
-      m.seq === firstFinal ? { ...m, event: JSON.parse(JSON.stringify(m.event).replace('Hello from mock', 'Hello, corrected')) as JsonValue } : m,
+      m.seq === firstFinal ? { ...m, event: JSON.parse(JSON.stringify(m.event).replace('Hello from mock', 'Hello, corrected')) as SidecarEvent } : m,
     );
     const t = transcript(reduceAll(initialChatState, edited));
     expect(t[1]).toBe('assistant: Hello, corrected');
@@ -161,14 +162,31 @@ describe('the recorded Qwen Code stream', () => {
     expect(item?.kind === 'assistant' && item.text).toBe('Hello from mock');
     expect(item?.kind === 'assistant' && item.streaming).toBe(false); // content_block_stop came
     const midway = upTo(seqOf(events, (e) => innerType(e) === 'content_block_delta'));
-    expect(midway.items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Hello ', streaming: true });
+    const open = midway.items.at(-1);
+    expect(open).toMatchObject({ kind: 'assistant', streaming: true });
+    if (!open) throw new Error('no item');
+    expect(liveText(midway, open)).toBe('Hello ');
+  });
+
+  it('costs O(1) per token: a delta leaves the transcript array alone', () => {
+    const first = seqOf(events, (e) => innerType(e) === 'content_block_delta');
+    const before = upTo(first);
+    const next = events[first];
+    if (!next) throw new Error('fixture too short');
+    const after = reduce(before, next);
+    expect(after.items).toBe(before.items);
+    const open = after.items.at(-1);
+    if (!open) throw new Error('no item');
+    expect(liveText(after, open).length).toBeGreaterThan(liveText(before, open).length);
   });
 
   it('assembles tool input from input_json_delta before the final message', () => {
     const toolStart = seqOf(events, (e) => innerType(e) === 'content_block_start' && JSON.stringify(e).includes('"type":"tool_use"'));
     const partial = upTo(toolStart + 1);
     expect(tools(partial)[0]).toMatchObject({ status: 'streaming', inputComplete: false });
-    expect(tools(partial)[0]?.partialJson).toContain('touch made_by_tool.txt');
+    const tool = tools(partial)[0];
+    if (!tool) throw new Error('no tool');
+    expect(liveText(partial, tool)).toContain('touch made_by_tool.txt');
     const stopped = upTo(toolStart + 2);
     expect(tools(stopped)[0]?.input).toEqual({ command: 'touch made_by_tool.txt && ls', description: 'Create a file and list' });
   });
@@ -240,7 +258,8 @@ describe('resilience', () => {
     let seq = 0;
     for (const m of events) {
       mixed.push({ ...m, seq: ++seq });
-      if (m.seq % 10 === 0) for (const e of odd) mixed.push({ type: 'event', seq: ++seq, event: e });
+      // Not all of them are objects, as the type promises: the reducer must cope with a lying server too.
+      if (m.seq % 10 === 0) for (const e of odd) mixed.push({ type: 'event', seq: ++seq, event: e as SidecarEvent });
     }
     const s = reduceAll(initialChatState, mixed);
     expect(transcript(s)).toEqual(transcript(once));

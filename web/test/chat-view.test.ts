@@ -177,6 +177,7 @@ describe('approval cards with the agent’s options', () => {
     expect(outcomeText({ ...base, state: 'denied', decidedBy: 'terminal', chosen: undefined }, undefined)).toBe('Denied in the terminal.');
     expect(outcomeText({ ...base, state: 'denied', decidedBy: 'client', chosen: 'cancel' }, options[2])).toBe('Denied in the browser (“No, suggest changes”).');
     expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'client', chosen: 'allow' }, { id: 'allow', label: 'Allow', kind: 'allow_once' })).toBe('Allowed in the browser.');
+    expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'client', decidedByName: 'ci', chosen: 'allow' }, { id: 'allow', label: 'Allow', kind: 'allow_once' })).toBe('Allowed by ci in the browser.');
     expect(outcomeText({ ...base, state: 'abandoned', decidedBy: undefined, chosen: undefined }, undefined)).toMatch(/^Abandoned/);
   });
 

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { JsonValue, ServerMessage } from '../src/generated/protocol';
+import type { ServerMessage, SidecarEvent } from '../src/generated/protocol';
 
 const webRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -26,11 +26,11 @@ export function loadQwenEvents(): EventMessage[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
-    .map((line, i) => ({ type: 'event', seq: i + 1, event: JSON.parse(line) as JsonValue }));
+    .map((line, i) => ({ type: 'event', seq: i + 1, event: JSON.parse(line) as SidecarEvent }));
 }
 
 /** The seq of the first event matching `pred`. */
-export function seqOf(events: EventMessage[], pred: (e: JsonValue) => boolean): number {
+export function seqOf(events: EventMessage[], pred: (e: SidecarEvent) => boolean): number {
   const found = events.find((m) => pred(m.event));
   if (!found) throw new Error('no such event in the fixture');
   return found.seq;

@@ -5,6 +5,7 @@ import { presentTool, toolSummary } from '../src/chat/tools';
 import { backoffDelay, defaultBackoff } from '../src/net/backoff';
 import { FlowControl } from '../src/terminal/flow';
 import { isProfileInfo, isSessionInfo, parseServerMessage } from '../src/net/guards';
+import { blocksOf, canUseTool, knownDelta, knownEvent, knownStreamEvent } from '../src/chat/sidecar';
 
 describe('diffLines', () => {
   it('marks added and removed lines around common context', () => {
@@ -119,5 +120,30 @@ describe('the guards and the new protocol fields', () => {
     expect(isSessionInfo({ ...info, resumable: undefined })).toBe(false);
     expect(isSessionInfo({ ...info, channel: { kind: 'none' } })).toBe(false);
     expect(isProfileInfo({ name: 'shell', sidecar: false, default: false, channel: { kind: 'none', events: false, submit: false, approve: false }, resume: false })).toBe(true);
+  });
+});
+
+describe('sidecar events are checked against the generated types', () => {
+  it('reads a modelled event as its type, and a known type with the wrong shape as unknown (as serde does)', () => {
+    expect(knownEvent({ type: 'user', message: { role: 'user', content: 'hi' } })?.type).toBe('user');
+    expect(knownEvent({ type: 'user' })).toBeUndefined();
+    expect(knownEvent({ type: 'assistant', message: { role: 'assistant', content: 42 } })).toBeUndefined();
+    expect(knownEvent({ type: 'result', is_error: 'yes' })).toBeUndefined();
+    expect(knownEvent({ type: 'x-qwen-thought', subject: 's' })).toBeUndefined();
+    expect(knownEvent({ type: 'control_response', response: { subtype: 'error', request_id: 'r' } })).toBeUndefined();
+    expect(knownEvent({ type: 'control_response', response: { subtype: 'error', request_id: 'r', error: 'gone' } })?.type).toBe('control_response');
+  });
+
+  it('keeps only modelled blocks, deltas and tool requests', () => {
+    expect(blocksOf([{ type: 'text', text: 'a' }, { type: 'image', src: 'x' }, { type: 'tool_use', id: 't', name: 'bash' }])).toEqual([
+      { type: 'text', text: 'a' },
+      { type: 'tool_use', id: 't', name: 'bash', input: null },
+    ]);
+    expect(blocksOf('plain')).toEqual([{ type: 'text', text: 'plain' }]);
+    expect(knownDelta({ type: 'text_delta', text: 'x' })?.type).toBe('text_delta');
+    expect(knownDelta({ type: 'text_delta', text: 1 })).toBeUndefined();
+    expect(knownStreamEvent({ type: 'content_block_stop', index: -1 })).toBeUndefined();
+    expect(canUseTool({ subtype: 'can_use_tool', tool_name: 'bash' })).toEqual({ subtype: 'can_use_tool', tool_name: 'bash', input: null });
+    expect(canUseTool({ subtype: 'interrupt' })).toBeUndefined();
   });
 });

@@ -27,6 +27,10 @@ const MAX_TERMINAL_FRAME: usize = 256 << 10;
 const EVENT_BATCH: usize = 256;
 /// Protocol-level keepalive.
 const PING_EVERY: Duration = Duration::from_secs(30);
+/// The longest a snapshot waits for the screen to take the output and
+/// resizes so far (a parser 8 MiB behind, its cap, takes ~0.2 s); past it the
+/// snapshot is taken as the screen stands, as before.
+const SETTLE_FOR_SNAPSHOT: Duration = Duration::from_secs(2);
 
 /// The send half and everything it reads from.
 pub(super) struct Sender {
@@ -103,13 +107,26 @@ impl Sender {
 
     /// Resets the client's terminal to the current screen; returns the
     /// offset to continue from.
+    ///
+    /// The screen is settled first, so the snapshot has every resize made
+    /// so far: its size is the PTY's, and the client draws it at that size
+    /// (drawn at one size and resized by the client, xterm and the server's
+    /// screen would disagree on which rows a shrink keeps).
     async fn resync(&mut self, reason: &str) -> Result<u64, Closed> {
-        let snap = self.session.terminal.output.snapshot();
+        let output = &self.session.terminal.output;
+        let _ = tokio::time::timeout(SETTLE_FOR_SNAPSHOT, output.settle()).await;
+        let snap = output.snapshot();
         let m = &self.session.observe.metrics;
+        // A resize's redraw is neither an attach nor a client falling behind.
         match reason {
-            "attach" => m.resync_attach.inc(),
-            _ => m.resync_lagged.inc(),
-        };
+            "attach" => {
+                m.resync_attach.inc();
+            }
+            "lagged" => {
+                m.resync_lagged.inc();
+            }
+            _ => {}
+        }
         m.sent_terminal.inc_by(snap.bytes.len() as u64);
         self.text(&ServerMessage::Resync {
             cols: snap.cols,
@@ -121,13 +138,8 @@ impl Sender {
             .feed(Message::Binary(snap.bytes.clone()))
             .await
             .map_err(|_| Closed)?;
-        // A snapshot taken before the screen caught up with a resize has the
-        // old size, and the resize was announced already: repeat it, or the
-        // client would stay at the old size.
-        let (cols, rows) = self.session.size();
-        if (cols, rows) != (snap.cols, snap.rows) {
-            self.text(&ServerMessage::Resize { cols, rows }).await?;
-        }
+        // A resize after the settle is announced by control news, which
+        // brings a resync of its own.
         Ok(snap.offset)
     }
 
@@ -215,6 +227,9 @@ impl Sender {
         // The exit is learnt from the broadcast and from the exited watch;
         // announce it once.
         let mut exit_sent = false;
+        // A resize was announced: this client's terminal redraws from a
+        // snapshot at the new size before more output.
+        let mut resize_pending = false;
         let mut ping = tokio::time::interval(PING_EVERY);
         ping.tick().await;
 
@@ -235,6 +250,7 @@ impl Sender {
                 match self.control.try_recv() {
                     Ok(Control::Exit(_)) => exit_pending = true,
                     Ok(c) => {
+                        resize_pending |= matches!(c, Control::Resize { .. });
                         if let Some(msg) = self.control_message(c) {
                             self.text(&msg).await?;
                         }
@@ -244,6 +260,7 @@ impl Sender {
                         debug!(missed = n, "control lagged; sending current state");
                         self.catch_up_control().await?;
                         exit_pending |= s.is_exited();
+                        resize_pending = true;
                         progressed = true;
                     }
                     Err(_) => break,
@@ -256,7 +273,16 @@ impl Sender {
             event_cursor = upto.max(event_cursor);
 
             let mut output_drained = true;
-            if !paused {
+            if resize_pending {
+                // The size policy (README): one PTY size for all clients; after
+                // a resize every client redraws from the server's screen at the
+                // new size, so each one shows exactly what a reload would.
+                resize_pending = false;
+                term_cursor = self.resync("resize").await?;
+                flow.resynced(term_cursor);
+                progressed = true;
+                output_drained = false;
+            } else if !paused {
                 match s.terminal.output.read(term_cursor, MAX_TERMINAL_FRAME) {
                     ReadResult::Data(bytes, next) => {
                         s.observe.metrics.sent_terminal.inc_by(bytes.len() as u64);
@@ -339,6 +365,7 @@ impl Sender {
                 c = self.control.recv() => match c {
                     Ok(Control::Exit(_)) => exit_pending = true,
                     Ok(c) => {
+                        resize_pending |= matches!(c, Control::Resize { .. });
                         if let Some(msg) = self.control_message(c) {
                             self.text(&msg).await?;
                         }
@@ -346,6 +373,7 @@ impl Sender {
                     Err(broadcast::error::RecvError::Lagged(_)) => {
                         self.catch_up_control().await?;
                         exit_pending |= s.is_exited();
+                        resize_pending = true;
                     }
                     Err(broadcast::error::RecvError::Closed) => {}
                 },

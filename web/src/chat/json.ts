@@ -17,24 +17,6 @@ export function str(o: JsonObject, key: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** `o[key]` when it is a number. */
-export function num(o: JsonObject, key: string): number | undefined {
-  const v = o[key];
-  return typeof v === 'number' ? v : undefined;
-}
-
-/** `o[key]` when it is a boolean. */
-export function bool(o: JsonObject, key: string): boolean | undefined {
-  const v = o[key];
-  return typeof v === 'boolean' ? v : undefined;
-}
-
-/** `o[key]` when it is an object. */
-export function obj(o: JsonObject, key: string): JsonObject | undefined {
-  const v = o[key];
-  return isObject(v) ? v : undefined;
-}
-
 /** Parses JSON text without throwing; `undefined` when it is not JSON. */
 export function parseJson(text: string): JsonValue | undefined {
   try {

@@ -1,169 +1,149 @@
-// Typed views of the program's sidecar events (the stream-json / dual-output
-// schema that Qwen Code and duet's demo agent write). The server relays each
-// event verbatim as a `JsonValue`; the generated protocol types stop there,
-// so this module narrows it into the few shapes the chat view needs.
-// Parsing never throws: anything unrecognised becomes `{ type: 'unknown' }`
-// and is ignored by the chat, so a new event kind cannot break the page.
-import type { JsonValue } from '../generated/protocol';
-import { bool, isObject, num, obj, str, type JsonObject } from './json';
+// Sidecar events (the stream-json vocabulary) as the chat reads them. The
+// types are generated from the Rust protocol crate (`protocol/src/sidecar.rs`
+// → generated/protocol.ts); this module only checks, at run time, that a
+// relayed event has the shape its type promises, the way the server's serde
+// reads it: an event (or a block, a streaming event, a delta) whose `type` is
+// known but whose fields do not fit is treated as unknown, never as broken.
+// Nothing here throws: the chat counts what it does not know and goes on.
+import type {
+  CanUseTool,
+  ContentBlock,
+  ControlRequestBody,
+  JsonValue,
+  KnownBlock,
+  KnownDelta,
+  KnownEvent,
+  KnownStreamEvent,
+  MessageContent,
+  SidecarEvent,
+  StreamDelta,
+  StreamEvent,
+} from '../generated/protocol';
+import { isObject, type JsonObject } from './json';
 
-/** One content block of a user or assistant message. */
-export type Block =
-  | { type: 'text'; text: string }
-  | { type: 'thinking'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: JsonValue }
-  | { type: 'tool_result'; toolUseId: string; isError: boolean; content: JsonValue | undefined }
-  | { type: 'other'; rawType: string | undefined };
+const isStr = (v: JsonValue | undefined): v is string => typeof v === 'string';
+/** `Option<T>` with `#[serde(default)]`: absent, null or a T. */
+const opt = (v: JsonValue | undefined, is: (x: JsonValue) => boolean): boolean => v === undefined || v === null || is(v);
+const optStr = (v: JsonValue | undefined): boolean => opt(v, isStr);
+const isIndex = (v: JsonValue | undefined): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
 
-/** A `content_block_delta` payload. */
-export type Delta =
-  | { type: 'text'; text: string }
-  | { type: 'thinking'; text: string }
-  | { type: 'input_json'; partialJson: string }
-  | { type: 'other' };
+/** The envelope most events carry (`uuid`, `session_id`, `parent_tool_use_id`). */
+function envelopeOk(e: JsonObject): boolean {
+  return optStr(e.uuid) && optStr(e.session_id) && optStr(e.parent_tool_use_id);
+}
 
-/** The inner event of a `stream_event`. */
-export type StreamEvent =
-  | { type: 'message_start'; messageId: string | undefined }
-  | { type: 'content_block_start'; index: number; block: Block }
-  | { type: 'content_block_delta'; index: number; delta: Delta }
-  | { type: 'content_block_stop'; index: number }
-  | { type: 'message_stop' }
-  | { type: 'other' };
+/** Message content: a string, or a list whose every block is an object (known or not). */
+function contentOk(c: JsonValue | undefined): boolean {
+  return typeof c === 'string' || (Array.isArray(c) && c.every(isObject));
+}
 
-/** A sidecar event, narrowed to what the chat uses. */
-export type SidecarEvent =
-  | { type: 'system'; subtype: string; data: JsonObject | undefined }
-  | { type: 'user'; uuid: string | undefined; blocks: Block[] }
-  | { type: 'assistant'; messageId: string | undefined; blocks: Block[] }
-  | { type: 'stream_event'; event: StreamEvent }
-  | { type: 'result'; isError: boolean; text: string | undefined }
-  | {
-      type: 'control_request';
-      requestId: string;
-      /** Set for `can_use_tool`, the only request kind the chat shows. */
-      tool: { name: string; toolUseId: string | undefined; input: JsonValue } | undefined;
-    }
-  | { type: 'control_response'; requestId: string; allowed: boolean | undefined; error: string | undefined }
-  | { type: 'unknown'; rawType: string | undefined };
-
-/** Narrows one relayed event. */
-export function parseSidecarEvent(event: JsonValue): SidecarEvent {
-  if (!isObject(event)) return { type: 'unknown', rawType: undefined };
-  const type = str(event, 'type');
-  switch (type) {
-    case 'system':
-      return { type, subtype: str(event, 'subtype') ?? '', data: obj(event, 'data') };
-    case 'user': {
-      const message = obj(event, 'message');
-      if (!message) break;
-      return { type, uuid: str(event, 'uuid'), blocks: parseContent(message.content) };
-    }
-    case 'assistant': {
-      const message = obj(event, 'message');
-      if (!message) break;
-      // Qwen Code sets both, equal to the streamed message_start id; prefer the message's own.
-      return { type, messageId: str(message, 'id') ?? str(event, 'uuid'), blocks: parseContent(message.content) };
-    }
-    case 'stream_event': {
-      const inner = obj(event, 'event');
-      if (!inner) break;
-      return { type, event: parseStreamEvent(inner) };
-    }
-    case 'result':
-      return { type, isError: bool(event, 'is_error') ?? false, text: str(event, 'result') };
-    case 'control_request': {
-      const requestId = str(event, 'request_id');
-      const request = obj(event, 'request');
-      if (requestId === undefined || !request) break;
-      const name = str(request, 'tool_name');
-      const tool =
-        str(request, 'subtype') === 'can_use_tool' && name !== undefined
-          ? { name, toolUseId: str(request, 'tool_use_id'), input: request.input ?? null }
-          : undefined;
-      return { type, requestId, tool };
-    }
-    case 'control_response': {
-      const response = obj(event, 'response');
-      const requestId = response ? str(response, 'request_id') : undefined;
-      if (!response || requestId === undefined) break;
-      if (str(response, 'subtype') === 'error') {
-        const error = response.error;
-        const message = isObject(error) ? str(error, 'message') : typeof error === 'string' ? error : undefined;
-        return { type, requestId, allowed: undefined, error: message ?? 'error' };
+/** The event as one of the modelled types, or undefined (unknown type or shape). */
+export function knownEvent(ev: SidecarEvent | JsonValue): KnownEvent | undefined {
+  if (!isObject(ev)) return undefined;
+  const e = ev as JsonObject;
+  const ok = ((): boolean => {
+    switch (e.type) {
+      case 'system':
+        return isStr(e.subtype) && envelopeOk(e);
+      case 'user':
+      case 'assistant': {
+        const m = e.message;
+        return envelopeOk(e) && isObject(m) && isStr(m.role) && contentOk(m.content) && optStr(m.id) && optStr(m.model);
       }
-      const inner = obj(response, 'response');
-      return { type, requestId, allowed: inner ? bool(inner, 'allowed') : undefined, error: undefined };
+      case 'stream_event':
+        return envelopeOk(e) && isObject(e.event);
+      case 'result':
+        return envelopeOk(e) && optStr(e.subtype) && opt(e.is_error, (v) => typeof v === 'boolean') && opt(e.duration_ms, (v) => typeof v === 'number') && optStr(e.result);
+      case 'control_request':
+        return isStr(e.request_id) && isObject(e.request);
+      case 'control_response': {
+        const r = e.response;
+        if (!isObject(r) || !isStr(r.request_id)) return false;
+        return r.subtype === 'success' || (r.subtype === 'error' && r.error !== undefined);
+      }
+      default:
+        return false;
     }
-    default:
-      break;
-  }
-  return { type: 'unknown', rawType: type };
+  })();
+  return ok ? (e as unknown as KnownEvent) : undefined;
 }
 
-/** Message content: a bare string is one text block. */
-export function parseContent(content: JsonValue | undefined): Block[] {
-  if (typeof content === 'string') return [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) return [];
-  return content.map(parseBlock);
-}
-
-function parseBlock(block: JsonValue): Block {
-  if (!isObject(block)) return { type: 'other', rawType: undefined };
-  const type = str(block, 'type');
-  switch (type) {
+/** A content block as a modelled block, or undefined. */
+export function knownBlock(b: ContentBlock | JsonValue): KnownBlock | undefined {
+  if (!isObject(b)) return undefined;
+  const x = b as JsonObject;
+  switch (x.type) {
     case 'text':
-      return { type, text: str(block, 'text') ?? '' };
+      return isStr(x.text) ? (x as unknown as KnownBlock) : undefined;
     case 'thinking':
-      return { type, text: str(block, 'thinking') ?? '' };
-    case 'tool_use': {
-      const id = str(block, 'id');
-      if (id === undefined) break;
-      return { type, id, name: str(block, 'name') ?? 'tool', input: block.input ?? {} };
-    }
-    case 'tool_result': {
-      const toolUseId = str(block, 'tool_use_id');
-      if (toolUseId === undefined) break;
-      return { type, toolUseId, isError: bool(block, 'is_error') ?? false, content: block.content };
-    }
+      return isStr(x.thinking) ? (x as unknown as KnownBlock) : undefined;
+    case 'tool_use':
+      // `input` is `#[serde(default)]`: absent reads as null.
+      return isStr(x.id) && isStr(x.name) ? ({ ...x, input: x.input ?? null } as unknown as KnownBlock) : undefined;
+    case 'tool_result':
+      return isStr(x.tool_use_id) && opt(x.is_error, (v) => typeof v === 'boolean') ? (x as unknown as KnownBlock) : undefined;
     default:
-      break;
-  }
-  return { type: 'other', rawType: type };
-}
-
-function parseStreamEvent(e: JsonObject): StreamEvent {
-  const index = num(e, 'index') ?? 0;
-  switch (str(e, 'type')) {
-    case 'message_start': {
-      const message = obj(e, 'message');
-      return { type: 'message_start', messageId: message ? str(message, 'id') : undefined };
-    }
-    case 'content_block_start':
-      return { type: 'content_block_start', index, block: parseBlock(e.content_block ?? null) };
-    case 'content_block_delta':
-      return { type: 'content_block_delta', index, delta: parseDelta(obj(e, 'delta')) };
-    case 'content_block_stop':
-      return { type: 'content_block_stop', index };
-    case 'message_stop':
-      return { type: 'message_stop' };
-    default:
-      return { type: 'other' };
+      return undefined;
   }
 }
 
-function parseDelta(d: JsonObject | undefined): Delta {
-  if (!d) return { type: 'other' };
-  switch (str(d, 'type')) {
+/** The modelled blocks of a message's content; a bare string is one text block. */
+export function blocksOf(content: MessageContent): KnownBlock[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.flatMap((b) => {
+    const k = knownBlock(b);
+    return k ? [k] : [];
+  });
+}
+
+/** The inner event of a `stream_event` as a modelled one, or undefined. */
+export function knownStreamEvent(e: StreamEvent): KnownStreamEvent | undefined {
+  const x = e as JsonObject;
+  const ok = ((): boolean => {
+    switch (x.type) {
+      case 'message_start':
+        return x.message !== undefined;
+      case 'content_block_start':
+        return isIndex(x.index) && isObject(x.content_block);
+      case 'content_block_delta':
+        return isIndex(x.index) && isObject(x.delta);
+      case 'content_block_stop':
+        return isIndex(x.index);
+      case 'message_delta':
+      case 'message_stop':
+        return true;
+      default:
+        return false;
+    }
+  })();
+  return ok ? (x as unknown as KnownStreamEvent) : undefined;
+}
+
+/** A `content_block_delta`'s delta as a modelled one, or undefined. */
+export function knownDelta(d: StreamDelta): KnownDelta | undefined {
+  const x = d as JsonObject;
+  switch (x.type) {
     case 'text_delta':
-      return { type: 'text', text: str(d, 'text') ?? '' };
+      return isStr(x.text) ? (x as unknown as KnownDelta) : undefined;
     case 'thinking_delta':
-      return { type: 'thinking', text: str(d, 'thinking') ?? '' };
+      return isStr(x.thinking) ? (x as unknown as KnownDelta) : undefined;
     case 'input_json_delta':
-      return { type: 'input_json', partialJson: str(d, 'partial_json') ?? '' };
+      return isStr(x.partial_json) ? (x as unknown as KnownDelta) : undefined;
     default:
-      return { type: 'other' };
+      return undefined;
   }
+}
+
+/** A control request's body when it asks to run a tool (the only kind the chat shows). */
+export function canUseTool(body: ControlRequestBody): CanUseTool | undefined {
+  const x = body as JsonObject;
+  if (x.subtype !== 'can_use_tool' || !isStr(x.tool_name) || !optStr(x.tool_use_id)) return undefined;
+  return { ...x, input: x.input ?? null } as unknown as CanUseTool;
+}
+
+/** The id in a `message_start`'s message. */
+export function messageIdOf(message: JsonValue): string | undefined {
+  return isObject(message) && typeof message.id === 'string' ? message.id : undefined;
 }
 
 /** A tool result's content as display text (a string, or the text of its blocks). */

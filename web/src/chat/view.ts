@@ -1,8 +1,10 @@
 // The chat pane: status line, transcript, composer. It renders a ChatState and
 // reports user intents (submit, approve, cancel) through callbacks; it owns no
 // conversation state of its own. Items are keyed by id and rebuilt only when
-// their object (or their approval's) changed, so a streaming delta touches one
-// element, not the whole transcript.
+// their object (or their approval's) changed. While a reply streams only its
+// text changes (`stream.live`): a frame then appends the new characters to one
+// text node per open block and walks nothing else, O(1) in the transcript's
+// length; the block's markdown is rendered once, when the block ends.
 import type { ApprovalOption, ApprovalOptionKind, ChannelInfo, ExitInfo, Role } from '../generated/protocol';
 import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
@@ -127,6 +129,8 @@ export class ChatView {
   private readonly resume: ResumeControl;
   private readonly rendered = new Map<string, Rendered>();
   private lastStatus: ChatStatus | undefined;
+  /** What the last full render drew from (a frame with the same inputs only updates live text). */
+  private lastDrawn: { items: ChatState['items']; approvals: ChatState['approvals']; pending: ChatState['pending']; exit: ChatState['exit']; ctxKey: string } | undefined;
   private lastPlaceholder = '';
   /** Follow new content: true unless the reader scrolled up. */
   private follow = true;
@@ -214,8 +218,10 @@ export class ChatView {
     this.updateJump();
   }
 
-  private afterLayout(): void {
+  private afterLayout(state?: ChatState): void {
     if (this.follow) this.scrollToBottom();
+    // No approval pending: no need to look for cards in the DOM.
+    if (state && this.jumpButton.hidden && !Object.values(state.approvals).some((a) => a.state === 'pending')) return;
     this.updateJump();
   }
 
@@ -243,6 +249,14 @@ export class ChatView {
     this.renderStatus(state, ctx);
     const exited = state.exit !== null;
     const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}|${ctx.role ?? ''}`;
+    const last = this.lastDrawn;
+    this.lastDrawn = { items: state.items, approvals: state.approvals, pending: state.pending, exit: state.exit, ctxKey };
+    if (last?.items === state.items && last.approvals === state.approvals && last.pending === state.pending && last.exit === state.exit && last.ctxKey === ctxKey) {
+      // Only streamed text (or the status) changed: no walk over the transcript.
+      this.updateLive(state);
+      this.afterLayout(state);
+      return;
+    }
     const active = document.activeElement;
     let refocus: { el: HTMLElement; key: string | undefined } | undefined;
 
@@ -310,7 +324,22 @@ export class ChatView {
       const target = same ?? el.querySelector<HTMLElement>('.approval[tabindex], .approval-done[tabindex]') ?? el;
       target.focus({ preventScroll: true });
     }
-    this.afterLayout();
+    this.updateLive(state);
+    this.afterLayout(state);
+  }
+
+  /** Appends what streamed since the last frame to each open block's live text node. */
+  private updateLive(state: ChatState): void {
+    for (const [id, text] of Object.entries(state.stream?.live ?? {})) {
+      const target = this.rendered.get(id)?.el.querySelector('[data-live]');
+      if (!target) continue;
+      let node = target.firstChild;
+      if (!(node instanceof Text)) node = target.appendChild(document.createTextNode(''));
+      const shown = node as Text;
+      // Live text only grows until its block commits (then the item is redrawn).
+      if (text.length > shown.length) shown.appendData(text.slice(shown.length));
+      else if (text.length < shown.length) shown.data = text;
+    }
   }
 
   private renderResumed(from: string): void {
@@ -371,11 +400,13 @@ export class ChatView {
       case 'assistant': {
         const body = h('div', { class: 'markdown' });
         body.innerHTML = renderMarkdown(item.text);
+        // While it streams, new text is appended as plain text (see updateLive).
+        if (item.streaming) body.append(h('p', { class: 'live-text', 'data-live': '' }));
         return h('article', { class: `msg assistant${item.streaming ? ' streaming' : ''}`, 'data-kind': 'assistant', 'aria-label': 'Assistant' }, body);
       }
       case 'thinking': {
         const wasOpen = old instanceof HTMLDetailsElement && old.open;
-        return h('details', { class: 'thinking', 'data-kind': 'thinking', open: wasOpen }, h('summary', {}, item.streaming ? 'Thinking…' : 'Thought'), h('div', { class: 'thinking-text' }, item.text));
+        return h('details', { class: 'thinking', 'data-kind': 'thinking', open: wasOpen }, h('summary', {}, item.streaming ? 'Thinking…' : 'Thought'), h('div', { class: 'thinking-text' }, item.text, item.streaming && h('span', { 'data-live': '' })));
       }
       case 'tool':
         return this.toolCard(item, approval, old, ctx, exited);
@@ -412,8 +443,9 @@ export class ChatView {
     // Focusable (not in the tab order) so the keyboard has somewhere to stay when the buttons go.
     const card = h('article', { class: `tool tool-${tool.status}`, 'data-kind': 'tool', 'data-tool-status': tool.status, 'data-tool-use-id': tool.toolUseId, 'aria-label': `Tool call ${tool.name}`, tabindex: -1 }, header);
 
-    if (!tool.inputComplete && tool.partialJson !== '') {
-      card.append(h('pre', { class: 'tool-input streaming' }, tool.partialJson));
+    if (!tool.inputComplete) {
+      // The input as it streams (more is appended by updateLive).
+      card.append(h('pre', { class: 'tool-input streaming' }, tool.partialJson, h('span', { 'data-live': '' })));
     } else {
       switch (p.kind) {
         case 'shell':
@@ -604,7 +636,8 @@ function keyHint(allow: Choice | undefined, reject: Choice | undefined, n: numbe
 export function outcomeText(a: ApprovalView, chosen: ApprovalOption | undefined): string {
   if (a.state === 'abandoned') return 'Abandoned: the agent stopped waiting for an answer.';
   const what = a.state === 'allowed' ? 'Allowed' : 'Denied';
-  const who = a.decidedBy === 'terminal' ? ' in the terminal' : a.decidedBy === 'client' ? ' in the browser' : '';
+  const by = a.decidedByName !== undefined && a.decidedByName !== '' ? ` by ${a.decidedByName}` : '';
+  const who = a.decidedBy === 'terminal' ? ' in the terminal' : a.decidedBy === 'client' ? `${by} in the browser` : '';
   // The option's own words, unless they only repeat the outcome ("Allow", "Deny").
   const plain = chosen === undefined || /^(allow|yes|deny|no|reject)$/i.test(chosen.label.trim()) || (optionAllows(chosen) !== (a.state === 'allowed'));
   return `${what}${who}${plain ? '' : ` (“${chosen.label}”)`}.`;

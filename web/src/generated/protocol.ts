@@ -169,9 +169,10 @@ export type ServerMessage = { "type": "hello" } & Hello | { "type": "event",
  */
 seq: number, 
 /**
- * The event object, verbatim (see the sidecar types).
+ * The event object, verbatim: one of the modelled sidecar events, or
+ * any other object (an unknown type passes through).
  */
-event: JsonValue, } | { "type": "warning", 
+event: SidecarEvent, } | { "type": "warning", 
 /**
  * Numbers the session's warnings from 1, so none is shown twice.
  */
@@ -251,7 +252,7 @@ seq: number,
 /**
  * The event as that session recorded it.
  */
-event: JsonValue, };
+event: SidecarEvent, };
 
 export type ProfileInfo = { name: string, description?: string, 
 /**
@@ -284,3 +285,141 @@ export type ApprovalDecision = { allowed?: boolean, option?: string, };
 export type ApiError = { error: ApiErrorBody, };
 
 export type ApiErrorBody = { code: ErrorCode, message: string, };
+
+export type SidecarEvent = KnownEvent | { [key in string]: JsonValue };
+
+export type KnownEvent = { "type": "system" } & SystemEvent | { "type": "user" } & MessageEvent | { "type": "assistant" } & MessageEvent | { "type": "stream_event" } & StreamEventEnvelope | { "type": "result" } & ResultEvent | { "type": "control_request" } & ControlRequest | { "type": "control_response" } & ControlResponse;
+
+export type EventEnvelope = { 
+/**
+ * Unique id of this event (an assistant message's id for `assistant`).
+ */
+uuid?: string, 
+/**
+ * The program's own session id (not duet's).
+ */
+session_id?: string, 
+/**
+ * Set when the event belongs to a sub-agent's tool call; often an explicit null.
+ */
+parent_tool_use_id?: string | null, };
+
+export type SystemEvent = { 
+/**
+ * `session_start`, `session_end`, or another subtype.
+ */
+subtype: string, 
+/**
+ * Subtype-specific payload; see [`SessionStartData`].
+ */
+data?: JsonValue, 
+/**
+ * Unique id of this event (an assistant message's id for `assistant`).
+ */
+uuid?: string, 
+/**
+ * The program's own session id (not duet's).
+ */
+session_id?: string, 
+/**
+ * Set when the event belongs to a sub-agent's tool call; often an explicit null.
+ */
+parent_tool_use_id?: string | null, };
+
+export type SessionStartData = { session_id?: string, cwd?: string, 
+/**
+ * Absent before protocol 1; treat absence as 0.
+ */
+protocol_version?: number, 
+/**
+ * The program's version string.
+ */
+version?: string, 
+/**
+ * Event kinds the program says it may emit.
+ */
+supported_events?: Array<string>, };
+
+export type MessageEvent = { message: SidecarMessage, 
+/**
+ * Unique id of this event (an assistant message's id for `assistant`).
+ */
+uuid?: string, 
+/**
+ * The program's own session id (not duet's).
+ */
+session_id?: string, 
+/**
+ * Set when the event belongs to a sub-agent's tool call; often an explicit null.
+ */
+parent_tool_use_id?: string | null, };
+
+export type SidecarMessage = { 
+/**
+ * `user` or `assistant`.
+ */
+role: string, content: MessageContent, id?: string, model?: string, };
+
+export type MessageContent = Array<ContentBlock> | string;
+
+export type ContentBlock = KnownBlock | { [key in string]: JsonValue };
+
+export type KnownBlock = { "type": "text", text: string, } | { "type": "thinking", thinking: string, } | { "type": "tool_use", id: string, name: string, input: JsonValue, } | { "type": "tool_result", tool_use_id: string, is_error?: boolean, 
+/**
+ * A string or a list of blocks.
+ */
+content?: JsonValue, };
+
+export type StreamEventEnvelope = { event: StreamEvent, 
+/**
+ * Unique id of this event (an assistant message's id for `assistant`).
+ */
+uuid?: string, 
+/**
+ * The program's own session id (not duet's).
+ */
+session_id?: string, 
+/**
+ * Set when the event belongs to a sub-agent's tool call; often an explicit null.
+ */
+parent_tool_use_id?: string | null, };
+
+export type StreamEvent = KnownStreamEvent | { [key in string]: JsonValue };
+
+export type KnownStreamEvent = { "type": "message_start", message: JsonValue, } | { "type": "content_block_start", index: number, content_block: ContentBlock, } | { "type": "content_block_delta", index: number, delta: StreamDelta, } | { "type": "content_block_stop", index: number, } | { "type": "message_delta", } | { "type": "message_stop", };
+
+export type StreamDelta = KnownDelta | { [key in string]: JsonValue };
+
+export type KnownDelta = { "type": "text_delta", text: string, } | { "type": "input_json_delta", partial_json: string, } | { "type": "thinking_delta", thinking: string, };
+
+export type ResultEvent = { subtype?: string, is_error?: boolean, duration_ms?: number, result?: string, 
+/**
+ * Unique id of this event (an assistant message's id for `assistant`).
+ */
+uuid?: string, 
+/**
+ * The program's own session id (not duet's).
+ */
+session_id?: string, 
+/**
+ * Set when the event belongs to a sub-agent's tool call; often an explicit null.
+ */
+parent_tool_use_id?: string | null, };
+
+export type ControlRequest = { request_id: string, request: ControlRequestBody, };
+
+export type ControlRequestBody = CanUseTool | { [key in string]: JsonValue };
+
+export type CanUseTool = { "subtype": "CanUseTool", tool_name: string, tool_use_id?: string, input: JsonValue, };
+
+export type ControlResponse = { response: ControlResponseBody, };
+
+export type ControlResponseBody = { "subtype": "success", request_id: string, 
+/**
+ * For `can_use_tool`: `{"allowed": bool}`.
+ */
+response?: JsonValue, } | { "subtype": "error", request_id: string, 
+/**
+ * A message string (Qwen Code) or an object (the RFC).
+ */
+error: JsonValue, };

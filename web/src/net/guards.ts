@@ -90,7 +90,8 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       case 'hello':
         return isStr(v.session_id) && isNum(v.cols) && isNum(v.rows) && isNum(v.last_seq) && isStr(v.profile) && isChannelInfo(v.channel) && Array.isArray(v.approvals) && v.approvals.every((a) => isObject(a) && isApproval(a)) && optional(v.exit, isExitInfo);
       case 'event':
-        return isNum(v.seq) && 'event' in v;
+        // A sidecar event is an object; which one is checked where it is read (chat/sidecar.ts).
+        return isNum(v.seq) && isObject(v.event);
       case 'warning':
         return isNum(v.id) && isStr(v.code) && isStr(v.message) && optional(v.seq, isNum);
       case 'approval':

@@ -1,8 +1,9 @@
 // The terminal pane: xterm.js attached to the session's PTY. Output is written
 // with flow control (terminal/flow.ts); keystrokes go out as bytes; the size
 // follows the pane (ResizeObserver → fit → `resize`, debounced) and follows
-// the server when another client resized the PTY. WebGL renders when it can;
-// if it fails or loses its context we fall back to the DOM renderer.
+// the server when another client resized the PTY. WebGL renders on a hardware
+// GPU (terminal/renderer.ts); if it fails or loses its context the DOM
+// renderer takes over.
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
@@ -11,6 +12,7 @@ import '@xterm/xterm/css/xterm.css';
 import { h } from '../ui/dom';
 import { terminalThemes, type ThemeName } from '../ui/theme';
 import { FlowControl } from './flow';
+import { chooseRenderer } from './renderer';
 
 /** What the pane asks of its owner. */
 export interface TerminalOwner {
@@ -80,6 +82,14 @@ export class TerminalPane {
   private driver = false;
   /** Between a `resync` and its snapshot: no fit may change the size. */
   private awaitingSnapshot = false;
+  /** A fit fell between a `resync` and its snapshot: it runs after the snapshot. */
+  private fitDeferred = false;
+  /**
+   * Sizes this pane asked for whose `resize` echo has not come back, oldest
+   * first: an echo of one of them is this pane's own, not another client's
+   * (two quick fits send two sizes; the first echo must not look foreign).
+   */
+  private sentSizes: string[] = [];
   private readonly fitButton: HTMLButtonElement;
   /** The window changed size since the last fit. */
   private windowResized = false;
@@ -116,6 +126,10 @@ export class TerminalPane {
       lineHeight: 1.15,
       scrollback: 5000,
       theme: terminalThemes[theme],
+      // Programs pick their own colours (dim grey, bright magenta) with no
+      // thought for the theme: xterm lightens or darkens a foreground until it
+      // reads against its background (WCAG AA, as the axe test checks).
+      minimumContrastRatio: 4.5,
       macOptionIsMeta: true,
       // No reflow on resize: the server's screen (vt100), whose snapshot a reload
       // or a second tab draws, cuts and pads lines instead of rewrapping them, and
@@ -197,7 +211,16 @@ export class TerminalPane {
         ta.select();
       }
     });
-    void this.loadWebgl();
+    const choice = chooseRenderer();
+    this.root.dataset.renderer = 'dom';
+    this.root.dataset.rendererReason = choice.reason;
+    if (choice.renderer === 'webgl') {
+      // A lost context fires `webglcontextlost` on the canvas (it does not
+      // bubble: listen in the capture phase). The addon waits 3 s for a
+      // restore before it gives up, with a blank terminal meanwhile: switch now.
+      this.host.addEventListener('webglcontextlost', () => { if (this.webgl) this.dropWebgl('context-lost'); }, { capture: true });
+      void this.loadWebgl();
+    }
     this.fitNow(false);
   }
 
@@ -215,7 +238,15 @@ export class TerminalPane {
 
   /** Live output (or the snapshot after a resync). */
   write(data: Uint8Array): void {
+    const deferred = this.awaitingSnapshot && this.fitDeferred;
     this.awaitingSnapshot = false;
+    if (deferred) {
+      // The window changed while the snapshot was on its way: fit at once (a
+      // timer in a background tab may wait a second, and a late fit would
+      // take the size back from a window resized since).
+      this.fitDeferred = false;
+      this.fitAfterResize();
+    }
     const n = data.byteLength;
     this.flowControl.written(n);
     this.term.write(data, () => { this.flowControl.rendered(n); });
@@ -224,8 +255,7 @@ export class TerminalPane {
   /** `resync`: the next frame is a full snapshot of a cols×rows screen. */
   resync(cols: number, rows: number): void {
     // The snapshot is cells of a cols×rows screen: resize first, and let no
-    // fit change the size before it is written.
-    clearTimeout(this.resizeTimer);
+    // fit change the size before it is written (a pending fit waits for it).
     this.awaitingSnapshot = true;
     this.serverSize = { cols, rows };
     this.term.reset();
@@ -235,7 +265,10 @@ export class TerminalPane {
 
   /** Another client resized the PTY: draw at its size so the program's output lines up. */
   serverResized(cols: number, rows: number): void {
-    const own = this.serverSize?.cols === cols && this.serverSize.rows === rows;
+    const at = this.sentSizes.indexOf(`${String(cols)}x${String(rows)}`);
+    const own = at >= 0 || (this.serverSize?.cols === cols && this.serverSize.rows === rows);
+    // Echoes come in order: older sizes of ours will not come back any more.
+    if (at >= 0) this.sentSizes = this.sentSizes.slice(at + 1);
     this.serverSize = { cols, rows };
     // Someone else set a size: they drive now.
     if (!own) this.driver = false;
@@ -303,14 +336,19 @@ export class TerminalPane {
 
   private scheduleFit(): void {
     clearTimeout(this.resizeTimer);
-    this.resizeTimer = setTimeout(() => {
-      if (this.awaitingSnapshot) return;
-      // The user resized this window: this client drives the PTY size now.
-      // (A pane that only changed with the layout keeps following.)
-      if (this.windowResized) this.driver = true;
-      this.windowResized = false;
-      this.fitNow(true);
-    }, RESIZE_DEBOUNCE);
+    this.resizeTimer = setTimeout(() => { this.fitAfterResize(); }, RESIZE_DEBOUNCE);
+  }
+
+  private fitAfterResize(): void {
+    if (this.awaitingSnapshot) {
+      this.fitDeferred = true;
+      return;
+    }
+    // The user resized this window: this client drives the PTY size now.
+    // (A pane that only changed with the layout keeps following.)
+    if (this.windowResized) this.driver = true;
+    this.windowResized = false;
+    this.fitNow(true);
   }
 
   /** The size that would fit the pane, or null when it has none (hidden). */
@@ -332,7 +370,11 @@ export class TerminalPane {
 
   /** Fits the terminal to the pane; with `announce`, tells the server when the PTY size differs. */
   private fitNow(announce: boolean): void {
-    if (this.disposed || this.awaitingSnapshot) return;
+    if (this.disposed) return;
+    if (this.awaitingSnapshot) {
+      this.fitDeferred = true;
+      return;
+    }
     // A hidden pane (terminal-less layout) has no size: keep the last one.
     const f = this.fitSize();
     if (!f) return;
@@ -347,6 +389,7 @@ export class TerminalPane {
     const s = this.serverSize;
     if (announce && (s?.cols !== cols || s.rows !== rows)) {
       this.serverSize = { cols, rows };
+      this.sentSizes = [...this.sentSizes.slice(-7), `${String(cols)}x${String(rows)}`];
       this.owner.resize(cols, rows);
     }
   }
@@ -359,17 +402,18 @@ export class TerminalPane {
       const addon = new WebglAddon();
       addon.onContextLoss(() => {
         // The GPU went away (driver reset, too many contexts): the DOM renderer takes over.
-        this.dropWebgl();
+        this.dropWebgl('context-lost');
       });
       this.term.loadAddon(addon);
       this.webgl = addon;
       this.root.dataset.renderer = 'webgl';
     } catch {
-      this.dropWebgl();
+      this.dropWebgl('webgl-failed');
     }
   }
 
-  private dropWebgl(): void {
+  private dropWebgl(reason: string): void {
+    this.root.dataset.rendererReason = reason;
     try {
       this.webgl?.dispose();
     } catch {

@@ -108,11 +108,14 @@ impl Terminal {
 
     /// Sets the PTY size and records it in the stream.
     pub(crate) fn resize(&self, cols: u16, rows: u16) {
+        // Recorded in the stream before the program learns of it (SIGWINCH):
+        // its redraw at the new size must land after the mark, or the screen
+        // would parse it at the old size.
+        self.output.resize(cols, rows);
         let pty = lock(&self.pty).clone();
         if let Some(Err(e)) = pty.map(|p| p.resize(cols, rows)) {
             warn!(?e, "resizing the PTY");
         }
-        self.output.resize(cols, rows);
         if let Some(r) = &self.recording {
             r.resize(cols, rows);
         }

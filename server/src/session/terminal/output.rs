@@ -11,6 +11,7 @@
 //! loses a byte.
 
 use std::collections::VecDeque;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -117,6 +118,10 @@ pub struct Output {
     pub(super) head: watch::Sender<u64>,
     /// The offset the screen has consumed; changes after each parsed batch.
     pub(super) parsed: watch::Sender<u64>,
+    /// Ring items (data and resizes) the screen has consumed, set before
+    /// `parsed` changes: a resize adds no bytes, so only this count tells
+    /// whether the screen has taken it.
+    pub(super) parsed_items: AtomicU64,
     pub(super) screen: Mutex<Screen>,
     /// The last snapshot; see the module docs. Cleared when the screen
     /// changes size, taken and filled under the screen lock.
@@ -145,6 +150,7 @@ impl Output {
             data_cv: Condvar::new(),
             head: watch::channel(0).0,
             parsed: watch::channel(0).0,
+            parsed_items: AtomicU64::new(0),
             screen: Mutex::new(Screen::new(cols, rows, limits.scrollback)),
             cached: Mutex::new(None),
             readers: Mutex::new(Vec::new()),
@@ -191,11 +197,6 @@ impl Output {
     /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
         lock(&self.ring).closed
-    }
-
-    /// Offset one past the newest byte.
-    pub fn end(&self) -> u64 {
-        lock(&self.ring).end
     }
 
     /// A receiver that changes whenever output arrives or the output closes.

@@ -9,6 +9,7 @@
 //! fan-out of 100 clients fell into a resync storm, where rendering took 60 %
 //! of the CPU and made more clients lag).
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -133,16 +134,23 @@ impl Output {
                     }
                 }
             }
+            self.parsed_items.store(next_item, Ordering::Release);
             self.parsed.send_replace(parsed);
         }
     }
 
     /// Waits until the screen has consumed everything output so far (what
-    /// a client has already been sent), or the output closed.
+    /// a client has already been sent) and every resize recorded so far, or
+    /// the output closed.
     pub async fn settle(&self) {
-        let target = self.end();
+        let (target, items) = {
+            let ring = lock(&self.ring);
+            (ring.end, ring.first_item + ring.items.len() as u64)
+        };
         let mut parsed = self.parsed.subscribe();
-        let _ = parsed.wait_for(|p| *p >= target).await;
+        let _ = parsed
+            .wait_for(|p| *p >= target && self.parsed_items.load(Ordering::Acquire) >= items)
+            .await;
     }
 
     /// A receiver that changes whenever the screen has consumed more output.
@@ -324,6 +332,26 @@ mod tests {
         assert_eq!(clean_title("\u{280B} Working"), "Working");
         assert_eq!(clean_title("Plain title"), "Plain title");
         assert_eq!(clean_title("   "), "");
+    }
+
+    #[test]
+    fn settle_waits_for_a_resize_that_adds_no_bytes() {
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = start_parser(&out);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        out.push(Bytes::from_static(b"x"));
+        rt.block_on(out.settle());
+        // The byte offset is already reached: only the item count says
+        // whether the screen has taken the resize.
+        out.resize(40, 9);
+        rt.block_on(out.settle());
+        let snap = out.snapshot();
+        assert_eq!((snap.cols, snap.rows), (40, 9));
+        out.close();
+        parser.join().unwrap();
     }
 
     #[test]

@@ -1,0 +1,156 @@
+// Chat benchmark in a real browser (not a timed test; figures go to
+// docs/benchmarks.md). A real `duet serve` runs a stand-in agent
+// (replay_agent.py) that writes a long recorded history at once: the Qwen Code
+// 0.15.10 fixture repeated with fresh ids, 5,000+ events. We measure
+//   1. load: from navigation to the whole history reduced and drawn;
+//   2. streaming: Chromium's own CPU accounting (CDP Performance metrics:
+//      script, layout, style) per streamed token, after a short history and
+//      after the long one. O(1) per token means the two agree.
+// Usage (from web/, after `npm run build` and `cargo build`):
+//   node bench/chat-bench.mjs [--reps 60] [--tokens 1500] [--delay-ms 5] [--loads 5]
+import { chromium } from '@playwright/test';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const webRoot = resolve(here, '..');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const REPS = arg('reps', 60);
+const TOKENS = arg('tokens', 1500);
+const DELAY_MS = arg('delay-ms', 5);
+const LOADS = arg('loads', 5);
+const fixtures = process.env.DUET_FIXTURES ?? resolve(webRoot, '../../shared/fixtures');
+const fixture = join(fixtures, 'qwen-code-0.15.10/events.jsonl');
+const bin = resolve(webRoot, process.env.DUET_BIN ?? '../target/debug/duet');
+
+/** The fixture `reps` times, each copy with its own ids (so nothing dedupes). */
+function history(reps) {
+  const lines = readFileSync(fixture, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const out = [];
+  for (let r = 0; r < reps; r++) {
+    for (const l of lines) out.push(l.replace(/"(id|uuid|tool_use_id|request_id)":"([^"]+)"/g, (_, k, v) => `"${k}":"${v}-r${r}"`));
+  }
+  return out;
+}
+
+/** A streamed reply of `n` tokens, its final message and the turn's end. */
+function reply(n) {
+  const ev = (event) => JSON.stringify({ type: 'stream_event', uuid: randomBytes(8).toString('hex'), session_id: 'bench', event });
+  const words = Array.from({ length: n }, (_, i) => `word${i % 100} `);
+  return [
+    ev({ type: 'message_start', message: { id: 'bench-reply', role: 'assistant', content: [] } }),
+    ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    ...words.map((w) => ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: w } })),
+    ev({ type: 'content_block_stop', index: 0 }),
+    JSON.stringify({ type: 'assistant', uuid: 'bench-reply', session_id: 'bench', message: { id: 'bench-reply', role: 'assistant', content: [{ type: 'text', text: words.join('') }] } }),
+    ev({ type: 'message_stop' }),
+  ];
+}
+
+async function startDuet(config, stateDir, token) {
+  const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--token', token, '--state-dir', stateDir, '--config', config], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
+  const url = await new Promise((ok, fail) => {
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      const m = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(line);
+      if (m) ok(`http://127.0.0.1:${m[1]}`);
+    });
+    proc.on('exit', (code) => fail(new Error(`duet exited (${code})`)));
+  });
+  return { proc, url };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main() {
+  if (!existsSync(bin)) throw new Error(`no duet binary at ${bin}`);
+  const dir = mkdtempSync(join(tmpdir(), 'duet-chat-bench-'));
+  const sizes = { short: 1, long: REPS };
+  const profiles = [];
+  const counts = {};
+  writeFileSync(join(dir, 'tail.jsonl'), reply(TOKENS).join('\n') + '\n');
+  for (const [name, reps] of Object.entries(sizes)) {
+    const lines = history(reps);
+    counts[name] = lines.length;
+    writeFileSync(join(dir, `${name}.jsonl`), lines.join('\n') + '\n');
+    profiles.push(`[[profile]]\nname = "${name}"\ncommand = "python3"\nargs = [${JSON.stringify(join(here, 'replay_agent.py'))}, ${JSON.stringify(join(dir, `${name}.jsonl`))}, ${JSON.stringify(join(dir, 'tail.jsonl'))}, ${JSON.stringify(join(dir, `${name}.go`))}, "{events_file}", "${DELAY_MS / 1000}"]\n`);
+  }
+  writeFileSync(join(dir, 'duet.toml'), profiles.join('\n'));
+  const token = randomBytes(16).toString('hex');
+  const { proc, url } = await startDuet(join(dir, 'duet.toml'), join(dir, 'state'), token);
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const results = {};
+  try {
+    const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await ctx.newPage();
+    await page.goto(`${url}/?token=${token}`);
+    for (const name of Object.keys(sizes)) {
+      const n = counts[name];
+      const res = await page.request.post(`${url}/api/sessions`, { data: { profile: name } });
+      const { id } = await res.json();
+      for (;;) {
+        const info = await (await page.request.get(`${url}/api/sessions/${id}`)).json();
+        if (info.last_seq >= n) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // 1. Load: navigation to the whole history reduced and drawn (two frames after the last event).
+      const loads = [];
+      let items = 0;
+      for (let i = 0; i < LOADS; i++) {
+        const p = await ctx.newPage();
+        await p.goto(`${url}/#/session/${encodeURIComponent(id)}`);
+        const t = await p.evaluate(async (want) => {
+          for (;;) {
+            if ((window.duet?.state()?.lastSeq ?? 0) >= want) break;
+            await new Promise((r) => requestAnimationFrame(r));
+          }
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          return { ms: performance.now(), items: document.querySelectorAll('.chat-log > [data-kind]').length };
+        }, n);
+        loads.push(t.ms);
+        items = t.items;
+        await p.close();
+      }
+      // 2. Streaming, in a page that has the history drawn.
+      const p = await ctx.newPage();
+      await p.goto(`${url}/#/session/${encodeURIComponent(id)}`);
+      await p.waitForFunction((want) => (window.duet?.state()?.lastSeq ?? 0) >= want, n, { timeout: 120_000 });
+      const cdp = await ctx.newCDPSession(p);
+      await cdp.send('Performance.enable');
+      const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+      const before = await metrics();
+      const t0 = Date.now();
+      writeFileSync(join(dir, `${name}.go`), '');
+      const end = n + TOKENS + 5;
+      await p.waitForFunction((want) => (window.duet?.state()?.lastSeq ?? 0) >= want, end, { timeout: 600_000, polling: 50 });
+      await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const wall = Date.now() - t0;
+      const after = await metrics();
+      const per = (k) => ((after[k] - before[k]) * 1e6) / TOKENS; // seconds → µs per token
+      results[name] = {
+        events: n,
+        items,
+        loadMedianMs: Math.round(median(loads)),
+        loadsMs: loads.map(Math.round),
+        streamWallMs: wall,
+        perTokenUs: { script: per('ScriptDuration').toFixed(1), layout: per('LayoutDuration').toFixed(1), style: per('RecalcStyleDuration').toFixed(1), task: per('TaskDuration').toFixed(1) },
+      };
+      await p.close();
+      await page.request.delete(`${url}/api/sessions/${id}`);
+    }
+  } finally {
+    await browser.close();
+    proc.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(JSON.stringify({ tokens: TOKENS, delayMs: DELAY_MS, results }, null, 2));
+}
+
+await main();
