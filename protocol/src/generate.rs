@@ -4,6 +4,7 @@
 
 use ts_rs::{Config, TS};
 
+use crate::board::{Board, BoardEntry, RenameSession};
 use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
 use crate::rest::{
@@ -43,6 +44,9 @@ pub fn typescript() -> String {
         ClientMessage::decl(&cfg),
         CreateSession::decl(&cfg),
         SessionInfo::decl(&cfg),
+        RenameSession::decl(&cfg),
+        BoardEntry::decl(&cfg),
+        Board::decl(&cfg),
         ProfileInfo::decl(&cfg),
         SubmitRequest::decl(&cfg),
         SubmitResponse::decl(&cfg),
@@ -85,6 +89,8 @@ pub fn json_schema() -> String {
         api_error: ApiError,
         create_share: CreateShare,
         share: Share,
+        rename_session: RenameSession,
+        board: Board,
     }
     let schema = schemars::schema_for!(DuetProtocol);
     let mut out = serde_json::to_string_pretty(&schema).unwrap_or_default();
