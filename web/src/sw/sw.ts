@@ -47,10 +47,22 @@ function isToWorker(v: unknown): v is ToWorker {
   return (m.type === 'notify' && Array.isArray(m.items)) || (m.type === 'close' && Array.isArray(m.tags));
 }
 
+/**
+ * Messages are handled one at a time: two hidden tabs ask for the same
+ * notification at the same moment, and the second must see the first's.
+ */
+let queue: Promise<void> = Promise.resolve();
+
+async function handle(m: ToWorker): Promise<void> {
+  if (m.type === 'close') return close(m.tags);
+  for (const item of m.items) await show(item);
+}
+
 self.addEventListener('message', (event) => {
   const m: unknown = event.data;
   if (!isToWorker(m)) return;
-  event.waitUntil(m.type === 'notify' ? Promise.all(m.items.map(show)).then(() => undefined) : close(m.tags));
+  queue = queue.then(() => handle(m)).catch((err: unknown) => { console.warn('duet: notification', err); });
+  event.waitUntil(queue);
 });
 
 /** Opens `url` in a duet tab: the focused one, else any, else a new window. */
