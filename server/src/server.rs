@@ -126,9 +126,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions/watch", get(board::http::watch))
         .route(
             "/sessions/{id}",
-            get(api::get)
-                .delete(api::delete)
-                .patch(board::http::rename),
+            get(api::get).delete(api::delete).patch(board::http::rename),
         )
         .route("/sessions/{id}/events", get(api::events))
         .route("/sessions/{id}/resume", post(api::resume))

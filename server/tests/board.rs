@@ -196,7 +196,9 @@ async fn a_rename_is_owner_only_checked_shown_and_survives_a_restart() {
     let info: duet_protocol::rest::SessionInfo = resp.json().await.unwrap();
     assert_eq!(info.name.as_deref(), Some("fix the build"));
     watch
-        .until(|b| entry(b, s.id).is_some_and(|e| e.session.name.as_deref() == Some("fix the build")))
+        .until(|b| {
+            entry(b, s.id).is_some_and(|e| e.session.name.as_deref() == Some("fix the build"))
+        })
         .await;
     let record: serde_json::Value = serde_json::from_slice(
         &std::fs::read(state_dir.join(s.id.to_string()).join("session.json")).unwrap(),
@@ -261,15 +263,30 @@ async fn a_share_link_watches_its_one_session_until_it_is_revoked() {
         .await;
     assert_eq!(resp.status(), 201);
     let share: Share = resp.json().await.unwrap();
-    let secret = share.url.as_deref().unwrap().strip_prefix("/?share=").unwrap();
+    let secret = share
+        .url
+        .as_deref()
+        .unwrap()
+        .strip_prefix("/?share=")
+        .unwrap();
 
     let mut watch = Watch::open(&server, secret).await;
     let board = watch.next().await.unwrap();
     assert_eq!(board.sessions.len(), 1);
     assert_eq!(board.sessions[0].session.id, a.id);
     // A change to the other session is never shown to it; one to its own is.
-    assert_eq!(patch(&server, b.id, TOKEN, json!({"name": "other"})).await.status(), 200);
-    assert_eq!(patch(&server, a.id, TOKEN, json!({"name": "shared"})).await.status(), 200);
+    assert_eq!(
+        patch(&server, b.id, TOKEN, json!({"name": "other"}))
+            .await
+            .status(),
+        200
+    );
+    assert_eq!(
+        patch(&server, a.id, TOKEN, json!({"name": "shared"}))
+            .await
+            .status(),
+        200
+    );
     watch
         .until(|board| {
             assert_eq!(board.sessions.len(), 1, "{board:?}");
@@ -278,7 +295,12 @@ async fn a_share_link_watches_its_one_session_until_it_is_revoked() {
         })
         .await;
     // It may not rename even its own session.
-    assert_eq!(patch(&server, a.id, secret, json!({"name": "x"})).await.status(), 403);
+    assert_eq!(
+        patch(&server, a.id, secret, json!({"name": "x"}))
+            .await
+            .status(),
+        403
+    );
 
     // Revoked: the stream ends.
     let resp = server

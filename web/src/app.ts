@@ -14,6 +14,7 @@ import { Sidebar } from './ui/sidebar';
 import { BoardView } from './ui/board';
 import { Notifier } from './notify/notifier';
 import { notifySettings } from './ui/notify-settings';
+import { ExportMenu } from './ui/export';
 import { chatStatus } from './chat/state';
 
 /** How the workspace shows the two panes. */
@@ -59,6 +60,7 @@ export class App {
   private readonly boardView: BoardView;
   private readonly feed: BoardFeed;
   private readonly notifier = new Notifier((url) => { location.hash = url.hash; });
+  private readonly exportMenu = new ExportMenu(() => (this.session ? { id: this.session.id, title: this.titleEl.textContent || this.session.id, chat: this.session.chatState } : null));
   /** An approval to bring into view once its card is drawn (a notification was clicked). */
   private jumpTo: string | undefined;
   private profiles: ProfileInfo[] = [];
@@ -84,7 +86,7 @@ export class App {
       layoutGroup.append(b);
     }
     this.themeButton = h('button', { type: 'button', class: 'btn btn-icon theme-toggle', onclick: () => { this.setTheme(this.theme === 'dark' ? 'light' : 'dark', true); } });
-    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, notifySettings(), this.themeButton);
+    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.exportMenu.root, notifySettings(), this.themeButton);
 
     this.bannerText = h('span', {});
     this.banner = h('div', { class: 'banner', role: 'alert', hidden: true }, this.bannerText, h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => { this.session?.resume(); } }, 'Retry now'));
@@ -174,6 +176,7 @@ export class App {
     if (!s) return;
     const info = this.sidebar.known.find((x) => x.id === s.id);
     const id = s.id.slice(0, 8);
+    this.exportMenu.update();
     this.titleEl.textContent = info ? `${info.name !== undefined ? `${info.name} · ${info.profile}` : info.profile} · ${id}${info.resumed_from !== undefined ? ` (resumed from ${info.resumed_from.slice(0, 8)})` : ''}` : id;
   }
 
@@ -181,6 +184,7 @@ export class App {
     this.sidebar.setCurrent(undefined);
     this.layoutGroup.hidden = false;
     this.titleEl.textContent = hashBoard() ? 'Board' : '';
+    this.exportMenu.update();
     this.showConnection(null);
     if (hashBoard()) {
       this.emptyState.hidden = true;

@@ -75,3 +75,22 @@ describe('duration', () => {
     expect(duration(-5)).toBe('0 s');
   });
 });
+
+describe('chatMarkdown', () => {
+  it('writes the conversation with tool input, decision and result, and fences that cannot break', async () => {
+    const { chatMarkdown } = await import('../src/chat/export');
+    const { initialChatState } = await import('../src/chat/state');
+    const state = {
+      ...initialChatState,
+      items: [
+        { kind: 'user' as const, id: 'u', text: 'run ls' },
+        { kind: 'thinking' as const, id: 't', messageId: 'm', index: 0, text: 'secret', streaming: false },
+        { kind: 'assistant' as const, id: 'a', messageId: 'm', index: 1, text: 'Sure.', streaming: false },
+        { kind: 'tool' as const, id: 'x', toolUseId: 'tu', messageId: 'm', index: 2, name: 'run_shell_command', input: { command: 'ls ```' }, partialJson: '', inputComplete: true, requestId: 'r', result: { isError: false, content: 'a.txt' }, status: 'done' as const },
+      ],
+      approvals: { r: { requestId: 'r', toolUseId: 'tu', toolName: 'run_shell_command', input: {}, state: 'allowed' as const, decidedBy: 'client' as const, options: [], chosen: undefined, confirmed: true, sending: false } },
+    };
+    const md = chatMarkdown(state as unknown as Parameters<typeof chatMarkdown>[0], 'nightly');
+    expect(md).toBe('# nightly\n\n## You\n\nrun ls\n\n## Agent\n\nSure.\n\n**Tool: run_shell_command**\n\n````sh\nls ```\n````\n\n*allowed in the browser*\n\nResult:\n\n```\na.txt\n```\n');
+  });
+});

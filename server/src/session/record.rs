@@ -147,7 +147,13 @@ impl Session {
     pub(crate) fn save_record(&self) {
         let (cols, rows, exit, ended_at, name) = {
             let st = lock(&self.state);
-            (st.cols, st.rows, st.exit.clone(), st.ended_at, st.name.clone())
+            (
+                st.cols,
+                st.rows,
+                st.exit.clone(),
+                st.ended_at,
+                st.name.clone(),
+            )
         };
         let record = record::Record {
             id: self.id,
