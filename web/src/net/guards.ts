@@ -70,14 +70,18 @@ function isBoardEntry(v: unknown): v is BoardEntry {
   return true;
 }
 
-/** The data of a `sessions` event of `GET /api/sessions/watch`; undefined if malformed. */
-export function parseBoard(text: string): Board | undefined {
-  let v: unknown;
+/** `text` as JSON; undefined when it is not JSON. */
+function parseJson(text: string): unknown {
   try {
-    v = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
+}
+
+/** The data of a `sessions` event of `GET /api/sessions/watch`; undefined if malformed. */
+export function parseBoard(text: string): Board | undefined {
+  const v = parseJson(text);
   return isObject(v) && Array.isArray(v.sessions) && v.sessions.every(isBoardEntry) ? (v as unknown as Board) : undefined;
 }
 
@@ -97,12 +101,7 @@ export function isListOf<T>(is: (x: unknown) => x is T): (v: unknown) => v is T[
  * more; ignoring them is the compatible thing to do).
  */
 export function parseServerMessage(text: string): ServerMessage | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const v = parseJson(text);
   if (!isObject(v)) return undefined;
   const ok = ((): boolean => {
     switch (v.type) {
