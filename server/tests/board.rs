@@ -78,7 +78,7 @@ impl Watch {
     }
 }
 
-fn entry<'a>(board: &'a Board, id: impl std::fmt::Display) -> Option<&'a BoardEntry> {
+fn entry(board: &Board, id: impl std::fmt::Display) -> Option<&BoardEntry> {
     let id = id.to_string();
     board
         .sessions

@@ -87,7 +87,7 @@ test('a hidden tab is told of an approval once; the click opens it; a decision c
   // A second tab on the board; then the user looks at another app: both tabs are hidden.
   const board = await context.newPage();
   await board.goto(`${duet.baseURL}/#/board`);
-  await expect(board.locator('.board-card')).toHaveCount(1);
+  await expect(board.locator(`.board-card[data-session-id="${id}"]`)).toHaveCount(1);
   await hide(page);
   await hide(board);
   await sw.evaluate(() => { (self as unknown as Spy).__allHidden = true; });
