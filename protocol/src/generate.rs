@@ -4,6 +4,7 @@
 
 use ts_rs::{Config, TS};
 
+use crate::board::{Board, BoardEntry, RenameSession};
 use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
 use crate::rest::{
@@ -51,6 +52,9 @@ pub fn typescript() -> String {
         CreateSession::decl(&cfg),
         SessionInfo::decl(&cfg),
         HistoryLine::decl(&cfg),
+        RenameSession::decl(&cfg),
+        BoardEntry::decl(&cfg),
+        Board::decl(&cfg),
         ProfileInfo::decl(&cfg),
         SubmitRequest::decl(&cfg),
         SubmitResponse::decl(&cfg),
@@ -118,6 +122,8 @@ pub fn json_schema() -> String {
         share: Share,
         history_line: HistoryLine,
         sidecar_event: SidecarEvent,
+        rename_session: RenameSession,
+        board: Board,
     }
     let schema = schemars::schema_for!(DuetProtocol);
     let mut out = serde_json::to_string_pretty(&schema).unwrap_or_default();

@@ -6,6 +6,7 @@
 //! and the `extra` maps), because duet relays what the program wrote and a newer
 //! TUI must never be cut off by an older gateway.
 
+pub mod board;
 pub mod command;
 pub mod error;
 pub mod generate;

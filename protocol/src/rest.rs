@@ -29,6 +29,10 @@ pub struct CreateSession {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SessionInfo {
     pub id: SessionId,
+    /// The name an owner gave the session (`PATCH /api/sessions/{id}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub name: Option<String>,
     pub profile: String,
     pub status: SessionStatus,
     /// Unix time in milliseconds.

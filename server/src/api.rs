@@ -44,7 +44,7 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<
 
 /// Session `id` if `who` may see it (else 404, as if it did not exist)
 /// and may do `action` on it (else 403).
-fn session(
+pub(crate) fn session(
     state: &AppState,
     who: &Principal,
     id: &str,

@@ -8,6 +8,7 @@
 pub(crate) mod api;
 pub(crate) mod assets;
 pub(crate) mod auth;
+pub(crate) mod board;
 pub mod cli;
 pub mod config;
 pub(crate) mod error;

@@ -49,6 +49,9 @@ pub(crate) struct Registry {
     profiles: Profiles,
     opts: RegistryOptions,
     watcher: Arc<Watcher>,
+    /// Bumped whenever a session is added or removed (the live board
+    /// follows it).
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Registry {
@@ -60,6 +63,7 @@ impl Registry {
             profiles,
             opts,
             watcher: Arc::new(Watcher::new()?),
+            changes: tokio::sync::watch::channel(0).0,
         });
         registry.sweep_leftovers();
         Ok(registry)
@@ -304,12 +308,23 @@ impl Registry {
             table.reapers.insert(id, reaper.abort_handle());
             slot.fill(table);
         }
+        self.changes.send_modify(|n| *n += 1);
         Ok(session)
     }
 
     /// The session `id`, running or retained.
     pub(crate) fn get(&self, id: SessionId) -> Option<Arc<Session>> {
         self.table().sessions.get(&id).cloned()
+    }
+
+    /// All sessions, in no order.
+    pub(crate) fn all(&self) -> Vec<Arc<Session>> {
+        self.table().sessions.values().cloned().collect()
+    }
+
+    /// Changes when a session is added or removed.
+    pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// All sessions, oldest first.
@@ -363,6 +378,7 @@ impl Registry {
             table.reapers.remove(&id)
         };
         session.mark_removed();
+        self.changes.send_modify(|n| *n += 1);
         if let Some(reaper) = reaper {
             reaper.abort();
         }

@@ -26,7 +26,7 @@ use crate::host::AllowedHosts;
 use crate::observe::Observer;
 use crate::registry::{Registry, RegistryOptions};
 use crate::session::SessionLimits;
-use crate::{api, assets, host, observe, ws};
+use crate::{api, assets, board, host, observe, ws};
 
 /// Everything a server needs; build with [`ServerOptions::new`] and adjust.
 #[derive(Clone)]
@@ -112,6 +112,7 @@ pub(crate) struct AppState {
     pub auth: Auth,
     pub hosts: Arc<AllowedHosts>,
     pub observe: Arc<Observer>,
+    pub board: Arc<crate::board::Board>,
     pub max_ws_message: usize,
     /// Turns true when the server is stopping; WebSocket handlers close.
     pub stop: watch::Sender<bool>,
@@ -122,7 +123,11 @@ pub(crate) fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/profiles", get(api::profiles))
         .route("/sessions", get(api::list).post(api::create))
-        .route("/sessions/{id}", get(api::get).delete(api::delete))
+        .route("/sessions/watch", get(board::http::watch))
+        .route(
+            "/sessions/{id}",
+            get(api::get).delete(api::delete).patch(board::http::rename),
+        )
         .route("/sessions/{id}/events", get(api::events))
         .route("/sessions/{id}/resume", post(api::resume))
         .route("/sessions/{id}/history", get(api::history))
@@ -211,6 +216,8 @@ pub async fn run(
         },
     )?;
     let local_addr = listener.local_addr()?;
+    let stop = watch::channel(false).0;
+    let board = board::Board::start(registry.clone(), stop.subscribe());
     let state = AppState {
         registry: registry.clone(),
         auth: Auth::new(
@@ -226,8 +233,9 @@ pub async fn run(
             opts.token.is_some(),
         )?),
         observe,
+        board,
         max_ws_message: opts.max_ws_message,
-        stop: watch::channel(false).0,
+        stop,
     };
     let stop = state.stop.clone();
     let audit = state.observe.clone();

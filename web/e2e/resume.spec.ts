@@ -14,16 +14,23 @@ import { expect, screenshotDir, sendChat, startDuet, startSession, stopDuet, tes
 import type { Page } from '@playwright/test';
 
 test('Resume shows a refusal next to the button, and opens the new session on success', async ({ loggedIn: page, duet }) => {
-  const ended = await startSession(page, 'demo');
   // The server marks sessions resumable once their profile can resume; pretend this one can.
-  await page.route('**/api/sessions', async (route) => {
-    if (route.request().method() !== 'GET') return route.fallback();
-    const res = await route.fetch();
-    const list = (await res.json()) as { id: string; status: string; resumable: boolean }[];
-    await route.fulfill({ response: res, json: list.map((s) => (s.id === ended && s.status === 'exited' ? { ...s, resumable: true } : s.id === resumed ? { ...s, resumed_from: ended } : s)) });
-  });
-  let attempts = 0;
+  // The session list comes from the board stream: stand in for it with one board per
+  // request (the browser reconnects 200 ms later and gets the next).
+  let ended = '';
   let resumed = '';
+  await page.route('**/api/sessions/watch', async (route) => {
+    const res = await page.request.get(`${duet.baseURL}/api/sessions`);
+    const list = (await res.json()) as { id: string; status: string; resumable: boolean; created_at: number }[];
+    const sessions = list
+      .map((s) => (s.id === ended && s.status === 'exited' ? { ...s, resumable: true } : s.id === resumed ? { ...s, resumed_from: ended } : s))
+      .sort((a, b) => b.created_at - a.created_at)
+      .map((s) => ({ session: s, last_activity: s.created_at, pending: [] }));
+    await route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: `retry: 200\nevent: sessions\ndata: ${JSON.stringify({ sessions })}\n\n` });
+  });
+  await page.reload();
+  ended = await startSession(page, 'demo');
+  let attempts = 0;
   await page.route(`**/api/sessions/${ended}/resume`, async (route) => {
     expect(route.request().method()).toBe('POST');
     attempts++;

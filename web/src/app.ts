@@ -1,30 +1,44 @@
 // The application shell: top bar (layout and theme toggles), the disconnected
 // banner, the sessions sidebar and the workspace holding the open session's
-// chat and terminal panes. The open session lives in the URL hash
-// (#/session/<id>) so a reload or a second tab lands on the same one.
-import type { ProfileInfo } from './generated/protocol';
+// chat and terminal panes, or the board. The open session lives in the URL
+// hash (#/session/<id>, the board at #/board) so a reload or a second tab
+// lands on the same one. The session list comes from the live board stream.
+import type { Board, ProfileInfo } from './generated/protocol';
 import { api, ApiError } from './net/api';
+import { BoardFeed } from './net/board';
 import type { SocketState } from './net/socket';
 import { SessionController } from './session';
 import { h } from './ui/dom';
 import { applyTheme, currentTheme, onSystemThemeChange, type ThemeName } from './ui/theme';
 import { Sidebar } from './ui/sidebar';
+import { BoardView } from './ui/board';
+import { Notifier } from './notify/notifier';
+import { notifySettings } from './ui/notify-settings';
+import { ExportMenu } from './ui/export';
 import { chatStatus } from './chat/state';
 
 /** How the workspace shows the two panes. */
 export type Layout = 'split' | 'terminal' | 'chat';
 
 const LAYOUT_KEY = 'duet.layout';
-/** Sessions poll interval, in ms. */
-const POLL_MS = 2000;
 
 function savedLayout(): Layout {
   const v = localStorage.getItem(LAYOUT_KEY);
   return v === 'terminal' || v === 'chat' ? v : 'split';
 }
 
+function hashBoard(): boolean {
+  return location.hash === '#/board';
+}
+
+/** `#/session/<id>`, or `#/session/<id>/approval/<request id>` (from a notification). */
 function hashSession(): string | undefined {
-  const m = /^#\/session\/([^/?#]+)$/.exec(location.hash);
+  const m = /^#\/session\/([^/?#]+)(?:\/approval\/[^/?#]+)?$/.exec(location.hash);
+  return m?.[1] !== undefined ? decodeURIComponent(m[1]) : undefined;
+}
+
+function hashApproval(): string | undefined {
+  const m = /^#\/session\/[^/?#]+\/approval\/([^/?#]+)$/.exec(location.hash);
   return m?.[1] !== undefined ? decodeURIComponent(m[1]) : undefined;
 }
 
@@ -43,13 +57,16 @@ export class App {
   private readonly menuButton: HTMLButtonElement;
   private readonly layoutButtons = new Map<Layout, HTMLButtonElement>();
   private readonly layoutGroup: HTMLElement;
-  /** The open session had exited at its last render (to poll once when it ends). */
-  private sessionExited = false;
+  private readonly boardView: BoardView;
+  private readonly feed: BoardFeed;
+  private readonly notifier = new Notifier((url) => { location.hash = url.hash; });
+  private readonly exportMenu = new ExportMenu(() => (this.session ? { id: this.session.id, title: this.titleEl.textContent || this.session.id, chat: this.session.chatState } : null));
+  /** An approval to bring into view once its card is drawn (a notification was clicked). */
+  private jumpTo: string | undefined;
   private profiles: ProfileInfo[] = [];
   private session: SessionController | null = null;
   private theme: ThemeName = currentTheme();
   private layout: Layout = savedLayout();
-  private pollTimer: ReturnType<typeof setTimeout> | undefined;
   private bannerTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly onUnauthorized: () => void) {
@@ -69,7 +86,7 @@ export class App {
       layoutGroup.append(b);
     }
     this.themeButton = h('button', { type: 'button', class: 'btn btn-icon theme-toggle', onclick: () => { this.setTheme(this.theme === 'dark' ? 'light' : 'dark', true); } });
-    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.themeButton);
+    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.exportMenu.root, notifySettings(), this.themeButton);
 
     this.bannerText = h('span', {});
     this.banner = h('div', { class: 'banner', role: 'alert', hidden: true }, this.bannerText, h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => { this.session?.resume(); } }, 'Retry now'));
@@ -77,7 +94,9 @@ export class App {
     this.chatSlot = h('div', { class: 'slot chat-slot' });
     this.termSlot = h('div', { class: 'slot term-slot' });
     this.emptyState = h('div', { class: 'empty-state' });
-    this.workspace = h('main', { class: 'workspace', 'data-layout': this.layout }, this.chatSlot, this.termSlot, this.emptyState);
+    this.boardView = new BoardView({ open: (id) => { this.navigate(id); } });
+    this.feed = new BoardFeed({ board: (b) => { this.onBoard(b); }, unauthorized: () => { this.onUnauthorized(); } });
+    this.workspace = h('main', { class: 'workspace', 'data-layout': this.layout }, this.chatSlot, this.termSlot, this.emptyState, this.boardView.root);
     const scrim = h('div', { class: 'scrim', onclick: () => { this.toggleSidebar(false); } });
     this.root = h('div', { class: 'app' }, topbar, this.banner, h('div', { class: 'body' }, this.sidebar.root, scrim, this.workspace));
   }
@@ -103,7 +122,8 @@ export class App {
     this.sidebar.setProfiles(this.profiles);
     window.addEventListener('hashchange', () => { this.openFromHash(); });
     this.installLifecycle();
-    await this.poll();
+    void this.notifier.start();
+    this.feed.open();
     this.openFromHash();
   }
 
@@ -117,7 +137,12 @@ export class App {
 
   private openFromHash(): void {
     const id = hashSession();
-    if (id !== undefined && id === this.session?.id) return;
+    this.jumpTo = hashApproval();
+    this.boardView.show(id === undefined && hashBoard());
+    if (id !== undefined && id === this.session?.id) {
+      this.jump();
+      return;
+    }
     this.session?.dispose();
     this.session = null;
     if (id === undefined) {
@@ -134,12 +159,10 @@ export class App {
       changed: (sid) => { this.sessionChanged(sid); },
     }, this.theme, this.created.has(id));
     this.session = s;
-    this.sessionExited = false;
     this.chatSlot.append(s.chat.root);
     this.termSlot.append(s.terminal.root);
     this.sidebar.setCurrent(id);
-    const info = this.sidebar.known.find((x) => x.id === id);
-    this.titleEl.textContent = info ? `${info.profile} · ${id.slice(0, 8)}${info.resumed_from !== undefined ? ` (resumed from ${info.resumed_from.slice(0, 8)})` : ''}` : id.slice(0, 8);
+    this.showTitle();
     this.sessionChanged(id);
     s.start();
     if (this.layout === 'terminal' || !s.hasChat) s.terminal.focus();
@@ -147,11 +170,26 @@ export class App {
     this.toggleSidebar(false);
   }
 
+  /** The open session's name in the top bar. */
+  private showTitle(): void {
+    const s = this.session;
+    if (!s) return;
+    const info = this.sidebar.known.find((x) => x.id === s.id);
+    const id = s.id.slice(0, 8);
+    this.exportMenu.update();
+    this.titleEl.textContent = info ? `${info.name !== undefined ? `${info.name} · ${info.profile}` : info.profile} · ${id}${info.resumed_from !== undefined ? ` (resumed from ${info.resumed_from.slice(0, 8)})` : ''}` : id;
+  }
+
   private showEmpty(): void {
     this.sidebar.setCurrent(undefined);
     this.layoutGroup.hidden = false;
-    this.titleEl.textContent = '';
+    this.titleEl.textContent = hashBoard() ? 'Board' : '';
+    this.exportMenu.update();
     this.showConnection(null);
+    if (hashBoard()) {
+      this.emptyState.hidden = true;
+      return;
+    }
     const def = this.profiles.find((p) => p.default) ?? this.profiles[0];
     this.emptyState.replaceChildren(
       h('div', { class: 'empty-card' },
@@ -180,7 +218,6 @@ export class App {
     try {
       const s = await api.createSession(profile === undefined ? {} : { profile });
       this.created.add(s.id);
-      await this.poll();
       this.navigate(s.id);
     } catch (err) {
       this.sidebar.showError(`Could not start a session: ${err instanceof Error ? err.message : String(err)}`);
@@ -194,7 +231,6 @@ export class App {
   private async resumeSession(id: string): Promise<void> {
     const s = await api.resume(id);
     this.created.add(s.id);
-    await this.poll();
     this.navigate(s.id);
   }
 
@@ -217,25 +253,25 @@ export class App {
       }
     }
     if (this.session?.id === id) this.navigate(undefined);
-    await this.poll();
   }
 
-  /** Polls the session list; reschedules itself while the page is visible. */
-  private async poll(): Promise<void> {
-    clearTimeout(this.pollTimer);
-    try {
-      const sessions = await api.sessions();
-      this.sidebar.setSessions(sessions);
-      this.session?.infoChanged();
-      const pending = sessions.reduce((n, s) => n + (s.id === this.session?.id ? 0 : s.pending_approvals), 0);
-      this.updateTitle(pending);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 401) {
-        this.onUnauthorized();
-        return;
-      }
-    }
-    if (!document.hidden) this.pollTimer = setTimeout(() => { void this.poll(); }, POLL_MS);
+  /** Brings the approval named in the address into view, once it is drawn. */
+  private jump(): void {
+    if (this.jumpTo === undefined || !this.session) return;
+    if (this.layout === 'terminal') this.setLayout('split');
+    if (this.session.chat.jumpToApproval(this.jumpTo)) this.jumpTo = undefined;
+  }
+
+  /** A new board from the stream: the sidebar, the board view, the tab title, notifications. */
+  private onBoard(board: Board): void {
+    this.notifier.board(board);
+    const sessions = board.sessions.map((e) => e.session);
+    this.sidebar.setSessions(sessions);
+    this.boardView.set(board);
+    this.session?.infoChanged();
+    this.showTitle();
+    const pending = sessions.reduce((n, s) => n + (s.id === this.session?.id ? 0 : s.pending_approvals), 0);
+    this.updateTitle(pending);
   }
 
   private othersPending = 0;
@@ -251,17 +287,12 @@ export class App {
     if (s?.id !== id) return;
     const mine = Object.values(s.chatState.approvals).filter((a) => a.state === 'pending').length;
     this.sidebar.setLivePending(id, mine);
+    this.jump();
     this.updateTitle(this.othersPending);
     this.workspace.dataset.status = chatStatus(s.chatState);
     // A terminal-only program: just the terminal, and no layout to choose.
     this.workspace.dataset.chat = s.hasChat ? 'yes' : 'none';
     this.layoutGroup.hidden = !s.hasChat;
-    const exited = s.chatState.exit !== null;
-    if (exited && !this.sessionExited) {
-      // It just ended: the list (status, and whether it can be resumed) is stale now.
-      setTimeout(() => { void this.poll(); }, 300);
-    }
-    this.sessionExited = exited;
   }
 
   private showConnection(state: SocketState | null): void {
@@ -340,15 +371,13 @@ export class App {
     // on pageshow.
     window.addEventListener('pagehide', () => {
       this.session?.suspend();
+      this.feed.close();
     });
     window.addEventListener('pageshow', (ev) => {
       if (ev.persisted) {
         this.session?.resume();
-        void this.poll();
+        this.feed.open();
       }
-    });
-    document.addEventListener('visibilitychange', () => {
-      if (!document.hidden) void this.poll();
     });
     window.addEventListener('online', () => { this.session?.resume(); });
   }

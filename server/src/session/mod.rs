@@ -189,6 +189,8 @@ struct State {
     rows: u16,
     exit: Option<ExitInfo>,
     ended_at: Option<u64>,
+    /// The owner's name for the session (kept in `session.json`).
+    name: Option<String>,
 }
 
 /// See the module docs.
@@ -420,6 +422,7 @@ impl Session {
         let st = lock(&self.state);
         SessionInfo {
             id: self.id,
+            name: st.name.clone(),
             profile: self.profile.clone(),
             status: if st.exit.is_some() {
                 SessionStatus::Exited

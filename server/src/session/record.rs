@@ -36,6 +36,9 @@ pub(crate) struct Record {
     pub(crate) ended_at: Option<u64>,
     #[serde(default)]
     pub(crate) exit: Option<ExitInfo>,
+    /// The owner's name for the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) name: Option<String>,
 }
 
 impl Record {
@@ -118,6 +121,7 @@ impl Session {
                 rows: record.rows,
                 exit: Some(exit),
                 ended_at: Some(record.ended_at.unwrap_or_else(now_ms)),
+                name: record.name.clone(),
             }),
             exited: watch::channel(true).0,
             removed: watch::channel(false).0,
@@ -131,12 +135,25 @@ impl Session {
         Ok(session)
     }
 
+    /// Names the session (`None` clears the name) and keeps the name in
+    /// `session.json`, so that it outlives a restart of duet.
+    pub(crate) fn set_name(&self, name: Option<String>) {
+        lock(&self.state).name = name;
+        self.save_record();
+    }
+
     /// Writes `session.json` (see `record.rs`); a failure only costs the
     /// recovery after a crash, so it is logged, not returned.
     pub(crate) fn save_record(&self) {
-        let (cols, rows, exit, ended_at) = {
+        let (cols, rows, exit, ended_at, name) = {
             let st = lock(&self.state);
-            (st.cols, st.rows, st.exit.clone(), st.ended_at)
+            (
+                st.cols,
+                st.rows,
+                st.exit.clone(),
+                st.ended_at,
+                st.name.clone(),
+            )
         };
         let record = record::Record {
             id: self.id,
@@ -152,6 +169,7 @@ impl Session {
             agent_session_id: self.conversation.agent_session_id(),
             ended_at,
             exit,
+            name,
         };
         if let Err(e) = record.save(&self.dir) {
             tracing::warn!(?e, "writing session.json");

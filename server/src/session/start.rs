@@ -254,6 +254,7 @@ impl Session {
                 rows: opts.rows,
                 exit: None,
                 ended_at: None,
+                name: None,
             }),
             exited: watch::channel(false).0,
             removed: watch::channel(false).0,

@@ -140,7 +140,10 @@ struct Connection {
 }
 
 /// Resolves when a share link's socket must close: revoked or expired.
-async fn share_ended(who: &Principal, revoked: Option<watch::Receiver<bool>>) -> &'static str {
+pub(crate) async fn share_ended(
+    who: &Principal,
+    revoked: Option<watch::Receiver<bool>>,
+) -> &'static str {
     let (Some(scope), Some(mut revoked)) = (&who.share, revoked) else {
         return std::future::pending().await;
     };

@@ -182,14 +182,18 @@ export class ChatView {
     return this.follow;
   }
 
-  /** Scrolls the first pending approval into view and gives it the keyboard. */
-  jumpToApproval(): void {
-    const card = this.pendingApprovals()[0];
-    if (!card) return;
+  /**
+   * Scrolls a pending approval (`requestId`'s, else the first) into view and
+   * gives it the keyboard; false when there is no such card (yet).
+   */
+  jumpToApproval(requestId?: string): boolean {
+    const card = this.pendingApprovals().find((c) => requestId === undefined || c.dataset.requestId === requestId);
+    if (!card) return false;
     card.scrollIntoView({ block: 'center' });
     card.focus({ preventScroll: true });
     this.follow = this.atBottom();
     this.updateJump();
+    return true;
   }
 
   private pendingApprovals(): HTMLElement[] {
@@ -514,6 +518,7 @@ export class ChatView {
           tabindex: 0,
           'data-focus-key': 'approval',
           'data-approval-state': a.sending ? 'sending' : 'pending',
+          'data-request-id': a.requestId,
           onkeydown: (ev: Event) => {
             const k = ev as KeyboardEvent;
             if (k.altKey || k.ctrlKey || k.metaKey || k.isComposing || busy) return;

@@ -203,7 +203,11 @@ export type CreateSession = {
  */
 profile?: string, cols?: number, rows?: number, };
 
-export type SessionInfo = { id: SessionId, profile: string, status: SessionStatus, 
+export type SessionInfo = { id: SessionId, 
+/**
+ * The name an owner gave the session (`PATCH /api/sessions/{id}`).
+ */
+name?: string, profile: string, status: SessionStatus, 
 /**
  * Unix time in milliseconds.
  */
@@ -253,6 +257,25 @@ seq: number,
  * The event as that session recorded it.
  */
 event: SidecarEvent, };
+
+export type RenameSession = { name: string, };
+
+export type BoardEntry = { session: SessionInfo, 
+/**
+ * When the program last did something: an event, terminal output (to
+ * the second), a change of clients or approvals; Unix time in ms.
+ */
+last_activity: number, 
+/**
+ * The approvals waiting for a decision, oldest first (tool and input).
+ */
+pending: Array<Approval>, 
+/**
+ * When the running turn began (Unix ms), while the agent works on one.
+ */
+busy_since?: number, };
+
+export type Board = { sessions: Array<BoardEntry>, };
 
 export type ProfileInfo = { name: string, description?: string, 
 /**

@@ -78,6 +78,10 @@ export const api = {
   async createSession(req: CreateSession): Promise<SessionInfo> {
     return expect(await call('POST', 'api/sessions', req), isSessionInfo, 'new session');
   },
+  /** Names the session (owner only); an empty name clears it. */
+  async rename(id: string, name: string): Promise<SessionInfo> {
+    return expect(await call('PATCH', `api/sessions/${encodeURIComponent(id)}`, { name }), isSessionInfo, 'renamed session');
+  },
   async deleteSession(id: string): Promise<void> {
     await call('DELETE', `api/sessions/${encodeURIComponent(id)}`);
   },

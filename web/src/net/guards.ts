@@ -2,7 +2,7 @@
 // server promises; these guards make sure a frame or a body really has that
 // shape before it is typed as such, so a bad or foreign reply cannot turn
 // into `undefined is not a function` deep inside a view.
-import type { Approval, ApprovalOption, ChannelInfo, ExitInfo, ProfileInfo, ServerMessage, SessionInfo } from '../generated/protocol';
+import type { Approval, ApprovalOption, Board, BoardEntry, ChannelInfo, ExitInfo, ProfileInfo, ServerMessage, SessionInfo } from '../generated/protocol';
 import { isObject, type JsonObject } from '../chat/json';
 
 const isStr = (v: unknown): v is string => typeof v === 'string';
@@ -58,8 +58,31 @@ export function isSessionInfo(v: unknown): v is SessionInfo {
     isChannelInfo(v.channel) &&
     isBool(v.resumable) &&
     optional(v.resumed_from, isStr) &&
-    optional(v.title, isStr)
+    optional(v.title, isStr) &&
+    optional(v.name, isStr)
   );
+}
+
+function isBoardEntry(v: unknown): v is BoardEntry {
+  if (!(isObject(v) && isSessionInfo(v.session) && isNum(v.last_activity) && optional(v.busy_since, isNum) && Array.isArray(v.pending))) return false;
+  if (!v.pending.every((a) => isObject(a) && isApproval(a))) return false;
+  for (const a of v.pending) if (isObject(a)) approvalDefaults(a);
+  return true;
+}
+
+/** `text` as JSON; undefined when it is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The data of a `sessions` event of `GET /api/sessions/watch`; undefined if malformed. */
+export function parseBoard(text: string): Board | undefined {
+  const v = parseJson(text);
+  return isObject(v) && Array.isArray(v.sessions) && v.sessions.every(isBoardEntry) ? (v as unknown as Board) : undefined;
 }
 
 /** A `ProfileInfo` body. */
@@ -78,12 +101,7 @@ export function isListOf<T>(is: (x: unknown) => x is T): (v: unknown) => v is T[
  * more; ignoring them is the compatible thing to do).
  */
 export function parseServerMessage(text: string): ServerMessage | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const v = parseJson(text);
   if (!isObject(v)) return undefined;
   const ok = ((): boolean => {
     switch (v.type) {

@@ -1,8 +1,9 @@
 // The sessions sidebar: start a session from a profile, switch between
-// sessions, see which wait for an approval, end one. It polls
-// GET /api/sessions every 2 s while the page is visible.
+// sessions, see which wait for an approval, rename or end one. It follows the
+// live board (net/board.ts), in its order: what needs attention first.
 import type { ProfileInfo, SessionInfo } from '../generated/protocol';
 import { h } from './dom';
+import { renameForm, sessionLabel } from './rename';
 import { ResumeControl } from './resume';
 
 /** What the sidebar asks of the app. */
@@ -36,6 +37,8 @@ export class Sidebar {
   private livePending = new Map<string, number>();
   /** Resume buttons of resumable sessions, kept across redraws (with their errors). */
   private resumeControls = new Map<string, ResumeControl>();
+  /** The session being renamed and its form, kept across redraws. */
+  private renaming: { id: string; form: HTMLFormElement } | undefined;
 
   constructor(private readonly owner: SidebarOwner) {
     this.profileSelect = h('select', { class: 'profile-select', 'aria-label': 'Profile' });
@@ -53,11 +56,12 @@ export class Sidebar {
       h('label', { class: 'field-label' }, 'New session'),
       h('div', { class: 'new-session-row' }, this.profileSelect, this.startButton),
     );
+    const heading = h('div', { class: 'sidebar-heading-row' }, h('h2', { class: 'sidebar-heading' }, 'Sessions'), h('a', { class: 'board-link', href: '#/board' }, 'Board'));
     this.list = h('ul', { class: 'session-list', 'aria-label': 'Running sessions' });
     this.endedList = h('ul', { class: 'session-list', 'aria-label': 'Ended sessions' });
     this.endedSummary = h('summary', { class: 'sidebar-heading' }, 'Ended');
     this.ended = h('details', { class: 'ended', hidden: true }, this.endedSummary, this.endedList);
-    this.root = h('nav', { id: 'sidebar', class: 'sidebar', 'aria-label': 'Sessions' }, form, this.error, h('h2', { class: 'sidebar-heading' }, 'Sessions'), this.list, this.ended);
+    this.root = h('nav', { id: 'sidebar', class: 'sidebar', 'aria-label': 'Sessions' }, form, this.error, heading, this.list, this.ended);
   }
 
   /** Fills the profile picker. */
@@ -69,9 +73,9 @@ export class Sidebar {
     this.startButton.textContent = profiles.length <= 1 ? `Start ${profiles[0]?.name ?? 'session'}` : 'Start session';
   }
 
-  /** New poll results. */
+  /** The sessions, in the board's order (what needs attention first). */
   setSessions(sessions: SessionInfo[]): void {
-    this.sessions = [...sessions].sort((a, b) => b.created_at - a.created_at);
+    this.sessions = [...sessions];
     this.draw();
   }
 
@@ -94,7 +98,7 @@ export class Sidebar {
     this.error.textContent = message ?? '';
   }
 
-  /** The sessions from the last poll. */
+  /** The sessions from the last board. */
   get known(): readonly SessionInfo[] {
     return this.sessions;
   }
@@ -110,8 +114,10 @@ export class Sidebar {
 
   private draw(): void {
     // Redraw only on a visible change, so a poll does not steal keyboard focus.
-    const sig = JSON.stringify([this.currentId, this.armed, [...this.livePending], this.sessions.map((s) => [s.id, s.status, s.pending_approvals, s.clients, s.title, s.resumable, s.resumed_from])]);
+    const sig = JSON.stringify([this.currentId, this.armed, this.renaming?.id, [...this.livePending], this.sessions.map((s) => [s.id, s.name, s.status, s.pending_approvals, s.clients, s.title, s.resumable, s.resumed_from])]);
     if (sig === this.signature) return;
+    // Not under an open rename form: a redraw would take its focus away.
+    if (this.renaming?.form.isConnected === true) return;
     this.signature = sig;
     // Keep the keyboard focus on the same button across the redraw.
     const active = document.activeElement;
@@ -119,6 +125,7 @@ export class Sidebar {
     const focusId = row?.dataset.sessionId;
     const focusEnd = active instanceof HTMLElement && active.classList.contains('session-end');
     const focusResume = active instanceof HTMLElement && active.classList.contains('resume');
+    const focusRename = active instanceof HTMLElement && active.classList.contains('session-rename');
     for (const id of [...this.resumeControls.keys()]) {
       if (!this.sessions.some((s) => s.id === id && s.resumable)) this.resumeControls.delete(id);
     }
@@ -133,27 +140,31 @@ export class Sidebar {
     if (ended.some((s) => s.id === this.currentId)) this.ended.open = true;
 
     if (focusId !== undefined) {
-      this.root.querySelector<HTMLElement>(`.session-row[data-session-id="${CSS.escape(focusId)}"] ${focusEnd ? '.session-end' : focusResume ? '.resume' : '.session-open'}`)?.focus();
+      this.root.querySelector<HTMLElement>(`.session-row[data-session-id="${CSS.escape(focusId)}"] ${focusEnd ? '.session-end' : focusResume ? '.resume' : focusRename ? '.session-rename' : '.session-open'}`)?.focus();
     }
   }
 
   private row(s: SessionInfo): HTMLElement {
     const pending = s.id === this.currentId ? (this.livePending.get(s.id) ?? s.pending_approvals) : s.pending_approvals;
     const current = s.id === this.currentId;
-    const label = s.title !== undefined && s.title !== '' ? s.title : s.profile;
+    const label = sessionLabel(s);
     const armed = this.armed === s.id;
+    const renaming = this.renaming?.id === s.id ? this.renaming.form : null;
+    const shared = document.documentElement.dataset.shared === 'true';
     return h(
       'li',
       { class: `session-row${current ? ' current' : ''}`, 'data-session-id': s.id },
-      h(
+      renaming ?? h(
         'button',
         { type: 'button', class: 'session-open', 'aria-current': current ? 'true' : undefined, onclick: () => { this.owner.open(s.id); } },
         h('span', { class: 'session-name' }, label),
+        s.name !== undefined && s.title !== undefined && s.title !== '' && h('span', { class: 'session-meta session-title-meta' }, s.title),
         h('span', { class: 'session-meta' }, h('span', { class: `dot dot-${s.status}`, 'aria-hidden': 'true' }), `${s.status} · ${s.id.slice(0, 8)}${s.clients > 0 ? ` · ${s.clients} viewer${s.clients === 1 ? '' : 's'}` : ''}`),
         s.resumed_from !== undefined && h('span', { class: 'session-meta' }, `resumed from ${s.resumed_from.slice(0, 8)}`),
         pending > 0 && h('span', { class: 'badge badge-awaiting_approval session-badge', 'data-pending': pending }, `${pending} approval${pending === 1 ? '' : 's'}`),
       ),
       s.resumable && this.resumeControl(s.id).root,
+      !shared && !renaming && h('button', { type: 'button', class: 'btn btn-quiet session-rename', 'aria-label': `Rename session ${label}`, title: 'Rename', onclick: () => { this.startRename(s); } }, '✎'),
       h(
         'button',
         {
@@ -166,6 +177,17 @@ export class Sidebar {
         armed ? 'End?' : '✕',
       ),
     );
+  }
+
+  private startRename(s: SessionInfo): void {
+    const form = renameForm(s, (error) => {
+      if (this.renaming?.form === form) this.renaming = undefined;
+      this.showError(error === undefined ? undefined : `Could not rename: ${error}`);
+      this.draw();
+      this.root.querySelector<HTMLElement>(`.session-row[data-session-id="${CSS.escape(s.id)}"] .session-rename`)?.focus();
+    });
+    this.renaming = { id: s.id, form };
+    this.draw();
   }
 
   private resumeControl(id: string): ResumeControl {

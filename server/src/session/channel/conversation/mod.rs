@@ -35,6 +35,8 @@ struct State {
     turn: Turn,
     /// When the agent last became idle (`None` while busy or not started).
     idle_since: Option<Instant>,
+    /// When the running turn began (Unix ms; `None` while idle).
+    busy_since: Option<u64>,
     delivery: Delivery,
     /// `session_start.data`, once seen.
     handshake: Option<Value>,
@@ -75,6 +77,7 @@ impl Conversation {
                 approvals: Approvals::default(),
                 turn: Turn::default(),
                 idle_since: None,
+                busy_since: None,
                 delivery: Delivery::new(max_held),
                 handshake: None,
                 agent_session_id: None,
@@ -154,6 +157,10 @@ impl Conversation {
     /// Updates the turn state and writes whatever prompts may go now.
     fn turn(&self, st: &mut State, signal: Signal) {
         let idle = st.turn.on(signal);
+        st.busy_since = match (st.turn.started() && !idle, st.busy_since) {
+            (true, since) => since.or_else(|| Some(crate::session::now_ms())),
+            (false, _) => None,
+        };
         match (idle, st.idle_since) {
             (true, None) => st.idle_since = Some(Instant::now()),
             (false, Some(_)) => st.idle_since = None,
@@ -322,6 +329,13 @@ impl Conversation {
         if st.agent_session_id.is_none() {
             st.agent_session_id = Some(id.to_string());
         }
+    }
+
+    /// When the turn the agent is working on began (Unix ms), while it
+    /// works on one.
+    pub(crate) fn busy_since(&self) -> Option<u64> {
+        let st = lock(&self.state);
+        st.busy_since.filter(|_| !st.ended)
     }
 
     /// Whether the agent has announced its end (`session_end`).

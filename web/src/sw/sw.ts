@@ -1,0 +1,88 @@
+// duet's service worker: shows and withdraws system notifications for the
+// pages (and, when the page is closed, for Web Push), and opens the right
+// session when one is clicked. It caches nothing: the API, the board stream
+// and the WebSockets always go to the server (there is no fetch handler at
+// all, so every request takes the browser's normal path).
+import type { NotifyItem, OpenMessage, ToWorker } from './messages';
+
+declare const self: ServiceWorkerGlobalScope;
+
+self.addEventListener('install', () => {
+  void self.skipWaiting();
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(self.clients.claim());
+});
+
+/** Whether a duet tab is in front of the user (it shows every session's state). */
+async function anyVisible(): Promise<boolean> {
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  return windows.some((w) => w.visibilityState === 'visible');
+}
+
+/** Shows `item` unless a visible tab shows it or another tab already did. */
+async function show(item: NotifyItem): Promise<void> {
+  if (await anyVisible()) return;
+  const existing = await self.registration.getNotifications({ tag: item.tag });
+  if (existing.length > 0) return;
+  await self.registration.showNotification(item.title, {
+    body: item.body,
+    tag: item.tag,
+    data: { url: item.url },
+    icon: 'icons/icon-192.png',
+    badge: 'icons/icon-192.png',
+  });
+}
+
+async function close(tags: readonly string[]): Promise<void> {
+  for (const tag of tags) {
+    for (const n of await self.registration.getNotifications({ tag })) n.close();
+  }
+}
+
+function isToWorker(v: unknown): v is ToWorker {
+  if (typeof v !== 'object' || v === null) return false;
+  const m = v as { type?: unknown; items?: unknown; tags?: unknown };
+  return (m.type === 'notify' && Array.isArray(m.items)) || (m.type === 'close' && Array.isArray(m.tags));
+}
+
+/**
+ * Messages are handled one at a time: two hidden tabs ask for the same
+ * notification at the same moment, and the second must see the first's.
+ */
+let queue: Promise<void> = Promise.resolve();
+
+async function handle(m: ToWorker): Promise<void> {
+  if (m.type === 'close') return close(m.tags);
+  for (const item of m.items) await show(item);
+}
+
+self.addEventListener('message', (event) => {
+  const m: unknown = event.data;
+  if (!isToWorker(m)) return;
+  queue = queue.then(() => handle(m)).catch((err: unknown) => { console.warn('duet: notification', err); });
+  event.waitUntil(queue);
+});
+
+/** Opens `url` in a duet tab: the focused one, else any, else a new window. */
+async function open(url: string): Promise<void> {
+  const target = new URL(url, self.registration.scope).href;
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const tab = windows.find((w) => w.focused) ?? windows[0];
+  if (!tab) {
+    await self.clients.openWindow(target);
+    return;
+  }
+  const message: OpenMessage = { type: 'open', url: target };
+  tab.postMessage(message);
+  // Focusing needs the click's user activation; without it the tab still navigates.
+  await tab.focus().catch(() => undefined);
+}
+
+self.addEventListener('notificationclick', (event) => {
+  event.notification.close();
+  const data: unknown = event.notification.data;
+  const url = typeof data === 'object' && data !== null && typeof (data as { url?: unknown }).url === 'string' ? (data as { url: string }).url : './';
+  event.waitUntil(open(url));
+});

@@ -1,0 +1,50 @@
+// Export from the UI (the top bar, while a session is open): the events as
+// the server keeps them (NDJSON, verbatim), the chat as Markdown (made here
+// from the chat state), the terminal recording as an asciicast (.cast) file.
+import { chatMarkdown } from '../chat/export';
+import type { ChatState } from '../chat/state';
+import { apiUrl } from '../net/api';
+import { h } from './dom';
+
+/** What the menu needs of the open session. */
+export interface Exportable {
+  readonly id: string;
+  readonly title: string;
+  readonly chat: ChatState;
+}
+
+/** The Export menu; `current` gives the open session (none: the menu hides). */
+export class ExportMenu {
+  readonly root: HTMLDetailsElement;
+  private readonly events: HTMLAnchorElement;
+  private readonly recording: HTMLAnchorElement;
+
+  constructor(private readonly current: () => Exportable | null) {
+    this.events = h('a', { class: 'export-item', role: 'menuitem' }, 'Events (NDJSON)');
+    this.recording = h('a', { class: 'export-item', role: 'menuitem' }, 'Terminal recording (.cast)');
+    const chat = h('button', { type: 'button', class: 'export-item', role: 'menuitem', onclick: () => { this.saveChat(); } }, 'Chat (Markdown)');
+    this.root = h('details', { class: 'export-menu', hidden: true }, h('summary', { class: 'btn btn-quiet' }, 'Export'), h('div', { class: 'export-list', role: 'menu' }, this.events, chat, this.recording));
+  }
+
+  /** Follows the open session. */
+  update(): void {
+    const s = this.current();
+    this.root.hidden = s === null;
+    if (!s) return;
+    const id = encodeURIComponent(s.id);
+    this.events.href = apiUrl(`api/sessions/${id}/events`).href;
+    this.events.download = `duet-${s.id}.ndjson`;
+    this.recording.href = apiUrl(`api/sessions/${id}/recording`).href;
+    this.recording.download = `duet-${s.id}.cast`;
+  }
+
+  private saveChat(): void {
+    const s = this.current();
+    if (!s) return;
+    const blob = new Blob([chatMarkdown(s.chat, s.title)], { type: 'text/markdown' });
+    const a = h('a', { href: URL.createObjectURL(blob), download: `duet-${s.id}.md` });
+    a.click();
+    setTimeout(() => { URL.revokeObjectURL(a.href); }, 10_000);
+    this.root.open = false;
+  }
+}
