@@ -10,8 +10,8 @@ use crate::ids::{ClientId, SessionId};
 use crate::rest::{
     ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
     ApprovalState, ChannelInfo, ConnectedClient, CreateSession, CreateShare, Decider, ExitInfo,
-    HistoryLine, ProfileInfo, Role, SessionInfo, SessionStatus, Share, SubmitRequest,
-    SubmitResponse,
+    HistoryLine, ProfileInfo, Role, SessionInfo, SessionStatus, SetModeRequest, Share,
+    SubmitRequest, SubmitResponse,
 };
 use crate::sidecar::{
     CanUseTool, Content, ContentBlock, ControlRequest, ControlRequestBody, ControlResponse,
@@ -57,6 +57,7 @@ pub fn typescript() -> String {
         Board::decl(&cfg),
         ProfileInfo::decl(&cfg),
         SubmitRequest::decl(&cfg),
+        SetModeRequest::decl(&cfg),
         SubmitResponse::decl(&cfg),
         ApprovalDecision::decl(&cfg),
         ApiError::decl(&cfg),
@@ -115,6 +116,7 @@ pub fn json_schema() -> String {
         session_info: SessionInfo,
         profile_info: ProfileInfo,
         submit_request: SubmitRequest,
+        set_mode_request: SetModeRequest,
         submit_response: SubmitResponse,
         approval_decision: ApprovalDecision,
         api_error: ApiError,

@@ -151,6 +151,15 @@ pub struct SubmitRequest {
     pub text: String,
 }
 
+/// `POST /api/sessions/{id}/mode`: switch the agent to one of the modes
+/// its handshake offered (`session_start.data.modes.availableModes[].id`,
+/// ACP agents).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct SetModeRequest {
+    pub mode: String,
+}
+
 /// `POST /api/sessions/{id}/submit` answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SubmitResponse {

@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{
-    Approval, ApprovalDecision, CreateSession, CreateShare, ProfileInfo, SessionInfo, Share,
-    SubmitRequest, SubmitResponse,
+    Approval, ApprovalDecision, CreateSession, CreateShare, ProfileInfo, SessionInfo,
+    SetModeRequest, Share, SubmitRequest, SubmitResponse,
 };
 use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
@@ -333,6 +333,21 @@ pub async fn submit(
     Ok(Json(SubmitResponse {
         queued: delivery == Accepted::Queued,
     }))
+}
+
+/// `POST /api/sessions/{id}/mode` → 204: the agent is asked to switch
+/// (its answer shows as a `current_mode_update`, or a `set_mode_failed`
+/// warning); 400 for a mode it did not offer.
+pub async fn set_mode(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+    actor: Actor,
+    ApiJson(body): ApiJson<SetModeRequest>,
+) -> Result<StatusCode, AppError> {
+    let s = session(&state, &who, &id, Action::Drive)?;
+    s.set_mode_as(&body.mode, &actor)?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// `POST /api/sessions/{id}/approvals/{request_id}`: 200, 404 unknown, 409

@@ -68,6 +68,7 @@ impl From<SessionError> for AppError {
             ErrorCode::AlreadyResolved | ErrorCode::SessionEnded | ErrorCode::NoSidecar => {
                 StatusCode::CONFLICT
             }
+            ErrorCode::BadMessage => StatusCode::BAD_REQUEST,
             ErrorCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::LimitReached => StatusCode::TOO_MANY_REQUESTS,
             _ => StatusCode::INTERNAL_SERVER_ERROR,

@@ -186,3 +186,39 @@ async fn a_resumed_session_loads_the_agents_session() {
     assert!(history.contains("Echo: hello"), "{history}");
     server.shutdown().await;
 }
+
+/// The modes the agent offered in `session/new` can be chosen over REST:
+/// duet sends `session/set_mode`, the agent works in that mode, and the
+/// chat hears of the change; a mode it did not offer is a 400 naming the
+/// ones it did, and never reaches the agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mode_the_agent_offers_can_be_chosen() {
+    let (server, mut c, id, _ws) = start().await;
+    let info = server.info(id).await;
+    assert_eq!(info.channel.kind, "acp");
+    let resp = server
+        .post_json(
+            &format!("/api/sessions/{id}/mode"),
+            serde_json::json!({"mode": "warp"}),
+        )
+        .await;
+    assert_eq!(resp.status(), 400);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "bad_message");
+    let msg = body["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("default, plan"), "{msg}");
+
+    let resp = server
+        .post_json(
+            &format!("/api/sessions/{id}/mode"),
+            serde_json::json!({"mode": "plan"}),
+        )
+        .await;
+    assert_eq!(resp.status(), 204);
+    let (_, news) = c
+        .until_event(|e| e["subtype"] == "acp_current_mode_update")
+        .await;
+    assert_eq!(news["update"]["currentModeId"], "plan");
+    c.submit("mode?").await;
+    assert!(reply(&mut c, "mode:").await.contains("mode: plan"));
+}

@@ -89,6 +89,12 @@ async fn every_rest_route_checks_the_role() {
         ("GET", "/metrics".into(), Value::Null, vec![Owner]),
         (
             "POST",
+            format!("/api/sessions/{id}/mode"),
+            json!({"mode": "plan"}),
+            vec![Owner, Driver],
+        ),
+        (
+            "POST",
             format!("/api/sessions/{id}/submit"),
             json!({"text": "hi"}),
             vec![Owner, Driver],

@@ -86,6 +86,7 @@ export class SessionController {
       onShowTerminal: () => { this.host.showTerminal(); },
       onResume: () => this.host.resume(this.id),
       onDiscard: (id) => { this.dispatch({ type: 'local_discard', id }); },
+      onSetMode: (mode) => api.setMode(this.id, mode),
     });
     this.terminal = new TerminalPane(
       {

@@ -14,7 +14,7 @@ const channel = { kind: 'dual_output', events: true, submit: true, approve: true
 const ctx = { channel, connected: true, resumable: false };
 
 function view() {
-  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn() };
+  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()) };
   const v = new ChatView(cb);
   document.body.replaceChildren(v.root);
   return { v, cb };
@@ -256,5 +256,34 @@ describe('a prompt that could not be sent', () => {
     item?.querySelector<HTMLButtonElement>('button.linkish')?.click();
     expect(cb.onDiscard).toHaveBeenCalledWith('s1');
     expect(cb.onSubmit).toHaveBeenCalledWith('hi');
+  });
+});
+
+describe('agent modes', () => {
+  it('offers the modes of the handshake, follows the agent, and asks the server to switch', async () => {
+    const chosen: string[] = [];
+    const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn((m: string) => { chosen.push(m); return Promise.resolve(); }) };
+    const view = new ChatView(cb);
+    document.body.append(view.root);
+    const ctx = { channel: undefined, connected: true, resumable: false, role: 'owner' as const };
+    let state = reduce(initialChatState, { type: 'event', seq: 1, event: { type: 'system', subtype: 'session_start', data: { modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] } } } as never });
+    view.render(state, ctx);
+    const select = view.root.querySelector<HTMLSelectElement>('.mode-select');
+    expect(select?.closest('label')?.hidden).toBe(false);
+    expect([...(select?.options ?? [])].map((o) => o.textContent)).toEqual(['Default', 'Plan']);
+    expect(select?.value).toBe('default');
+    state = reduce(state, { type: 'event', seq: 2, event: { type: 'system', subtype: 'acp_current_mode_update', update: { sessionUpdate: 'current_mode_update', currentModeId: 'plan' } } as never });
+    view.render(state, ctx);
+    expect(select?.value).toBe('plan');
+    if (select) {
+      select.value = 'default';
+      select.dispatchEvent(new Event('change'));
+    }
+    await Promise.resolve();
+    expect(chosen).toEqual(['default']);
+    // A viewer sees no picker.
+    view.render(state, { ...ctx, role: 'viewer' });
+    expect(select?.closest('label')?.hidden).toBe(true);
+    view.root.remove();
   });
 });

@@ -333,6 +333,19 @@ impl Session {
         result
     }
 
+    /// [`Session::set_mode`] by `who`, recorded in the audit trail.
+    pub(crate) fn set_mode_as(&self, mode: &str, who: &Actor) -> Result<(), SessionError> {
+        let result = self.set_mode(mode);
+        self.observe.record(json!({
+            "kind": "set_mode",
+            "who": who.json(),
+            "mode": preview(mode),
+            "outcome": if result.is_ok() { "sent" } else { "refused" },
+            "error": result.as_ref().err().map(|e| e.code().as_str()),
+        }));
+        result
+    }
+
     /// [`Session::approve`] by `who`, recorded in the audit trail (refused
     /// answers too: a late or unknown answer is worth knowing about).
     pub(crate) fn approve_as(

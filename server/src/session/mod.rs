@@ -178,6 +178,7 @@ impl SessionError {
             | SessionError::Delivery(DeliveryError::QueueFull(_))
             | SessionError::InputFull(_) => ErrorCode::LimitReached,
             SessionError::Channel(ChannelError::Closed) => ErrorCode::SessionEnded,
+            SessionError::Channel(ChannelError::Invalid(_)) => ErrorCode::BadMessage,
             SessionError::Channel(_) => ErrorCode::Internal,
             SessionError::NoTerminal => ErrorCode::BadMessage,
         }
@@ -278,6 +279,15 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Switches the agent's mode (the ones its handshake offered).
+    pub(crate) fn set_mode(&self, mode: &str) -> Result<(), SessionError> {
+        if self.is_exited() {
+            return Err(SessionError::Ended);
+        }
+        let channel = self.channel.as_ref().ok_or(SessionError::NoSidecar)?;
+        Ok(channel.set_mode(mode)?)
     }
 
     /// The user interrupted the turn from a client.

@@ -7,6 +7,7 @@
 // State is immutable: a changed transcript item is a new object, so the view
 // re-renders exactly the items whose identity changed.
 import type { ExitInfo } from '../generated/protocol';
+import { withCurrentMode } from './modes';
 import type { KnownBlock, KnownEvent } from '../generated/protocol';
 import { isObject } from './json';
 import { blocksOf, canUseTool, knownEvent, knownStreamEvent } from './sidecar';
@@ -100,6 +101,11 @@ function applyEvent(state: ChatState, ev: KnownEvent | undefined): ChatState {
   switch (ev.type) {
     case 'system':
       if (ev.subtype === 'session_start' && isObject(ev.data)) return { ...state, agent: ev.data };
+      if (ev.subtype === 'acp_current_mode_update') {
+        const raw = ev as unknown as { update?: { currentModeId?: unknown } };
+        const mode = raw.update?.currentModeId;
+        if (typeof mode === 'string') return { ...state, agent: withCurrentMode(state.agent, mode) };
+      }
       return state;
     case 'user':
       return applyUser(state, ev.uuid, blocksOf(ev.message.content));

@@ -10,6 +10,7 @@ import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
 import { ResumeControl } from '../ui/resume';
 import { diffLines } from './diff';
+import { agentModes, ModePicker } from './modes';
 import type { HistorySegment } from './history';
 import { renderMarkdown } from './markdown';
 import { resultText } from './sidecar';
@@ -46,6 +47,8 @@ export interface ChatCallbacks {
   onResume(): Promise<void>;
   /** Forget a prompt that was not sent. */
   onDiscard(pendingId: string): void;
+  /** Switch the agent to one of its modes; rejects with the reason. */
+  onSetMode(mode: string): Promise<void>;
 }
 
 /** Extra facts the view needs besides the chat state. */
@@ -124,6 +127,7 @@ export class ChatView {
   private readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
+  private readonly modes: ModePicker;
   private readonly composerNote: HTMLElement;
   private readonly composer: HTMLFormElement;
   private readonly resume: ResumeControl;
@@ -148,7 +152,8 @@ export class ChatView {
     this.stopButton = h('button', { type: 'button', class: 'btn btn-quiet stop', hidden: true, title: 'Interrupt (Escape)', onclick: () => { cb.onCancel(); } }, 'Stop');
     this.resume = new ResumeControl(() => cb.onResume());
     this.resume.visible = false;
-    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.stopButton, this.resume.root);
+    this.modes = new ModePicker((mode) => cb.onSetMode(mode));
+    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.stopButton, this.modes.root, this.resume.root);
     this.empty = h('p', { class: 'chat-empty' }, 'No messages yet. Type a prompt below, or in the terminal.');
     // Placed by `render` below the earlier conversation, above this session's own.
     this.resumedNote = h('p', { class: 'resumed-note', role: 'note' });
@@ -368,6 +373,7 @@ export class ChatView {
     this.stopButton.hidden = !canDrive(ctx.role) || !(status === 'thinking' || status === 'responding' || status === 'running_tool');
     // No prompt box for roles that cannot send prompts (viewer, approver).
     this.composer.hidden = !canDrive(ctx.role);
+    this.modes.update(state.exit ? undefined : agentModes(state.agent), canDrive(ctx.role));
     this.resume.visible = status === 'exited' && ctx.resumable;
     this.log.setAttribute('aria-busy', String(status === 'responding'));
 

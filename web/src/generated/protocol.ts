@@ -297,6 +297,8 @@ default: boolean, };
 
 export type SubmitRequest = { text: string, };
 
+export type SetModeRequest = { mode: string, };
+
 export type SubmitResponse = { 
 /**
  * True when held until the program is ready to read input.

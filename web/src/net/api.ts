@@ -89,6 +89,10 @@ export const api = {
   async submit(id: string, text: string): Promise<SubmitResponse> {
     return expect(await call('POST', `api/sessions/${encodeURIComponent(id)}/submit`, { text }), isSubmitResponse, 'submit');
   },
+  /** Switches the agent to one of the modes it offered (ACP agents). */
+  async setMode(id: string, mode: string): Promise<void> {
+    await call('POST', `api/sessions/${encodeURIComponent(id)}/mode`, { mode });
+  },
   /** The REST fallback for `approve` while the socket is down. */
   async approve(id: string, requestId: string, decision: ApprovalDecision): Promise<void> {
     await call('POST', `api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`, decision);

@@ -44,6 +44,10 @@ pub(crate) enum ChannelError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Refused(String),
+    /// The request does not fit what the agent offers (e.g. a mode it
+    /// does not have): the client's mistake, not the agent's.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// One structured side channel: the way out to the agent. Methods are
@@ -79,6 +83,14 @@ pub(crate) trait Channel: Send + Sync + 'static {
     /// without a terminal to send keys to; `None`: use [`Channel::cancel_keys`].
     fn cancel(&self) -> Option<Result<(), ChannelError>> {
         None
+    }
+
+    /// Switches the agent to one of the modes it offered (ACP
+    /// `session/set_mode`).
+    fn set_mode(&self, _mode: &str) -> Result<(), ChannelError> {
+        Err(ChannelError::Invalid(
+            "this agent offers no modes duet can switch".into(),
+        ))
     }
 
     /// The session is being ended: a channel that runs the agent's

@@ -98,6 +98,7 @@ impl Inner {
                 let (agent, events) = {
                     let mut st = lock(&self.state);
                     st.session_id = sid.clone();
+                    st.modes = result["modes"].clone();
                     (st.agent.clone(), st.updates.flush())
                 };
                 self.emit_all(events);
@@ -112,6 +113,22 @@ impl Inner {
                     }),
                 );
             }
+            Call::SetMode(mode) => match error {
+                Some(e) => self.shared.conversation.warn(
+                    "set_mode_failed",
+                    format!("the agent did not switch to mode {mode:?}: {e}"),
+                    None,
+                ),
+                // Shown as the agent's own news of a mode change would be.
+                None => {
+                    lock(&self.state).modes["currentModeId"] = json!(mode);
+                    self.shared.emit(&json!({
+                        "type": "system",
+                        "subtype": "acp_current_mode_update",
+                        "update": {"sessionUpdate": "current_mode_update", "currentModeId": mode},
+                    }));
+                }
+            },
             Call::Prompt => {
                 let events = lock(&self.state).updates.flush();
                 self.emit_all(events);

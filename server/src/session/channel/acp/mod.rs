@@ -76,6 +76,8 @@ enum Call {
     NewSession,
     LoadSession(String),
     Prompt,
+    /// `session/set_mode` to this mode.
+    SetMode(String),
 }
 
 struct State {
@@ -87,6 +89,9 @@ struct State {
     /// Permission requests waiting for a client: duet's request id → the
     /// agent's JSON-RPC id.
     permissions: HashMap<String, Value>,
+    /// The session's `modes` (`currentModeId`, `availableModes`), if the
+    /// agent offered any.
+    modes: Value,
     updates: Updates,
 }
 
@@ -159,6 +164,7 @@ impl Acp {
                 session_id: None,
                 agent: Value::Null,
                 permissions: HashMap::new(),
+                modes: Value::Null,
                 updates: Updates::default(),
             }),
             out,
@@ -244,6 +250,38 @@ impl Channel for Acp {
         } else {
             options
         }
+    }
+
+    fn set_mode(&self, mode: &str) -> Result<(), ChannelError> {
+        let (sid, modes) = {
+            let st = lock(&self.inner.state);
+            (st.session_id.clone(), st.modes.clone())
+        };
+        let offered: Vec<&str> = modes["availableModes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["id"].as_str())
+            .collect();
+        if offered.is_empty() {
+            return Err(ChannelError::Invalid(
+                "this agent offered no modes in its session".into(),
+            ));
+        }
+        if !offered.contains(&mode) {
+            return Err(ChannelError::Invalid(format!(
+                "the agent has no mode {mode:?}; it offers {}",
+                offered.join(", ")
+            )));
+        }
+        let sid = sid.ok_or(ChannelError::Closed)?;
+        let id = self.inner.call(Call::SetMode(mode.to_string()));
+        let line = request(
+            id,
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": mode}),
+        );
+        self.inner.send(Out::Line(line))
     }
 
     fn cancel(&self) -> Option<Result<(), ChannelError>> {
