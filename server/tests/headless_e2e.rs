@@ -565,6 +565,29 @@ mod qwen_0_24_acp {
         assert_eq!(start["data"]["agent"]["name"], "qwen-code", "{start}");
         assert_eq!(start["data"]["protocol"], "acp");
 
+        // Qwen offers its approval modes; choosing one goes to it as
+        // `session/set_mode` and comes back as the current mode.
+        let modes: Vec<&str> = start["data"]["modes"]["availableModes"]
+            .as_array()
+            .expect("Qwen offers modes")
+            .iter()
+            .filter_map(|m| m["id"].as_str())
+            .collect();
+        assert!(modes.contains(&"default"), "{modes:?}");
+        let resp = run
+            .server
+            .post_json(
+                &format!("/api/sessions/{}/mode", run.id),
+                serde_json::json!({"mode": "default"}),
+            )
+            .await;
+        assert_eq!(resp.status(), 204);
+        let (_, news) = run
+            .client
+            .until_event(|e| e["subtype"] == "acp_current_mode_update")
+            .await;
+        assert_eq!(news["update"]["currentModeId"], "default");
+
         let sent = std::time::Instant::now();
         run.client.submit("hello there").await;
         run.client
