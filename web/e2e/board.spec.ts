@@ -11,6 +11,11 @@ test('the board and the sidebar follow approvals and renames live, approvals fir
       if (new URL(r.url()).pathname === '/api/sessions' && r.method() === 'GET') listCalls.push(r.url());
     });
   };
+  // Other specs share this worker's duet: start from an empty board.
+  const existing = await page.request.get(`${duet.baseURL}/api/sessions`);
+  for (const s of (await existing.json()) as { id: string }[]) {
+    await page.request.delete(`${duet.baseURL}/api/sessions/${encodeURIComponent(s.id)}?purge=true`);
+  }
   watch(page);
   const first = await startSession(page, 'demo');
   const res = await page.request.post(`${duet.baseURL}/api/sessions`, { data: { profile: 'demo' } });

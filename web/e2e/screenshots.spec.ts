@@ -31,6 +31,8 @@ test('main views', async ({ loggedIn: page }) => {
   // A phone: chat first, stacked, big approval buttons.
   await page.getByRole('button', { name: /Switch to the dark theme/ }).click();
   await page.setViewportSize({ width: 390, height: 844 });
+  // Nothing wider than the phone: the page never scrolls sideways.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await card.scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(screenshotDir, 'narrow-dark.png') });
   const allow = card.getByRole('button', { name: 'Allow' });

@@ -110,8 +110,8 @@ export class SessionController {
     const dismiss = h('button', { type: 'button', class: 'btn btn-quiet dismiss', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => { this.bannerDismissed = true; this.render(); } }, '✕');
     this.exitBanner = h('div', { class: 'term-banner', role: 'status', hidden: true }, this.exitBannerText, this.bannerResume.root, dismiss);
     this.terminal.root.append(this.exitBanner);
-    this.keysNoteText = h('span', { class: 'term-banner-text' });
-    this.keysNote = h('div', { class: 'term-banner keys-note', role: 'status', hidden: true }, this.keysNoteText);
+    this.keysNoteText = h('span', { class: 'term-note-text' });
+    this.keysNote = h('div', { class: 'term-note keys-note', role: 'status', hidden: true }, this.keysNoteText);
     this.terminal.root.append(this.keysNote);
     this.presence = new PresenceBar(id);
     this.chat.root.insertBefore(this.presence.root, this.chat.root.children[1] ?? null);

@@ -134,7 +134,7 @@ export class ChatView {
   private readonly rendered = new Map<string, Rendered>();
   private lastStatus: ChatStatus | undefined;
   /** What the last full render drew from (a frame with the same inputs only updates live text). */
-  private lastDrawn: { items: ChatState['items']; approvals: ChatState['approvals']; pending: ChatState['pending']; exit: ChatState['exit']; ctxKey: string } | undefined;
+  private lastDrawn: { items: ChatState['items']; approvals: ChatState['approvals']; pending: ChatState['pending']; exit: ChatState['exit']; ctxKey: string; history: ChatContext['history']; resumedFrom: string | undefined } | undefined;
   private lastPlaceholder = '';
   /** Follow new content: true unless the reader scrolled up. */
   private follow = true;
@@ -259,8 +259,9 @@ export class ChatView {
     const exited = state.exit !== null;
     const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}|${ctx.role ?? ''}`;
     const last = this.lastDrawn;
-    this.lastDrawn = { items: state.items, approvals: state.approvals, pending: state.pending, exit: state.exit, ctxKey };
-    if (last?.items === state.items && last.approvals === state.approvals && last.pending === state.pending && last.exit === state.exit && last.ctxKey === ctxKey) {
+    this.lastDrawn = { items: state.items, approvals: state.approvals, pending: state.pending, exit: state.exit, ctxKey, history: ctx.history, resumedFrom: ctx.resumedFrom };
+    // The earlier conversation and the resumed-from note come with the context, later than the state.
+    if (last?.items === state.items && last.approvals === state.approvals && last.pending === state.pending && last.exit === state.exit && last.ctxKey === ctxKey && last.history === ctx.history && last.resumedFrom === ctx.resumedFrom) {
       // Only streamed text (or the status) changed: no walk over the transcript.
       this.updateLive(state);
       this.afterLayout(state);
@@ -647,7 +648,8 @@ function keyHint(allow: Choice | undefined, reject: Choice | undefined, n: numbe
 export function outcomeText(a: ApprovalView, chosen: ApprovalOption | undefined): string {
   if (a.state === 'abandoned') return 'Abandoned: the agent stopped waiting for an answer.';
   const what = a.state === 'allowed' ? 'Allowed' : 'Denied';
-  const by = a.decidedByName !== undefined && a.decidedByName !== '' ? ` by ${a.decidedByName}` : '';
+  // The main token (`owner`) is everyone on a one-person duet: name only the others.
+  const by = a.decidedByName !== undefined && a.decidedByName !== '' && a.decidedByName !== 'owner' ? ` by ${a.decidedByName}` : '';
   const who = a.decidedBy === 'terminal' ? ' in the terminal' : a.decidedBy === 'client' ? `${by} in the browser` : '';
   // The option's own words, unless they only repeat the outcome ("Allow", "Deny").
   const plain = chosen === undefined || /^(allow|yes|deny|no|reject)$/i.test(chosen.label.trim()) || (optionAllows(chosen) !== (a.state === 'allowed'));
