@@ -41,6 +41,8 @@ export class ModePicker {
   private readonly select: HTMLSelectElement;
   private readonly error: HTMLElement;
   private shown = '';
+  /** The mode the agent last said it is in. */
+  private current: string | undefined;
 
   constructor(private readonly onChoose: (mode: string) => Promise<void>) {
     this.select = h('select', { class: 'mode-select', 'aria-label': 'Agent mode', onchange: () => { void this.choose(); } });
@@ -54,6 +56,7 @@ export class ModePicker {
     const key = JSON.stringify(modes);
     if (key === this.shown) return;
     this.shown = key;
+    this.current = modes.current;
     this.select.replaceChildren(...modes.available.map((m) => h('option', { value: m.id }, m.name)));
     if (modes.current !== undefined) this.select.value = modes.current;
   }
@@ -67,8 +70,7 @@ export class ModePicker {
       this.error.textContent = `Mode not changed: ${e instanceof Error ? e.message : String(e)}`;
       this.error.hidden = false;
       // Back to what the agent last said.
-      const shown = JSON.parse(this.shown || '{}') as Partial<AgentModes>;
-      if (shown.current !== undefined) this.select.value = shown.current;
+      if (this.current !== undefined) this.select.value = this.current;
     } finally {
       this.select.disabled = false;
     }
