@@ -47,15 +47,6 @@ async fn rest_failures_are_json_errors_with_codes() {
         .await
         .unwrap();
     expect_error(resp, 405, "bad_message").await;
-    // A body over the limit.
-    let resp = server
-        .post("/api/sessions")
-        .header("content-type", "application/json")
-        .body(vec![b' '; 3 << 20])
-        .send()
-        .await
-        .unwrap();
-    expect_error(resp, 413, "too_large").await;
     // A plain GET of the WebSocket route (no upgrade).
     let resp = server
         .get(&format!("/api/sessions/{}/ws", s.id))
@@ -65,4 +56,15 @@ async fn rest_failures_are_json_errors_with_codes() {
     assert!(resp.status().is_client_error());
     let ty = resp.headers()["content-type"].to_str().unwrap().to_string();
     assert!(ty.starts_with("application/json"), "{ty}");
+    // A body over the limit, last: the server answers before reading the
+    // body and closes that connection, so a request reusing it from the pool
+    // could fail with IncompleteMessage (seen once in CI).
+    let resp = server
+        .post("/api/sessions")
+        .header("content-type", "application/json")
+        .body(vec![b' '; 3 << 20])
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 413, "too_large").await;
 }
