@@ -42,7 +42,6 @@ pub(crate) struct Terminal {
     pty: Mutex<Option<Arc<Pty>>>,
     /// The program runs on pipes (`pipes.rs`): no keys reach it.
     headless: AtomicBool,
-    recording: Option<Arc<Recording>>,
 }
 
 impl Terminal {
@@ -54,6 +53,10 @@ impl Terminal {
         recording: Option<Recording>,
     ) -> Result<Self> {
         let output = Arc::new(Output::new(cols, rows, limits));
+        if let Some(r) = recording {
+            // Recorded by the parser thread, in stream order with resizes.
+            let _ = output.recording.set(Arc::new(r));
+        }
         // The parser is CPU-bound; it gets a thread of its own rather than a
         // runtime worker the forwarding path needs. Closing the output ends it.
         std::thread::Builder::new()
@@ -68,14 +71,13 @@ impl Terminal {
             output,
             pty: Mutex::new(None),
             headless: AtomicBool::new(false),
-            recording: recording.map(Arc::new),
         })
     }
 
     /// Starts moving the program's output into the ring, until EOF.
     pub(crate) fn attach_pty(&self, pty: Arc<Pty>) -> impl std::future::Future<Output = ()> {
         *lock(&self.pty) = Some(pty.clone());
-        pump(pty, self.output.clone(), self.recording.clone())
+        pump(pty, self.output.clone())
     }
 
     /// Shows a headless program's stderr, until EOF; from now on the
@@ -116,9 +118,6 @@ impl Terminal {
         if let Some(Err(e)) = pty.map(|p| p.resize(cols, rows)) {
             warn!(?e, "resizing the PTY");
         }
-        if let Some(r) = &self.recording {
-            r.resize(cols, rows);
-        }
     }
 
     /// The program exited: hang up whatever still holds the terminal (a job
@@ -136,7 +135,7 @@ impl Terminal {
 }
 
 /// Moves program output into the ring until EOF.
-async fn pump(pty: Arc<Pty>, output: Arc<Output>, recording: Option<Arc<Recording>>) {
+async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
     // Up to 64 KiB per push: a flood arrives in 4 KiB reads, and each push
     // wakes the parser and every client.
     let mut buf = vec![0u8; 64 * 1024];
@@ -144,12 +143,7 @@ async fn pump(pty: Arc<Pty>, output: Arc<Output>, recording: Option<Arc<Recordin
         output.make_room().await;
         match pty.read_burst(&mut buf).await {
             Ok(0) => break,
-            Ok(n) => {
-                if let Some(r) = &recording {
-                    r.output(&buf[..n]);
-                }
-                output.push(Bytes::copy_from_slice(&buf[..n]));
-            }
+            Ok(n) => output.push(Bytes::copy_from_slice(&buf[..n])),
             Err(e) => {
                 debug!(?e, "reading the PTY");
                 break;

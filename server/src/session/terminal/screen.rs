@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use tokio::sync::watch;
 
-use super::output::{item_len, Item, Output};
+use super::output::{item_len, Item, Output, ParserState, PARSER_NAP};
 use crate::session::lock;
 
 /// How far the stream may have moved past the cached snapshot for it still
@@ -82,20 +82,37 @@ impl Output {
     pub fn run_parser(&self) {
         let mut next_item = 0u64;
         let mut parsed = 0u64;
+        let mut took_any = false;
         loop {
             let batch: Vec<Item> = {
                 let mut ring = lock(&self.ring);
                 ring.parsed = parsed;
+                // Parsed something just now: nap, and take whatever came
+                // meanwhile in one batch (see `ParserState`).
+                let mut nap = took_any;
                 loop {
                     let available = ring.first_item + ring.items.len() as u64;
                     if next_item < available {
                         break;
                     }
                     if ring.closed {
+                        ring.parser = ParserState::Busy;
                         return;
                     }
-                    ring = self.data_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
+                    if nap {
+                        ring.parser = ParserState::Napping;
+                        let (r, _) = self
+                            .data_cv
+                            .wait_timeout(ring, PARSER_NAP)
+                            .unwrap_or_else(|e| e.into_inner());
+                        ring = r;
+                        nap = false;
+                    } else {
+                        ring.parser = ParserState::Idle;
+                        ring = self.data_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
+                    }
                 }
+                ring.parser = ParserState::Busy;
                 // The ring never trims past `parsed`, so our next item is held.
                 // Bounded in bytes, so `parsed` (which the reader and
                 // `settle` wait on) moves in steps of at most ~256 KiB.
@@ -111,10 +128,15 @@ impl Output {
                     .map(|(_, item)| item.clone())
                     .collect()
             };
+            took_any = !batch.is_empty();
+            let recording = self.recording.get();
             for item in batch {
                 next_item += 1;
                 match item {
                     Item::Data(bytes) => {
+                        if let Some(r) = recording {
+                            r.output(&bytes);
+                        }
                         // The screen lock is taken per slice so that
                         // snapshots and `/screen` never wait long for it.
                         for part in bytes.chunks(PARSE_SLICE) {
@@ -125,6 +147,9 @@ impl Output {
                         }
                     }
                     Item::Resize { cols, rows } => {
+                        if let Some(r) = recording {
+                            r.resize(cols, rows);
+                        }
                         let mut screen = lock(&self.screen);
                         *lock(&self.cached) = None;
                         screen
@@ -148,6 +173,7 @@ impl Output {
             (ring.end, ring.first_item + ring.items.len() as u64)
         };
         let mut parsed = self.parsed.subscribe();
+        self.wake_parser();
         let _ = parsed
             .wait_for(|p| *p >= target && self.parsed_items.load(Ordering::Acquire) >= items)
             .await;
