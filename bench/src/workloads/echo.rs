@@ -51,7 +51,10 @@ async fn timings(path: &Path) -> Result<Stamps> {
 }
 
 /// Total, key → program, and program → reader, in µs.
-fn split(stamps: &Stamps, program: &Stamps) -> (Samples, Samples, Samples) {
+type Legs = (Samples, Samples, Samples);
+
+/// See [`Legs`].
+fn split(stamps: &Stamps, program: &Stamps) -> Legs {
     let us = |ns: u64| ns as f64 / 1e3;
     let pairs = stamps.iter().zip(&program[WARMUP..]);
     (
@@ -281,7 +284,7 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         bail!("the duet lane is gone")
     };
     let prog = timings(&duet.session_dir(s.id).join("echo-times")).await?;
-    let mut peers: Vec<(&'static str, Result<(Samples, Samples, Samples)>)> = Vec::new();
+    let mut peers: Vec<(&'static str, Result<Legs>)> = Vec::new();
     for (((lane, peer), st), name) in peer_lanes.into_iter().zip(&peer_stamps).zip(peer_names) {
         let prog = timings(&peer.dir.path().join("echo-times")).await;
         drop(lane);
