@@ -16,6 +16,7 @@ use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::output::{item_len, Item, Output, ParserState, PARSER_NAP};
+use super::recording::Recording;
 use crate::session::lock;
 
 /// How far the stream may have moved past the cached snapshot for it still
@@ -77,6 +78,16 @@ impl Screen {
     }
 }
 
+/// Records `parts` as one burst of output, and empties it.
+fn record(r: &Recording, parts: &mut Vec<Bytes>) {
+    match parts.len() {
+        0 => {}
+        1 => r.output(&parts[0]),
+        _ => r.output(&parts.concat()),
+    }
+    parts.clear();
+}
+
 impl Output {
     /// Feeds the screen until the output closes. Runs on its own thread.
     pub fn run_parser(&self) {
@@ -130,12 +141,15 @@ impl Output {
             };
             took_any = !batch.is_empty();
             let recording = self.recording.get();
+            // One recording line per run of output in the batch, not one
+            // per PTY read: a line (and a write) per typed key otherwise.
+            let mut unrecorded: Vec<Bytes> = Vec::new();
             for item in batch {
                 next_item += 1;
                 match item {
                     Item::Data(bytes) => {
-                        if let Some(r) = recording {
-                            r.output(&bytes);
+                        if recording.is_some() {
+                            unrecorded.push(bytes.clone());
                         }
                         // The screen lock is taken per slice so that
                         // snapshots and `/screen` never wait long for it.
@@ -148,6 +162,7 @@ impl Output {
                     }
                     Item::Resize { cols, rows } => {
                         if let Some(r) = recording {
+                            record(r, &mut unrecorded);
                             r.resize(cols, rows);
                         }
                         let mut screen = lock(&self.screen);
@@ -158,6 +173,9 @@ impl Output {
                             .set_size(rows.max(MIN_ROWS), cols.max(MIN_COLS));
                     }
                 }
+            }
+            if let Some(r) = recording {
+                record(r, &mut unrecorded);
             }
             self.parsed_items.store(next_item, Ordering::Release);
             self.parsed.send_replace(parsed);
