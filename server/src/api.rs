@@ -281,8 +281,8 @@ pub async fn recording(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let s = session(&state, &who, &id, Action::Read)?;
-    // The parser thread writes the recording: let it take the output so far.
-    let _ = tokio::time::timeout(SCREEN_SETTLE, s.terminal.output.settle()).await;
+    // Small bursts wait in the recording's buffer (see `recording.rs`).
+    s.terminal.flush_recording();
     let path = s.dir.join(crate::session::RECORDING_FILE);
     let data = tokio::fs::read(&path).await.map_err(|_| {
         AppError::new(

@@ -116,8 +116,8 @@ impl Session {
         })
         .await;
         self.terminal.close_pty();
-        // The screen and the recording (written by the parser thread) hold
-        // everything before the exit is announced.
+        // The screen (and the recording, which the parser thread writes
+        // out) has everything before the exit is announced.
         let _ = tokio::time::timeout(Duration::from_secs(2), output.settle()).await;
         if let Some(channel) = &self.channel {
             channel.finish().await;

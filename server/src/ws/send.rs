@@ -23,6 +23,8 @@ use crate::session::{Control, Session};
 
 /// Largest terminal frame sent at once.
 const MAX_TERMINAL_FRAME: usize = 256 << 10;
+/// Terminal bytes in one round after which the task yields (see `run`).
+const HEAVY_OUTPUT: usize = 16 << 10;
 /// Events sent per batch before output gets a turn.
 const EVENT_BATCH: usize = 256;
 /// Protocol-level keepalive.
@@ -252,6 +254,8 @@ impl Sender {
 
         loop {
             let mut progressed = false;
+            // Whether this round moved a lot: then other tasks get a turn.
+            let mut heavy = false;
             while let Ok(out) = self.replies.try_recv() {
                 self.outgoing(out).await?;
                 progressed = true;
@@ -287,6 +291,7 @@ impl Sender {
             let (events, upto) = s.events().read_after_async(event_cursor, EVENT_BATCH).await;
             self.relay(&events).await?;
             progressed |= !events.is_empty();
+            heavy |= events.len() >= EVENT_BATCH;
             event_cursor = upto.max(event_cursor);
 
             let mut output_drained = true;
@@ -303,6 +308,7 @@ impl Sender {
                 match s.terminal.output.read(term_cursor, MAX_TERMINAL_FRAME) {
                     ReadResult::Data(bytes, next) => {
                         s.observe.metrics.sent_terminal.inc_by(bytes.len() as u64);
+                        heavy |= bytes.len() >= HEAVY_OUTPUT;
                         self.sink
                             .feed(Message::Binary(bytes))
                             .await
@@ -336,12 +342,16 @@ impl Sender {
                 }
             }
             if progressed {
-                // Let other clients' tasks run once this one has used its
-                // share (tokio's coop budget). Not `yield_now`: a yield puts
-                // the task at the back of the queue and wakes a parked
-                // worker to steal it, a futex call and a thread switch after
-                // every echoed key (profiled, docs/benchmarks.md).
-                tokio::task::consume_budget().await;
+                // After a round that moved a lot, let other clients' tasks
+                // (and this client's keys) run. Not after an echo or a few
+                // events: a yield puts the task at the back of the queue
+                // and wakes the other worker to steal it, a futex call and
+                // a thread switch per echoed key (profiled,
+                // docs/benchmarks.md); the next round finds nothing and
+                // waits anyway.
+                if heavy {
+                    tokio::task::yield_now().await;
+                }
                 continue;
             }
 

@@ -54,7 +54,6 @@ impl Terminal {
     ) -> Result<Self> {
         let output = Arc::new(Output::new(cols, rows, limits));
         if let Some(r) = recording {
-            // Recorded by the parser thread, in stream order with resizes.
             let _ = output.recording.set(Arc::new(r));
         }
         // The parser is CPU-bound; it gets a thread of its own rather than a
@@ -118,6 +117,17 @@ impl Terminal {
         if let Some(Err(e)) = pty.map(|p| p.resize(cols, rows)) {
             warn!(?e, "resizing the PTY");
         }
+        if let Some(r) = self.output.recording.get() {
+            r.resize(cols, rows);
+        }
+    }
+
+    /// Writes out what the recording holds in its buffer, so that the file
+    /// has all output so far.
+    pub(crate) fn flush_recording(&self) {
+        if let Some(r) = self.output.recording.get() {
+            r.flush();
+        }
     }
 
     /// The program exited: hang up whatever still holds the terminal (a job
@@ -136,6 +146,7 @@ impl Terminal {
 
 /// Moves program output into the ring until EOF.
 async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
+    let recording = output.recording.get().cloned();
     // Up to 64 KiB per push: a flood arrives in 4 KiB reads, and each push
     // wakes the parser and every client.
     let mut buf = vec![0u8; 64 * 1024];
@@ -143,12 +154,20 @@ async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
         output.make_room().await;
         match pty.read_burst(&mut buf).await {
             Ok(0) => break,
-            Ok(n) => output.push(Bytes::copy_from_slice(&buf[..n])),
+            Ok(n) => {
+                if let Some(r) = &recording {
+                    r.output(&buf[..n]);
+                }
+                output.push(Bytes::copy_from_slice(&buf[..n]));
+            }
             Err(e) => {
                 debug!(?e, "reading the PTY");
                 break;
             }
         }
+    }
+    if let Some(r) = &recording {
+        r.flush();
     }
     output.close();
 }

@@ -158,9 +158,8 @@ pub struct Output {
     pub(super) progress: Notify,
     pub(super) epoch: Instant,
     pub(super) limits: OutputLimits,
-    /// Where the parser records the stream, in stream order (off the
-    /// forwarding path: a file write per burst used to sit between the
-    /// program's echo and the clients).
+    /// The session's recording: the PTY reader records into it, the
+    /// parser thread writes out what it buffered (see `recording.rs`).
     pub(super) recording: OnceLock<Arc<Recording>>,
     /// Counts the times the PTY reader waits for a client (`flow.rs`).
     pub(crate) flow_holds: std::sync::OnceLock<prometheus_client::metrics::counter::Counter>,

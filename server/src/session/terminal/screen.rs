@@ -16,7 +16,6 @@ use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::output::{item_len, Item, Output, ParserState, PARSER_NAP};
-use super::recording::Recording;
 use crate::session::lock;
 
 /// How far the stream may have moved past the cached snapshot for it still
@@ -78,16 +77,6 @@ impl Screen {
     }
 }
 
-/// Records `parts` as one burst of output, and empties it.
-fn record(r: &Recording, parts: &mut Vec<Bytes>) {
-    match parts.len() {
-        0 => {}
-        1 => r.output(&parts[0]),
-        _ => r.output(&parts.concat()),
-    }
-    parts.clear();
-}
-
 impl Output {
     /// Feeds the screen until the output closes. Runs on its own thread.
     pub fn run_parser(&self) {
@@ -140,17 +129,10 @@ impl Output {
                     .collect()
             };
             took_any = !batch.is_empty();
-            let recording = self.recording.get();
-            // One recording line per run of output in the batch, not one
-            // per PTY read: a line (and a write) per typed key otherwise.
-            let mut unrecorded: Vec<Bytes> = Vec::new();
             for item in batch {
                 next_item += 1;
                 match item {
                     Item::Data(bytes) => {
-                        if recording.is_some() {
-                            unrecorded.push(bytes.clone());
-                        }
                         // The screen lock is taken per slice so that
                         // snapshots and `/screen` never wait long for it.
                         for part in bytes.chunks(PARSE_SLICE) {
@@ -161,10 +143,6 @@ impl Output {
                         }
                     }
                     Item::Resize { cols, rows } => {
-                        if let Some(r) = recording {
-                            record(r, &mut unrecorded);
-                            r.resize(cols, rows);
-                        }
                         let mut screen = lock(&self.screen);
                         *lock(&self.cached) = None;
                         screen
@@ -174,8 +152,11 @@ impl Output {
                     }
                 }
             }
-            if let Some(r) = recording {
-                record(r, &mut unrecorded);
+            // Output the PTY reader left in the recording's buffer (small
+            // bursts, see `recording.rs`) goes to the file now, off the
+            // forwarding path.
+            if let Some(r) = self.recording.get() {
+                r.flush();
             }
             self.parsed_items.store(next_item, Ordering::Release);
             self.parsed.send_replace(parsed);
