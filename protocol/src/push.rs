@@ -34,7 +34,11 @@ pub struct PushSubscribe {
     pub endpoint: String,
     pub keys: PushSubscriptionKeys,
     /// What browsers send (usually `null`); not used.
-    #[serde(default, rename = "expirationTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "expirationTime",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[ts(optional, type = "number | null")]
     pub expiration_time: Option<f64>,
 }
@@ -102,5 +106,7 @@ pub struct PushShow {
 pub enum PushPayload {
     Show(PushShow),
     /// Close the notification with this tag (decided elsewhere).
-    Close { close: String },
+    Close {
+        close: String,
+    },
 }

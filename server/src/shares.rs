@@ -151,7 +151,9 @@ impl Shares {
     /// Whether share `id` is live (neither revoked nor expired).
     pub fn live(&self, id: &str) -> bool {
         let now = now_ms();
-        lock(&self.entries).get(id).is_some_and(|e| e.expires_at > now)
+        lock(&self.entries)
+            .get(id)
+            .is_some_and(|e| e.expires_at > now)
     }
 
     /// Turns true when share `id` is revoked (at once if it is gone).

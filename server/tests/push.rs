@@ -162,7 +162,8 @@ fn check_vapid(header: &str, vapid_key: &str, origin: &str) {
     assert_eq!(head["alg"], "ES256");
     let key = VerifyingKey::from_sec1_bytes(&B64.decode(vapid_key).unwrap()).unwrap();
     let sig = Signature::from_slice(&B64.decode(sig).unwrap()).unwrap();
-    key.verify(input.as_bytes(), &sig).expect("the JWT's signature");
+    key.verify(input.as_bytes(), &sig)
+        .expect("the JWT's signature");
     let claims: Value = serde_json::from_slice(&B64.decode(claims).unwrap()).unwrap();
     assert_eq!(claims["aud"], origin);
     let now = std::time::SystemTime::now()
@@ -172,7 +173,10 @@ fn check_vapid(header: &str, vapid_key: &str, origin: &str) {
     let exp = claims["exp"].as_u64().unwrap();
     assert!(exp > now && exp <= now + 24 * 3600, "exp {exp}, now {now}");
     let sub = claims["sub"].as_str().unwrap();
-    assert!(sub.starts_with("mailto:") || sub.starts_with("https://"), "{sub}");
+    assert!(
+        sub.starts_with("mailto:") || sub.starts_with("https://"),
+        "{sub}"
+    );
 }
 
 /// RFC 8291 / RFC 8188 decryption, as a browser does it.
@@ -195,8 +199,10 @@ fn decrypt(body: &[u8], ua_secret: &SecretKey, auth: &[u8; 16]) -> Vec<u8> {
         .unwrap();
     let prk = Hkdf::<Sha256>::new(Some(salt), &ikm);
     let (mut cek, mut nonce) = ([0u8; 16], [0u8; 12]);
-    prk.expand(b"Content-Encoding: aes128gcm\0", &mut cek).unwrap();
-    prk.expand(b"Content-Encoding: nonce\0", &mut nonce).unwrap();
+    prk.expand(b"Content-Encoding: aes128gcm\0", &mut cek)
+        .unwrap();
+    prk.expand(b"Content-Encoding: nonce\0", &mut nonce)
+        .unwrap();
     let mut plain = Aes128Gcm::new_from_slice(&cek)
         .unwrap()
         .decrypt(Nonce::from_slice(&nonce), ciphertext)
@@ -317,7 +323,11 @@ async fn approvals_turns_exits_and_withdrawals_reach_a_device() {
     let turn = turn.unwrap();
     assert_eq!(turn.tag, format!("duet-turn-{}", s.id));
     assert_eq!(turn.title, "nightly: turn finished");
-    assert!(turn.body.starts_with("The agent finished after "), "{}", turn.body);
+    assert!(
+        turn.body.starts_with("The agent finished after "),
+        "{}",
+        turn.body
+    );
     assert_eq!(turn.url, format!("./#/session/{}", s.id));
 
     // Ended: the exit, with how.
@@ -364,10 +374,20 @@ async fn a_gone_subscription_is_pruned() {
         if left.is_empty() {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "not pruned: {left:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not pruned: {left:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let metrics = server.get("/metrics").send().await.unwrap().text().await.unwrap();
+    let metrics = server
+        .get("/metrics")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(
         metrics.contains(r#"duet_push_deliveries_total{outcome="pruned"} 1"#),
         "{metrics}"
@@ -388,15 +408,35 @@ async fn endpoints_must_be_https_and_keys_real() {
     let mut bad = device.json();
     bad["endpoint"] = json!("https://push.example/x");
     bad["keys"]["p256dh"] = json!(B64.encode([4u8; 65]));
-    let resp = server.post_json("/api/push/subscriptions", bad.clone()).await;
+    let resp = server
+        .post_json("/api/push/subscriptions", bad.clone())
+        .await;
     assert_eq!(resp.status(), 400);
     bad["keys"]["p256dh"] = device.json()["keys"]["p256dh"].clone();
     bad["keys"]["auth"] = json!("AAAA");
-    assert_eq!(server.post_json("/api/push/subscriptions", bad.clone()).await.status(), 400);
+    assert_eq!(
+        server
+            .post_json("/api/push/subscriptions", bad.clone())
+            .await
+            .status(),
+        400
+    );
     bad["keys"]["auth"] = device.json()["keys"]["auth"].clone();
-    assert_eq!(server.post_json("/api/push/subscriptions", bad.clone()).await.status(), 201);
+    assert_eq!(
+        server
+            .post_json("/api/push/subscriptions", bad.clone())
+            .await
+            .status(),
+        201
+    );
     bad["endpoint"] = json!("https://10.1.2.3/x");
-    assert_eq!(server.post_json("/api/push/subscriptions", bad).await.status(), 400);
+    assert_eq!(
+        server
+            .post_json("/api/push/subscriptions", bad)
+            .await
+            .status(),
+        400
+    );
     // Without a credential: 401, as every API route.
     let resp = server
         .http
@@ -423,7 +463,12 @@ async fn a_share_hears_of_its_session_only_and_a_mute_silences_one() {
         .json()
         .await
         .unwrap();
-    let secret = share.url.unwrap().strip_prefix("/?share=").unwrap().to_string();
+    let secret = share
+        .url
+        .unwrap()
+        .strip_prefix("/?share=")
+        .unwrap()
+        .to_string();
     let guest = Device::new(&service, "guest");
     let owner = Device::new(&service, "owner");
     assert_eq!(subscribe(&server, &secret, &guest).await.status(), 201);
@@ -519,10 +564,30 @@ async fn a_share_hears_of_its_session_only_and_a_mute_silences_one() {
         .delete(&format!("/api/sessions/{}/shares/{}", a.id, share.id))
         .await;
     assert_eq!(resp.status(), 204);
-    approval_for(&server, b.id, "run echo after-revoke").await;
-    service.next_for("owner").await;
-    let all: Vec<PushDevice> = server.json("/api/push/subscriptions").await;
-    assert_eq!(all.len(), 1);
+    assert_eq!(
+        server
+            .delete(&format!("/api/sessions/{}", a.id))
+            .await
+            .status(),
+        200
+    );
+    loop {
+        let n = owner.open(&service.next_for("owner").await, &key, &service.origin);
+        if matches!(&n, PushPayload::Show(n) if n.kind == PushKind::Exit) {
+            break;
+        }
+    }
+    let kept = std::fs::read_to_string(
+        server
+            .state_dir
+            .path()
+            .join("state/push-subscriptions.json"),
+    )
+    .unwrap();
+    assert!(
+        kept.contains(&owner.endpoint) && !kept.contains(&guest.endpoint),
+        "{kept}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -546,8 +611,14 @@ async fn the_key_and_the_devices_outlive_a_restart() {
         assert_eq!(mode & 0o077, 0, "{f} is private");
     }
     let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap();
-    let line = audit.lines().find(|l| l.contains("push_subscribe")).unwrap();
-    assert!(line.contains(&service.origin) && !line.contains("/push/phone"), "{line}");
+    let line = audit
+        .lines()
+        .find(|l| l.contains("push_subscribe"))
+        .unwrap();
+    assert!(
+        line.contains(&service.origin) && !line.contains("/push/phone"),
+        "{line}"
+    );
 
     let d = dir.clone();
     let server = TestServer::start_with(move |o| o.state_dir = d).await;

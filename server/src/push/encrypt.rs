@@ -52,7 +52,14 @@ pub(crate) fn encrypt(
     };
     let as_public = secret.public_key().to_sec1_bytes();
     let shared = diffie_hellman(secret.to_nonzero_scalar(), ua_public.as_affine());
-    seal(plaintext, p256dh, auth, &as_public, shared.raw_secret_bytes(), &salt)
+    seal(
+        plaintext,
+        p256dh,
+        auth,
+        &as_public,
+        shared.raw_secret_bytes(),
+        &salt,
+    )
 }
 
 /// The deterministic part of [`encrypt`], given the sender's public key,
@@ -110,7 +117,8 @@ mod tests {
     /// RFC 8291, Appendix A: the worked example, byte for byte.
     #[test]
     fn the_rfc_8291_example() {
-        let as_private = SecretKey::from_slice(&b64("yfWPiYE-n46HLnH0KqZOF1fJJU3MYrct3AELtAQ-oRw")).unwrap();
+        let as_private =
+            SecretKey::from_slice(&b64("yfWPiYE-n46HLnH0KqZOF1fJJU3MYrct3AELtAQ-oRw")).unwrap();
         let as_public = as_private.public_key().to_sec1_bytes();
         assert_eq!(B64.encode(&as_public), "BP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A8");
         let ua_public = b64("BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4");
@@ -134,8 +142,14 @@ mod tests {
 
     #[test]
     fn bad_keys_and_long_messages_are_refused() {
-        assert!(matches!(encrypt(b"x", &[4; 65], &[0; 16]), Err(EncryptError::BadKey)));
-        let ua = SecretKey::from_slice(&[7; 32]).unwrap().public_key().to_sec1_bytes();
+        assert!(matches!(
+            encrypt(b"x", &[4; 65], &[0; 16]),
+            Err(EncryptError::BadKey)
+        ));
+        let ua = SecretKey::from_slice(&[7; 32])
+            .unwrap()
+            .public_key()
+            .to_sec1_bytes();
         assert!(encrypt(&[b'a'; MAX_PLAINTEXT], &ua, &[0; 16]).is_ok());
         assert!(matches!(
             encrypt(&[b'a'; MAX_PLAINTEXT + 1], &ua, &[0; 16]),

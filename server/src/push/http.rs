@@ -59,7 +59,13 @@ pub(crate) async fn subscribe(
     );
     let device = state.push.store.upsert(sub).map_err(store_error)?;
     tracing::info!(principal = %who.name, origin = ?origin(&device.endpoint), "push: device subscribed");
-    audit(&state, "push_subscribe", &device.endpoint, json!({}), &actor);
+    audit(
+        &state,
+        "push_subscribe",
+        &device.endpoint,
+        json!({}),
+        &actor,
+    );
     Ok((StatusCode::CREATED, Json(device)))
 }
 
@@ -75,7 +81,13 @@ pub(crate) async fn unsubscribe(
         .store
         .remove(&who.name, &body.endpoint)
         .map_err(store_error)?;
-    audit(&state, "push_unsubscribe", &body.endpoint, json!({}), &actor);
+    audit(
+        &state,
+        "push_unsubscribe",
+        &body.endpoint,
+        json!({}),
+        &actor,
+    );
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -123,9 +135,12 @@ fn store_error(e: StoreError) -> AppError {
 /// its own network (real push services have names).
 pub(crate) fn check_endpoint(endpoint: &str, insecure_loopback: bool) -> Result<(), String> {
     if endpoint.len() > MAX_ENDPOINT {
-        return Err(format!("the endpoint is longer than {MAX_ENDPOINT} characters"));
+        return Err(format!(
+            "the endpoint is longer than {MAX_ENDPOINT} characters"
+        ));
     }
-    let url = reqwest::Url::parse(endpoint).map_err(|e| format!("the endpoint is not a URL: {e}"))?;
+    let url =
+        reqwest::Url::parse(endpoint).map_err(|e| format!("the endpoint is not a URL: {e}"))?;
     let host = url.host_str().unwrap_or("");
     let ip: Option<IpAddr> = host.trim_matches(['[', ']']).parse().ok();
     let loopback = ip.is_some_and(|ip| ip.is_loopback());

@@ -125,10 +125,8 @@ mod tests {
         let key = VerifyingKey::from_sec1_bytes(&B64.decode(k).unwrap()).unwrap();
         let sig = Signature::from_slice(&B64.decode(sig).unwrap()).unwrap();
         key.verify(input.as_bytes(), &sig).unwrap();
-        let claims: serde_json::Value = serde_json::from_slice(
-            &B64.decode(input.split_once('.').unwrap().1).unwrap(),
-        )
-        .unwrap();
+        let claims: serde_json::Value =
+            serde_json::from_slice(&B64.decode(input.split_once('.').unwrap().1).unwrap()).unwrap();
         assert_eq!(claims["aud"], "https://push.example");
     }
 

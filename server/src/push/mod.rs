@@ -71,7 +71,12 @@ impl Push {
     ) -> anyhow::Result<Arc<Self>> {
         let vapid = Arc::new(Vapid::load_or_create(state_dir)?);
         let store = Arc::new(Store::load(state_dir));
-        let sender = send::start(vapid.clone(), store.clone(), config.subject.clone(), metrics)?;
+        let sender = send::start(
+            vapid.clone(),
+            store.clone(),
+            config.subject.clone(),
+            metrics,
+        )?;
         let push = Arc::new(Self {
             vapid,
             store,
@@ -113,10 +118,11 @@ impl Push {
             }
             Change::Close { tag, session } => {
                 let Some(to) = sent.remove(&tag) else { return };
-                let payload =
-                    serde_json::to_vec(&PushPayload::Close { close: tag.clone() }).unwrap_or_default();
+                let payload = serde_json::to_vec(&PushPayload::Close { close: tag.clone() })
+                    .unwrap_or_default();
                 for sub in subs {
-                    if to.contains(&sub.endpoint) && sub.wants(session) && self.allowed(&sub, auth) {
+                    if to.contains(&sub.endpoint) && sub.wants(session) && self.allowed(&sub, auth)
+                    {
                         self.queue(sub, &payload, Urgency::Normal, &tag);
                     }
                 }

@@ -219,6 +219,8 @@ mod tests {
         assert_eq!(origin("not a url"), None);
         let t = topic("duet-approval-x-y");
         assert_eq!(t.len(), 32);
-        assert!(t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        assert!(t
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
     }
 }

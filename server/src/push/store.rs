@@ -239,7 +239,13 @@ mod tests {
     fn sub(principal: &str, n: u64) -> Subscription {
         Subscription {
             created_at: n,
-            ..subscription(principal, None, format!("https://p.example/{principal}/{n}"), "k".into(), "a".into())
+            ..subscription(
+                principal,
+                None,
+                format!("https://p.example/{principal}/{n}"),
+                "k".into(),
+                "a".into(),
+            )
         }
     }
 
@@ -257,14 +263,28 @@ mod tests {
         assert!(owner.iter().all(|d| d.created_at >= 2));
         let s = SessionId::new();
         store.mute("owner", &owner[0].endpoint, s, true).unwrap();
-        assert!(matches!(store.mute("ci", &owner[0].endpoint, s, true), Err(StoreError::NotFound)));
+        assert!(matches!(
+            store.mute("ci", &owner[0].endpoint, s, true),
+            Err(StoreError::NotFound)
+        ));
         let again = Store::load(dir.path());
         assert_eq!(again.all(), store.all());
-        assert!(!again.all().iter().find(|d| d.endpoint == owner[0].endpoint).unwrap().wants(s));
+        assert!(!again
+            .all()
+            .iter()
+            .find(|d| d.endpoint == owner[0].endpoint)
+            .unwrap()
+            .wants(s));
         assert!(again.prune(&owner[0].endpoint));
         assert!(!again.prune(&owner[0].endpoint));
-        assert!(matches!(again.remove("owner", "https://nope"), Err(StoreError::NotFound)));
-        assert_eq!(Store::load(dir.path()).of("owner").len(), MAX_PER_PRINCIPAL - 1);
+        assert!(matches!(
+            again.remove("owner", "https://nope"),
+            Err(StoreError::NotFound)
+        ));
+        assert_eq!(
+            Store::load(dir.path()).of("owner").len(),
+            MAX_PER_PRINCIPAL - 1
+        );
     }
 
     #[test]

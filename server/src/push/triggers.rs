@@ -21,7 +21,10 @@ const BODY_CHARS: usize = 200;
 pub(crate) enum Change {
     Show(PushShow),
     /// Withdraw the notification with this tag, for the session.
-    Close { tag: String, session: SessionId },
+    Close {
+        tag: String,
+        session: SessionId,
+    },
 }
 
 /// The tag of an approval's notification (as the page's).
@@ -178,4 +181,117 @@ pub(crate) fn changes(prev: &Board, next: &Board, long_turn_ms: u64, now: u64) -
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duet_protocol::rest::{Approval, ApprovalState, ChannelInfo, ExitInfo};
+
+    fn entry(id: SessionId, busy_since: Option<u64>, pending: &[&str]) -> BoardEntry {
+        BoardEntry {
+            session: SessionInfo {
+                id,
+                name: Some("nightly".into()),
+                profile: "demo".into(),
+                status: SessionStatus::Running,
+                created_at: 0,
+                ended_at: None,
+                exit: None,
+                pid: None,
+                cols: 80,
+                rows: 24,
+                last_seq: 0,
+                pending_approvals: pending.len() as u32,
+                clients: 0,
+                connected: vec![],
+                title: None,
+                channel: ChannelInfo {
+                    kind: "dual_output".into(),
+                    events: true,
+                    submit: true,
+                    approve: true,
+                },
+                agent_session_id: None,
+                resumed_from: None,
+                resumable: false,
+            },
+            last_activity: 0,
+            pending: pending
+                .iter()
+                .map(|r| Approval {
+                    request_id: r.to_string(),
+                    tool_name: "edit".into(),
+                    tool_use_id: None,
+                    input: serde_json::json!({"file_path": "/src/a b.rs", "old_string": "x", "new_string": "y"}),
+                    state: ApprovalState::Pending,
+                    decided_by: None,
+                    decided_by_name: None,
+                    options: vec![],
+                    chosen: None,
+                    confirmed: false,
+                    seq: 0,
+                })
+                .collect(),
+            busy_since,
+        }
+    }
+
+    fn board(entries: Vec<BoardEntry>) -> Board {
+        Board { sessions: entries }
+    }
+
+    #[test]
+    fn new_approvals_show_decided_ones_close_long_turns_and_exits_notify() {
+        let id = SessionId::new();
+        let prev = board(vec![entry(id, Some(1_000), &["r1"])]);
+        let next = board(vec![entry(id, Some(1_000), &["r2/x"])]);
+        let c = changes(&prev, &next, 30_000, 5_000);
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            c[0],
+            Change::Close {
+                tag: approval_tag(id, "r1"),
+                session: id
+            }
+        );
+        let Change::Show(s) = &c[1] else { panic!() };
+        assert_eq!(s.title, "nightly: allow edit?");
+        assert_eq!(s.body, "a b.rs");
+        assert_eq!(s.url, format!("./#/session/{id}/approval/r2%2Fx"));
+
+        // A short turn ends quietly; a long one notifies.
+        let idle = board(vec![entry(id, None, &[])]);
+        let short = changes(
+            &board(vec![entry(id, Some(1_000), &[])]),
+            &idle,
+            30_000,
+            5_000,
+        );
+        assert!(short.is_empty(), "{short:?}");
+        let long = changes(
+            &board(vec![entry(id, Some(1_000), &[])]),
+            &idle,
+            30_000,
+            200_000,
+        );
+        let Change::Show(s) = &long[0] else { panic!() };
+        assert_eq!(
+            (s.kind, s.body.as_str()),
+            (PushKind::Turn, "The agent finished after 3 min.")
+        );
+
+        let mut ended = entry(id, None, &[]);
+        ended.session.status = SessionStatus::Exited;
+        ended.session.exit = Some(ExitInfo {
+            code: Some(2),
+            signal: None,
+            success: false,
+        });
+        let c = changes(&idle, &board(vec![ended]), 30_000, 0);
+        let Change::Show(s) = &c[0] else { panic!() };
+        assert_eq!(s.title, "nightly stopped");
+        assert_eq!(s.body, "The program exited with status 2.");
+        assert_eq!(duration(3_725_000), "1 h 2 min");
+    }
 }
