@@ -237,6 +237,24 @@ async fn approval_for(server: &TestServer, id: impl std::fmt::Display, text: &st
     assert!(resp.status().is_success(), "{}", resp.text().await.unwrap());
 }
 
+/// `PUT /api/push/subscriptions/mute` as `token`.
+async fn mute(
+    server: &TestServer,
+    token: &str,
+    endpoint: &str,
+    session: duet_protocol::ids::SessionId,
+    muted: bool,
+) -> reqwest::Response {
+    server
+        .http
+        .put(server.url("/api/push/subscriptions/mute"))
+        .bearer_auth(token)
+        .json(&json!({"endpoint": endpoint, "session": session, "muted": muted}))
+        .send()
+        .await
+        .unwrap()
+}
+
 fn show(p: PushPayload) -> PushShow {
     match p {
         PushPayload::Show(s) => s,
@@ -486,25 +504,11 @@ async fn a_share_hears_of_its_session_only_and_a_mute_silences_one() {
         .unwrap();
     assert_eq!(mine.len(), 1);
     assert_eq!(mine[0].endpoint, guest.endpoint);
-    let resp = server
-        .http
-        .put(server.url("/api/push/subscriptions/mute"))
-        .bearer_auth(&secret)
-        .json(&json!({"endpoint": guest.endpoint, "session": b.id, "muted": true}))
-        .send()
-        .await
-        .unwrap();
+    let resp = mute(&server, &secret, &guest.endpoint, b.id, true).await;
     assert_eq!(resp.status(), 404);
 
     // The owner mutes a on its device.
-    let resp = server
-        .http
-        .put(server.url("/api/push/subscriptions/mute"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"endpoint": owner.endpoint, "session": a.id, "muted": true}))
-        .send()
-        .await
-        .unwrap();
+    let resp = mute(&server, TOKEN, &owner.endpoint, a.id, true).await;
     assert_eq!(resp.status(), 200);
     let device: PushDevice = resp.json().await.unwrap();
     assert_eq!(device.muted, vec![a.id]);
@@ -520,14 +524,7 @@ async fn a_share_hears_of_its_session_only_and_a_mute_silences_one() {
     assert_eq!(n.body, "echo in-a");
     // Unmuted, the owner hears of a's next approval, and never heard of
     // the first.
-    let resp = server
-        .http
-        .put(server.url("/api/push/subscriptions/mute"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"endpoint": owner.endpoint, "session": a.id, "muted": false}))
-        .send()
-        .await
-        .unwrap();
+    let resp = mute(&server, TOKEN, &owner.endpoint, a.id, false).await;
     assert_eq!(resp.status(), 200);
     let pending: Vec<Approval> = server
         .json(&format!("/api/sessions/{}/approvals", a.id))
