@@ -77,7 +77,10 @@ export function notifySettings(push: PushControl, session: () => string | undefi
     muteRow.hidden = muted === null;
     muteBox.checked = muted === true;
   };
+  /** A change is under way (the panel's refresh must not undo the user's tick meanwhile). */
+  let busy = false;
   const act = (what: () => Promise<void>, done: string): void => {
+    busy = true;
     pushBox.disabled = muteBox.disabled = true;
     pushStatus.textContent = 'Working…';
     void what()
@@ -85,6 +88,7 @@ export function notifySettings(push: PushControl, session: () => string | undefi
       .catch((err: unknown) => { pushStatus.textContent = err instanceof Error ? err.message : String(err); })
       .then(() => refresh())
       .finally(() => {
+        busy = false;
         pushBox.disabled = !PushControl.supported;
         muteBox.disabled = false;
         status.textContent = stateText();
@@ -119,7 +123,7 @@ export function notifySettings(push: PushControl, session: () => string | undefi
       panel.hidden = !panel.hidden;
       button.setAttribute('aria-expanded', String(!panel.hidden));
       status.textContent = stateText();
-      if (!panel.hidden) void refresh().catch(() => undefined);
+      if (!panel.hidden && !busy) void refresh().catch(() => undefined);
     },
   }, bellIcon());
   return h('div', { class: 'notify-control' }, button, panel);
