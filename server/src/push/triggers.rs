@@ -186,38 +186,14 @@ pub(crate) fn changes(prev: &Board, next: &Board, long_turn_ms: u64, now: u64) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use duet_protocol::rest::{Approval, ApprovalState, ChannelInfo, ExitInfo};
+    use duet_protocol::rest::{Approval, ApprovalState, ExitInfo};
 
     fn entry(id: SessionId, busy_since: Option<u64>, pending: &[&str]) -> BoardEntry {
-        BoardEntry {
-            session: SessionInfo {
-                id,
-                name: Some("nightly".into()),
-                profile: "demo".into(),
-                status: SessionStatus::Running,
-                created_at: 0,
-                ended_at: None,
-                exit: None,
-                pid: None,
-                cols: 80,
-                rows: 24,
-                last_seq: 0,
-                pending_approvals: pending.len() as u32,
-                clients: 0,
-                connected: vec![],
-                title: None,
-                channel: ChannelInfo {
-                    kind: "dual_output".into(),
-                    events: true,
-                    submit: true,
-                    approve: true,
-                },
-                agent_session_id: None,
-                resumed_from: None,
-                resumable: false,
-            },
-            last_activity: 0,
-            pending: pending
+        let mut e = crate::board::tests::entry(0, SessionStatus::Running, pending.len() as u32);
+        e.session.id = id;
+        e.session.name = Some("nightly".into());
+        e.busy_since = busy_since;
+        e.pending = pending
                 .iter()
                 .map(|r| Approval {
                     request_id: r.to_string(),
@@ -232,9 +208,8 @@ mod tests {
                     confirmed: false,
                     seq: 0,
                 })
-                .collect(),
-            busy_since,
-        }
+                .collect();
+        e
     }
 
     fn board(entries: Vec<BoardEntry>) -> Board {
