@@ -100,6 +100,25 @@ self.addEventListener('push', (event) => {
   event.waitUntil(queue);
 });
 
+/**
+ * The browser replaced the subscription (the push service expired it):
+ * subscribe again with the same key if it did not, and register the new one
+ * with duet (the login cookie goes with the request), then drop the old one.
+ */
+async function renew(e: PushSubscriptionChangeEvent): Promise<void> {
+  const key = e.oldSubscription?.options.applicationServerKey;
+  const next = e.newSubscription ?? (key ? await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }) : null);
+  if (!next) return;
+  const post = (method: string, body: unknown): Promise<Response> =>
+    fetch(new URL('api/push/subscriptions', self.registration.scope), { method, credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await post('POST', next.toJSON());
+  if (e.oldSubscription && e.oldSubscription.endpoint !== next.endpoint) await post('DELETE', { endpoint: e.oldSubscription.endpoint });
+}
+
+self.addEventListener('pushsubscriptionchange', (event) => {
+  event.waitUntil(renew(event).catch((err: unknown) => { console.warn('duet: renewing the push subscription', err); }));
+});
+
 /** Opens `url` in a duet tab: the focused one, else any, else a new window. */
 async function open(url: string): Promise<void> {
   const target = new URL(url, self.registration.scope).href;
