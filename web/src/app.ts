@@ -13,6 +13,7 @@ import { applyTheme, currentTheme, onSystemThemeChange, type ThemeName } from '.
 import { Sidebar } from './ui/sidebar';
 import { BoardView } from './ui/board';
 import { Notifier } from './notify/notifier';
+import { PushControl } from './notify/push';
 import { notifySettings } from './ui/notify-settings';
 import { ExportMenu } from './ui/export';
 import { chatStatus } from './chat/state';
@@ -60,6 +61,7 @@ export class App {
   private readonly boardView: BoardView;
   private readonly feed: BoardFeed;
   private readonly notifier = new Notifier((url) => { location.hash = url.hash; });
+  private readonly push = new PushControl(() => this.notifier.worker);
   private readonly exportMenu = new ExportMenu(() => (this.session ? { id: this.session.id, title: this.titleEl.textContent || this.session.id, chat: this.session.chatState } : null));
   /** An approval to bring into view once its card is drawn (a notification was clicked). */
   private jumpTo: string | undefined;
@@ -86,7 +88,7 @@ export class App {
       layoutGroup.append(b);
     }
     this.themeButton = h('button', { type: 'button', class: 'btn btn-icon theme-toggle', onclick: () => { this.setTheme(this.theme === 'dark' ? 'light' : 'dark', true); } });
-    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.exportMenu.root, notifySettings(), this.themeButton);
+    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.exportMenu.root, notifySettings(this.push, () => this.session?.id), this.themeButton);
 
     this.bannerText = h('span', {});
     this.banner = h('div', { class: 'banner', role: 'alert', hidden: true }, this.bannerText, h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => { this.session?.resume(); } }, 'Retry now'));
@@ -122,7 +124,8 @@ export class App {
     this.sidebar.setProfiles(this.profiles);
     window.addEventListener('hashchange', () => { this.openFromHash(); });
     this.installLifecycle();
-    void this.notifier.start();
+    // A device with push on registers its subscription again: the server may have pruned or lost it.
+    void this.notifier.start().then(() => this.push.renew()).catch((err: unknown) => { console.warn('duet: push', err); });
     this.feed.open();
     this.openFromHash();
   }

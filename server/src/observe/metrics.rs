@@ -46,6 +46,7 @@ pub(crate) struct Metrics {
     pub(crate) start_failures: Counter,
     /// Audit lines that could not be written.
     pub(crate) audit_dropped: Counter,
+    push: Family<Label, Counter>,
 }
 
 impl Metrics {
@@ -133,6 +134,12 @@ impl Metrics {
             "Audit lines that could not be written",
             audit_dropped.clone(),
         );
+        let push = Family::<Label, Counter>::default();
+        registry.register(
+            "push_deliveries",
+            "Web Push messages, by outcome (sent, pruned: the subscription was gone, failed, dropped: the queue was full)",
+            push.clone(),
+        );
         let handle = |family: &Family<Label, Counter>, label: &'static str, value| {
             family.get_or_create(&[(label, value)]).clone()
         };
@@ -154,6 +161,7 @@ impl Metrics {
             sessions_started,
             start_failures,
             audit_dropped,
+            push,
         };
         // Series that read 0 until something happens, so dashboards and
         // `rate()` see them from the start.
@@ -197,6 +205,11 @@ impl Metrics {
         self.approvals
             .get_or_create(&[("outcome", outcome), ("decided_by", decided_by)])
             .inc();
+    }
+
+    /// The counter of Web Push messages with `outcome`.
+    pub(crate) fn push(&self, outcome: &'static str) -> Counter {
+        self.push.get_or_create(&[("outcome", outcome)]).clone()
     }
 
     /// The OpenMetrics text exposition.
