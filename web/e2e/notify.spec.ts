@@ -9,7 +9,7 @@ interface Shown { title: string; body: string; tag: string; url: string }
 /** What the test uses of a window client and the worker's `clients` (the page's type library has no worker types). */
 interface WindowClientLike { visibilityState: DocumentVisibilityState }
 interface ClientsLike { matchAll(options?: unknown): Promise<WindowClientLike[]> }
-interface Spy { __shown: Shown[]; __notifyMessages: number; __allHidden: boolean; registration: ServiceWorkerRegistration; clients: ClientsLike }
+interface Spy { __shown: Shown[]; __notifyMessages: number; __lookups: number; __allHidden: boolean; registration: ServiceWorkerRegistration; clients: ClientsLike }
 
 /**
  * In the worker: records every showNotification and every `notify` message,
@@ -23,9 +23,18 @@ async function spy(sw: Worker): Promise<void> {
     const g = self as unknown as Spy & { addEventListener(t: string, f: (e: MessageEvent<{ type?: string }>) => void): void };
     g.__shown = [];
     g.__notifyMessages = 0;
+    g.__lookups = 0;
     g.__allHidden = false;
     const reg = g.registration;
     const show = reg.showNotification.bind(reg);
+    // The worker looks for an open notification once per message it handles,
+    // after the message event (which is all `__notifyMessages` counts).
+    const get = reg.getNotifications.bind(reg);
+    reg.getNotifications = async (filter?: GetNotificationOptions) => {
+      const list = await get(filter);
+      g.__lookups++;
+      return list;
+    };
     reg.showNotification = (title: string, options?: NotificationOptions) => {
       const data = options?.data as { url?: string } | undefined;
       g.__shown.push({ title, body: options?.body ?? '', tag: options?.tag ?? '', url: data?.url ?? '' });
@@ -53,6 +62,7 @@ async function hide(p: Page): Promise<void> {
 
 const shown = (sw: Worker): Promise<Shown[]> => sw.evaluate(() => (self as unknown as Spy).__shown);
 const notifyMessages = (sw: Worker): Promise<number> => sw.evaluate(() => (self as unknown as Spy).__notifyMessages);
+const lookups = (sw: Worker): Promise<number> => sw.evaluate(() => (self as unknown as Spy).__lookups);
 const open = (sw: Worker, tag: string): Promise<number> => sw.evaluate(async (t) => (await (self as unknown as Spy).registration.getNotifications({ tag: t })).length, tag);
 
 test('a hidden tab is told of an approval once; the click opens it; a decision closes it', async ({ loggedIn: page, duet }) => {
@@ -90,10 +100,13 @@ test('a hidden tab is told of an approval once; the click opens it; a decision c
   await expect(board.locator(`.board-card[data-session-id="${id}"]`)).toHaveCount(1);
   await hide(page);
   await hide(board);
-  await sw.evaluate(() => { (self as unknown as Spy).__allHidden = true; });
+  await sw.evaluate(() => { const g = self as unknown as Spy; g.__allHidden = true; g.__lookups = 0; });
   await page.request.post(`${duet.baseURL}/api/sessions/${id}/submit`, { data: { text: 'run echo while-away' } });
-  // Both tabs ask; the worker shows it once.
+  // Both tabs ask; the worker shows it once. A message is received before it
+  // is handled (the worker asks for the tabs and the open notifications
+  // first): wait until both were handled, not only received.
   await expect.poll(() => notifyMessages(sw)).toBe(2);
+  await expect.poll(() => lookups(sw)).toBeGreaterThanOrEqual(2);
   const all = await shown(sw);
   expect(all).toHaveLength(1);
   const n = all[0];

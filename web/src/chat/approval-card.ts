@@ -7,7 +7,6 @@ import { h } from '../ui/dom';
 import type { ApprovalChoice, ChatCallbacks, ChatContext } from './callbacks';
 import { chosenOption, isSentUnconfirmed, optionAllows, type ApprovalView, type ToolItem } from './state';
 
-
 /** One button of an approval card. */
 interface Choice {
   readonly label: string;

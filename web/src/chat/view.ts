@@ -117,8 +117,10 @@ export class ChatView {
   jumpToApproval(requestId?: string): boolean {
     const card = this.pendingApprovals().find((c) => requestId === undefined || c.dataset.requestId === requestId);
     if (!card) return false;
-    card.scrollIntoView({ block: 'center' });
+    // Focus first: a focused card shows its key hint (`:focus-within`), one
+    // line taller, and the scroll must place the card at its final height.
     card.focus({ preventScroll: true });
+    card.scrollIntoView({ block: 'center' });
     this.follow = this.atBottom();
     this.updateJump();
     return true;
