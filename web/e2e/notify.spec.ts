@@ -3,7 +3,7 @@
 // visible, none twice; a click opens the session at that approval; a
 // decision elsewhere closes it. Installable: the manifest and its icons.
 import { expect, startSession, test, waitGreeted } from './fixtures';
-import { clickNotification, hide, notifyMessages, openNotifications as open, shown, spy, type Spy } from './sw-spy';
+import { clickNotification, hide, lookups, notifyMessages, openNotifications as open, shown, spy, type Spy } from './sw-spy';
 
 test('a hidden tab is told of an approval once; the click opens it; a decision closes it', async ({ loggedIn: page, duet }) => {
   const context = page.context();
@@ -40,10 +40,13 @@ test('a hidden tab is told of an approval once; the click opens it; a decision c
   await expect(board.locator(`.board-card[data-session-id="${id}"]`)).toHaveCount(1);
   await hide(page);
   await hide(board);
-  await sw.evaluate(() => { (self as unknown as Spy).__allHidden = true; });
+  await sw.evaluate(() => { const g = self as unknown as Spy; g.__allHidden = true; g.__lookups = 0; });
   await page.request.post(`${duet.baseURL}/api/sessions/${id}/submit`, { data: { text: 'run echo while-away' } });
-  // Both tabs ask; the worker shows it once.
+  // Both tabs ask; the worker shows it once. A message is received before it
+  // is handled (the worker asks for the tabs and the open notifications
+  // first): wait until both were handled, not only received.
   await expect.poll(() => notifyMessages(sw)).toBe(2);
+  await expect.poll(() => lookups(sw)).toBeGreaterThanOrEqual(2);
   const all = await shown(sw);
   expect(all).toHaveLength(1);
   const n = all[0];

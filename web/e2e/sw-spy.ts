@@ -7,7 +7,7 @@ export interface Shown { title: string; body: string; tag: string; url: string }
 /** What the test uses of a window client and the worker's `clients` (the page's type library has no worker types). */
 interface WindowClientLike { visibilityState: DocumentVisibilityState }
 interface ClientsLike { matchAll(options?: unknown): Promise<WindowClientLike[]> }
-export interface Spy { __shown: Shown[]; __notifyMessages: number; __allHidden: boolean; registration: ServiceWorkerRegistration; clients: ClientsLike }
+export interface Spy { __shown: Shown[]; __notifyMessages: number; __lookups: number; __allHidden: boolean; registration: ServiceWorkerRegistration; clients: ClientsLike }
 
 /**
  * In the worker: records every showNotification and every `notify` message,
@@ -21,9 +21,18 @@ export async function spy(sw: Worker): Promise<void> {
     const g = self as unknown as Spy & { addEventListener(t: string, f: (e: MessageEvent<{ type?: string }>) => void): void };
     g.__shown = [];
     g.__notifyMessages = 0;
+    g.__lookups = 0;
     g.__allHidden = false;
     const reg = g.registration;
     const show = reg.showNotification.bind(reg);
+    // The worker looks for an open notification once per message it handles,
+    // after the message event (which is all `__notifyMessages` counts).
+    const get = reg.getNotifications.bind(reg);
+    reg.getNotifications = async (filter?: GetNotificationOptions) => {
+      const list = await get(filter);
+      g.__lookups++;
+      return list;
+    };
     reg.showNotification = (title: string, options?: NotificationOptions) => {
       const data = options?.data as { url?: string } | undefined;
       g.__shown.push({ title, body: options?.body ?? '', tag: options?.tag ?? '', url: data?.url ?? '' });
@@ -51,6 +60,7 @@ export async function hide(p: Page): Promise<void> {
 
 export const shown = (sw: Worker): Promise<Shown[]> => sw.evaluate(() => (self as unknown as Spy).__shown);
 export const notifyMessages = (sw: Worker): Promise<number> => sw.evaluate(() => (self as unknown as Spy).__notifyMessages);
+export const lookups = (sw: Worker): Promise<number> => sw.evaluate(() => (self as unknown as Spy).__lookups);
 export const openNotifications = (sw: Worker, tag: string): Promise<number> => sw.evaluate(async (t) => (await (self as unknown as Spy).registration.getNotifications({ tag: t })).length, tag);
 
 /** Clicks the worker's notification with `tag` (dispatches `notificationclick` as the browser would). */
