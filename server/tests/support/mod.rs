@@ -333,7 +333,7 @@ impl Client {
             .until(|m| matches!(m, ServerMessage::Event { event, .. } if pred(event)))
             .await
         {
-            ServerMessage::Event { seq, event } => (seq, event),
+            ServerMessage::Event { seq, event, .. } => (seq, event),
             _ => unreachable!(),
         }
     }
