@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { CastError, parseCast, resizeOf } from '../src/replay/cast';
 import { advance, ChatTimeline, eventsUpTo, formatTime, framesUpTo, planFeed, replayEnd, sortEvents, type TimedEvent } from '../src/replay/timeline';
-import { approvalOf } from '../src/chat/state';
+import { approvalOf, type ChatState, type ToolItem } from '../src/chat/state';
 
 const cast = [
   JSON.stringify({ version: 2, width: 80, height: 24, timestamp: 1_700_000_000, env: { TERM: 'xterm-256color' } }),
@@ -30,7 +30,7 @@ describe('parseCast', () => {
       [2, 'o', 'late'],
     ]);
     expect(c.skipped).toBe(2);
-    expect(resizeOf(c.frames[1]!)).toEqual({ cols: 100, rows: 30 });
+    expect(resizeOf(c.frames[1] ?? { t: 0, kind: 'r', data: '' })).toEqual({ cols: 100, rows: 30 });
     expect(resizeOf({ t: 0, kind: 'r', data: '0x5' })).toBeUndefined();
   });
 
@@ -78,11 +78,13 @@ describe('seeking', () => {
     const tl = new ChatTimeline(sortEvents(events));
     const before = tl.at(eventsUpTo(events, 2));
     expect(before.items.map((i) => i.kind)).toEqual(['user', 'tool']);
-    const tool = before.items[1]!;
-    expect(tool.kind === 'tool' && approvalOf(before, tool)?.state).toBe('pending');
+    const approvalState = (s: ChatState): string | undefined => {
+      const tool = s.items.find((i): i is ToolItem => i.kind === 'tool');
+      return tool && approvalOf(s, tool)?.state;
+    };
+    expect(approvalState(before)).toBe('pending');
     const after = tl.at(eventsUpTo(events, 5));
-    const tool2 = after.items.find((i) => i.kind === 'tool')!;
-    expect(tool2.kind === 'tool' && approvalOf(after, tool2)?.state).toBe('allowed');
+    expect(approvalState(after)).toBe('allowed');
     expect(after.items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Done.' });
     // Back again: the same state as before, not a mix.
     const again = tl.at(eventsUpTo(events, 2));
