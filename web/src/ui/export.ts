@@ -20,8 +20,10 @@ export class ExportMenu {
   private readonly recording: HTMLAnchorElement;
 
   constructor(private readonly current: () => Exportable | null) {
-    this.events = h('a', { class: 'export-item', role: 'menuitem' }, 'Events (NDJSON)');
-    this.recording = h('a', { class: 'export-item', role: 'menuitem' }, 'Terminal recording (.cast)');
+    // A chosen item closes the menu, as the chat item does.
+    const close = (): void => { this.root.open = false; };
+    this.events = h('a', { class: 'export-item', role: 'menuitem', onclick: close }, 'Events (NDJSON)');
+    this.recording = h('a', { class: 'export-item', role: 'menuitem', onclick: close }, 'Terminal recording (.cast)');
     const chat = h('button', { type: 'button', class: 'export-item', role: 'menuitem', onclick: () => { this.saveChat(); } }, 'Chat (Markdown)');
     this.root = h('details', { class: 'export-menu', hidden: true }, h('summary', { class: 'btn btn-quiet' }, 'Export'), h('div', { class: 'export-list', role: 'menu' }, this.events, chat, this.recording));
   }
