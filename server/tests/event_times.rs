@@ -12,13 +12,8 @@ use support::*;
 /// `(seq, at)` of every event in `GET .../events?times=true`.
 async fn rest_times(server: &TestServer, id: impl std::fmt::Display) -> Vec<(u64, u64)> {
     let text = server
-        .get(&format!("/api/sessions/{id}/events?times=true"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .text(&format!("/api/sessions/{id}/events?times=true"))
+        .await;
     text.lines()
         .map(
             |l| match serde_json::from_str::<ServerMessage>(l).unwrap() {
@@ -58,14 +53,7 @@ async fn receive_times_are_monotonic_served_and_survive_a_restart() {
     // (The turn's last events may have come in since.)
     assert_eq!(rest[..ws.len()], ws[..], "REST and WebSocket agree");
     // The plain route is the events file, byte for byte (no times in it).
-    let plain = server
-        .get(&format!("/api/sessions/{}/events", s.id))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let plain = server.text(&format!("/api/sessions/{}/events", s.id)).await;
     let file = std::fs::read_to_string(dir.join(s.id.to_string()).join("events.jsonl")).unwrap();
     assert!(file.starts_with(&plain) && plain.lines().count() >= rest.len());
     assert!(!plain.contains("\"at\":"));

@@ -13,7 +13,8 @@ import { ChatView } from '../chat/view';
 import type { ChatState } from '../chat/state';
 import { api, apiUrl } from '../net/api';
 import { h } from '../ui/dom';
-import { terminalThemes, type ThemeName } from '../ui/theme';
+import { terminalLook } from '../terminal/terminal';
+import type { ThemeName } from '../ui/theme';
 import { CastError, parseCast, resizeOf, type Cast } from './cast';
 import { advance, ChatTimeline, eventsUpTo, formatTime, framesUpTo, planFeed, replayEnd, sortEvents, SPEEDS, type TimedEvent } from './timeline';
 
@@ -95,16 +96,7 @@ export class ReplayView {
       this.playButton, this.scrubber, this.timeEl, this.speedSelect, reload, live, this.note);
     const host = h('div', { class: 'replay-term-host' });
     this.terminalRoot = h('section', { class: 'pane terminal-pane replay-terminal', 'aria-label': 'Recorded terminal', tabindex: 0, onkeydown: (ev: Event) => { this.onKey(ev as KeyboardEvent); } }, host);
-    this.term = new Terminal({
-      disableStdin: true,
-      cursorBlink: false,
-      fontFamily: 'ui-monospace, "SFMono-Regular", "JetBrains Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace',
-      fontSize: 13,
-      lineHeight: 1.15,
-      scrollback: 5000,
-      theme: terminalThemes[theme],
-      minimumContrastRatio: 4.5,
-    });
+    this.term = new Terminal({ ...terminalLook(theme), disableStdin: true, cursorBlink: false });
     this.term.open(host);
     this.chat.root.addEventListener('keydown', (ev) => { this.onKey(ev); });
   }
