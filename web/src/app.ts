@@ -208,6 +208,9 @@ export class App {
     this.replaySlot.replaceChildren(r.bar);
     this.replaySlot.hidden = false;
     this.showConnection(null);
+    // Whatever the last live session was: a replay has both panes.
+    this.workspace.dataset.chat = 'yes';
+    this.layoutGroup.hidden = false;
     this.chatSlot.append(r.chat.root);
     this.termSlot.append(r.terminalRoot);
     this.sidebar.setCurrent(id);
