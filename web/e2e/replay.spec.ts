@@ -94,7 +94,11 @@ test('replay fits a phone', async ({ loggedIn: page }) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await sendChat(page, 'hello replay');
   await expect(page.locator('[data-kind=assistant]').last()).toContainText('hello replay');
-  await page.goto(`${page.url().split('#')[0] ?? ''}#/session/${id}/replay`);
+  // No room in the top bar: the replay is in the Export menu.
+  await expect(page.getByRole('link', { name: 'Replay', exact: true })).toBeHidden();
+  await page.locator('.export-menu > summary').click();
+  await page.getByRole('menuitem', { name: 'Replay in the browser' }).click();
+  await expect(page).toHaveURL(new RegExp(`#/session/${id}/replay$`));
   const bar = page.getByRole('toolbar', { name: 'Replay' });
   await expect(bar.getByRole('button', { name: 'Play' })).toBeVisible();
   await expect(bar.getByRole('slider', { name: 'Replay position' })).toBeVisible();
