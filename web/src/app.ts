@@ -407,6 +407,7 @@ export class App {
     this.theme = theme;
     applyTheme(theme, remember);
     this.session?.terminal.setTheme(theme);
+    this.replayView?.setTheme(theme);
     const next = theme === 'dark' ? 'light' : 'dark';
     this.themeButton.textContent = theme === 'dark' ? '☀' : '☾';
     this.themeButton.setAttribute('aria-label', `Switch to the ${next} theme`);

@@ -14,7 +14,7 @@ import type { ChatState } from '../chat/state';
 import { api, apiUrl } from '../net/api';
 import { h } from '../ui/dom';
 import { terminalLook } from '../terminal/terminal';
-import type { ThemeName } from '../ui/theme';
+import { terminalThemes, type ThemeName } from '../ui/theme';
 import { CastError, parseCast, resizeOf, type Cast } from './cast';
 import { advance, ChatTimeline, eventsUpTo, formatTime, framesUpTo, planFeed, replayEnd, sortEvents, SPEEDS, type TimedEvent } from './timeline';
 
@@ -148,6 +148,11 @@ export class ReplayView {
     this.scrubber.setAttribute('aria-valuetext', formatTime(this.pos));
     this.drawTerminal();
     this.drawChat();
+  }
+
+  /** Follows the app's theme. */
+  setTheme(theme: ThemeName): void {
+    this.term.options.theme = terminalThemes[theme];
   }
 
   /** The position in seconds. */
