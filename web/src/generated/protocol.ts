@@ -169,6 +169,13 @@ export type ServerMessage = { "type": "hello" } & Hello | { "type": "event",
  */
 seq: number, 
 /**
+ * When duet received the event: milliseconds since the session's
+ * clock started, which is time 0 of its terminal recording (the
+ * asciicast's offsets), so replay lines both up. Absent when not
+ * known (a session from before duet kept times).
+ */
+at?: number, 
+/**
  * The event object, verbatim: one of the modelled sidecar events, or
  * any other object (an unknown type passes through).
  */

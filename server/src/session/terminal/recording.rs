@@ -49,12 +49,15 @@ pub(crate) struct Recording {
 }
 
 impl Recording {
-    /// Starts a recording of a `cols`×`rows` terminal at `path`.
+    /// Starts a recording of a `cols`×`rows` terminal at `path`; its time 0
+    /// is `start`, the session clock that event times use too
+    /// (`channel/times.rs`).
     pub(crate) fn create(
         path: &Path,
         cols: u16,
         rows: u16,
         max_bytes: u64,
+        start: Instant,
     ) -> std::io::Result<Self> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut file = std::fs::OpenOptions::new()
@@ -80,7 +83,7 @@ impl Recording {
                 pending: Vec::new(),
                 pending_at: 0.0,
             }),
-            start: Instant::now(),
+            start,
             max_bytes,
         })
     }
@@ -193,7 +196,7 @@ mod tests {
     fn a_cast_with_split_utf8_resizes_and_a_limit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.cast");
-        let rec = Recording::create(&path, 80, 24, 400).unwrap();
+        let rec = Recording::create(&path, 80, 24, 400, Instant::now()).unwrap();
         let text = "héllo ✓".as_bytes();
         rec.output(&text[..2]); // cut inside "é"
         rec.output(&text[2..]);
