@@ -227,7 +227,7 @@ mod tests {
     fn small_bursts_wait_for_a_flush_and_stay_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.cast");
-        let rec = Recording::create(&path, 80, 24, 1 << 20).unwrap();
+        let rec = Recording::create(&path, 80, 24, 1 << 20, Instant::now()).unwrap();
         let lines = || std::fs::read_to_string(&path).unwrap().lines().count();
         rec.output(b"a");
         rec.output(b"b");
