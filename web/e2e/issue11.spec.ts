@@ -36,6 +36,22 @@ async function apiStart(page: Page, duet: Duet, profile: string): Promise<string
 
 /** Waits until the shell reads its input (typing earlier lands in the tty's echo before bash runs). */
 async function shellReady(page: Page): Promise<void> {
+  // First the PTY must have this pane's size and the shell its prompt: keys
+  // typed while the pane's first resize is on its way are echoed at the old
+  // width, and readline's redraw at the new one leaves a line xterm and the
+  // shell disagree about (failed ~1 run in 4 on a loaded machine, with this
+  // stop's and last stop's builds alike).
+  await expect.poll(async () => {
+    const d = await page.evaluate(() => window.duet?.screen());
+    if (!d) return false;
+    const [base, route] = page.url().split('#');
+    const id = /^\/session\/([^/?]+)/.exec(route ?? '')?.[1];
+    if (id === undefined) return false;
+    const res = await page.request.get(`${base ?? ''}api/sessions/${id}`);
+    const live = res.ok() ? ((await res.json()) as { cols: number; rows: number }) : undefined;
+    const last = d.lines.map((l) => l.text.trimEnd()).filter((t) => t !== '').pop() ?? '';
+    return live?.cols === d.cols && live.rows === d.rows && /[#$]$/.test(last);
+  }, { timeout: 15_000 }).toBe(true);
   await typeInTerminal(page, 'echo ready-$((40+2))');
   await page.keyboard.press('Enter');
   await expectTerminal(page, /^ready-42$/m);

@@ -105,23 +105,7 @@ impl Sender {
 
     async fn flush(&mut self) -> Result<(), Closed> {
         self.sink.flush().await.map_err(|_| Closed)?;
-        self.forget_write_waker();
         Ok(())
-    }
-
-    /// Leaves a no-op waker where the socket keeps this task's waker.
-    ///
-    /// tokio-tungstenite keeps one waker for the sink and one for the
-    /// stream, and wakes *both* whenever the socket is ready in either
-    /// direction. So every key a client typed also woke this task, for
-    /// nothing: two tasks runnable at once made tokio wake the other worker
-    /// to steal one, and the key hopped threads on its way to the program
-    /// (profiled, docs/benchmarks.md). Called once a flush is complete,
-    /// when this task is not waiting on the socket; a later write that has
-    /// to wait registers the real waker again.
-    fn forget_write_waker(&mut self) {
-        let mut cx = std::task::Context::from_waker(futures_util::task::noop_waker_ref());
-        let _ = futures_util::Sink::poll_flush(std::pin::Pin::new(&mut self.sink), &mut cx);
     }
 
     /// Resets the client's terminal to the current screen; returns the
