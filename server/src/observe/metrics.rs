@@ -46,6 +46,8 @@ pub(crate) struct Metrics {
     pub(crate) start_failures: Counter,
     /// Audit lines that could not be written.
     pub(crate) audit_dropped: Counter,
+    /// Sessions whose state is still in memory (see `SessionObserver`).
+    pub(crate) sessions_in_memory: Gauge,
 }
 
 impl Metrics {
@@ -133,6 +135,13 @@ impl Metrics {
             "Audit lines that could not be written",
             audit_dropped.clone(),
         );
+        let sessions_in_memory = Gauge::default();
+        registry.register(
+            "sessions_in_memory",
+            "Sessions whose state is still in memory, removed ones not yet freed included: \
+             after sessions are purged it falls back to the number listed (a leak stays here)",
+            sessions_in_memory.clone(),
+        );
         let handle = |family: &Family<Label, Counter>, label: &'static str, value| {
             family.get_or_create(&[(label, value)]).clone()
         };
@@ -154,6 +163,7 @@ impl Metrics {
             sessions_started,
             start_failures,
             audit_dropped,
+            sessions_in_memory,
         };
         // Series that read 0 until something happens, so dashboards and
         // `rate()` see them from the start.
