@@ -355,7 +355,10 @@ mod tests {
         let parser = start_parser(&out);
         // An idle session: a client attaches (snapshot), asks for the text.
         let blank = out.snapshot();
-        assert_eq!(out.screen_text(), vt100::Parser::new(5, 20, 0).screen().contents());
+        assert_eq!(
+            out.screen_text(),
+            vt100::Parser::new(5, 20, 0).screen().contents()
+        );
         assert_eq!(out.title(), None);
         assert!(!lock(&out.screen).allocated(), "no grid before output");
         let mut replay = vt100::Parser::new(5, 20, 100);
