@@ -143,8 +143,9 @@ const PUMP_MAX_BUF: usize = 64 << 10;
 /// Moves program output into the ring until EOF.
 async fn pump(pty: Arc<Pty>, output: Arc<Output>, recording: Option<Arc<Recording>>) {
     // Up to 64 KiB per push: a flood arrives in 4 KiB reads, and each push
-    // wakes the parser and every client. The buffer starts small and grows
-    // the first time a burst fills it: an idle session keeps 4 KiB, not 64.
+    // wakes the parser and every client. The buffer starts small and doubles
+    // each time a burst fills it (zeroing touches every page: an idle
+    // session keeps 4 KiB resident, not 64).
     let mut buf = vec![0u8; PUMP_FIRST_BUF];
     loop {
         output.make_room().await;
@@ -152,7 +153,7 @@ async fn pump(pty: Arc<Pty>, output: Arc<Output>, recording: Option<Arc<Recordin
             Ok(0) => break,
             Ok(n) => {
                 if n == buf.len() && buf.len() < PUMP_MAX_BUF {
-                    buf.resize(PUMP_MAX_BUF, 0);
+                    buf.resize((buf.len() * 2).min(PUMP_MAX_BUF), 0);
                 }
                 if let Some(r) = &recording {
                     r.output(&buf[..n]);
