@@ -7,6 +7,10 @@ use ts_rs::{Config, TS};
 use crate::board::{Board, BoardEntry, RenameSession};
 use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
+use crate::push::{
+    PushDevice, PushKey, PushKind, PushMute, PushPayload, PushShow, PushSubscribe,
+    PushSubscriptionKeys, PushUnsubscribe,
+};
 use crate::rest::{
     ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
     ApprovalState, ChannelInfo, ConnectedClient, CreateSession, CreateShare, Decider, ExitInfo,
@@ -55,6 +59,15 @@ pub fn typescript() -> String {
         RenameSession::decl(&cfg),
         BoardEntry::decl(&cfg),
         Board::decl(&cfg),
+        PushKey::decl(&cfg),
+        PushSubscriptionKeys::decl(&cfg),
+        PushSubscribe::decl(&cfg),
+        PushUnsubscribe::decl(&cfg),
+        PushMute::decl(&cfg),
+        PushDevice::decl(&cfg),
+        PushKind::decl(&cfg),
+        PushShow::decl(&cfg),
+        PushPayload::decl(&cfg),
         ProfileInfo::decl(&cfg),
         SubmitRequest::decl(&cfg),
         SetModeRequest::decl(&cfg),
@@ -126,6 +139,12 @@ pub fn json_schema() -> String {
         sidecar_event: SidecarEvent,
         rename_session: RenameSession,
         board: Board,
+        push_key: PushKey,
+        push_subscribe: PushSubscribe,
+        push_unsubscribe: PushUnsubscribe,
+        push_mute: PushMute,
+        push_device: PushDevice,
+        push_payload: PushPayload,
     }
     let schema = schemars::schema_for!(DuetProtocol);
     let mut out = serde_json::to_string_pretty(&schema).unwrap_or_default();

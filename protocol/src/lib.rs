@@ -11,6 +11,7 @@ pub mod command;
 pub mod error;
 pub mod generate;
 pub mod ids;
+pub mod push;
 pub mod rest;
 pub mod sidecar;
 pub mod ws;

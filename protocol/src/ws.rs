@@ -37,6 +37,13 @@ pub enum ServerMessage {
         /// The event's 1-based line number in the events file.
         #[ts(type = "number")]
         seq: u64,
+        /// When duet received the event: milliseconds since the session's
+        /// clock started, which is time 0 of its terminal recording (the
+        /// asciicast's offsets), so replay lines both up. Absent when not
+        /// known (a session from before duet kept times).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "number")]
+        at: Option<u64>,
         /// The event object, verbatim: one of the modelled sidecar events, or
         /// any other object (an unknown type passes through).
         #[ts(type = "SidecarEvent")]
@@ -219,10 +226,14 @@ impl ServerMessage {
 /// Builds the `event` frame for a raw events-file line without re-encoding
 /// the event: the hot path of the relay. `line` must be one JSON value (the
 /// server validated it); the result equals serializing [`ServerMessage::Event`].
-pub fn event_frame(seq: u64, line: &str) -> String {
-    let mut out = String::with_capacity(line.len() + 40);
+pub fn event_frame(seq: u64, at: Option<u64>, line: &str) -> String {
+    let mut out = String::with_capacity(line.len() + 56);
     out.push_str("{\"type\":\"event\",\"seq\":");
     out.push_str(&seq.to_string());
+    if let Some(at) = at {
+        out.push_str(",\"at\":");
+        out.push_str(&at.to_string());
+    }
     out.push_str(",\"event\":");
     out.push_str(line.trim());
     out.push('}');
@@ -236,13 +247,16 @@ mod tests {
     #[test]
     fn event_frame_matches_the_typed_message() {
         let line = r#"{"type":"user","message":{"role":"user","content":"héllo \"x\""}}"#;
-        let fast: Value = serde_json::from_str(&event_frame(7, line)).unwrap();
-        let typed = serde_json::to_value(ServerMessage::Event {
-            seq: 7,
-            event: serde_json::from_str(line).unwrap(),
-        })
-        .unwrap();
-        assert_eq!(fast, typed);
+        for at in [None, Some(1234)] {
+            let fast: Value = serde_json::from_str(&event_frame(7, at, line)).unwrap();
+            let typed = serde_json::to_value(ServerMessage::Event {
+                seq: 7,
+                at,
+                event: serde_json::from_str(line).unwrap(),
+            })
+            .unwrap();
+            assert_eq!(fast, typed);
+        }
     }
 
     #[test]

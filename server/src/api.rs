@@ -202,20 +202,27 @@ pub async fn delete(
     Ok(Json(s.info()).into_response())
 }
 
-/// `?from=SEQ`: only events after SEQ.
+/// `?from=SEQ`: only events after SEQ; `&times=true`: each line an
+/// `event` message with its receive time (as on the WebSocket), not the
+/// bare event.
 #[derive(Deserialize)]
-pub struct FromQuery {
+pub struct EventsQuery {
     #[serde(default)]
     pub from: u64,
+    #[serde(default)]
+    pub times: bool,
 }
 
-/// `GET /api/sessions/{id}/events?from=SEQ`: the events as written, NDJSON.
+/// `GET /api/sessions/{id}/events?from=SEQ`: the events as written, NDJSON
+/// (verbatim: the export). With `times=true`, one `event` message per line,
+/// `{"type":"event","seq","at","event"}`, for replay.
 pub async fn events(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
-    Query(q): Query<FromQuery>,
+    Query(q): Query<EventsQuery>,
 ) -> Result<Response, AppError> {
+    let framed = q.times;
     let s = session(&state, &who, &id, Action::Read)?;
     let log = s.events().clone();
     let last = log.last_seq();
@@ -231,7 +238,11 @@ pub async fn events(
             }
             let mut chunk = String::new();
             for e in events.iter().filter(|e| e.seq <= last) {
-                chunk.push_str(e.line.as_str());
+                chunk.push_str(if framed {
+                    e.frame.as_str()
+                } else {
+                    e.line.as_str()
+                });
                 chunk.push('\n');
             }
             Some((Ok::<_, std::convert::Infallible>(chunk), upto))
@@ -281,6 +292,8 @@ pub async fn recording(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let s = session(&state, &who, &id, Action::Read)?;
+    // Small bursts wait in the recording's buffer (see `recording.rs`).
+    s.terminal.flush_recording();
     let path = s.dir.join(crate::session::RECORDING_FILE);
     let data = tokio::fs::read(&path).await.map_err(|_| {
         AppError::new(

@@ -177,6 +177,18 @@ impl Auth {
         self
     }
 
+    /// Whether principal `name` still exists: the owner, a configured
+    /// token, a live share link (for devices subscribed earlier).
+    pub fn knows(&self, name: &str) -> bool {
+        if name == "owner" || self.token.is_none() {
+            return true;
+        }
+        match name.strip_prefix("share:") {
+            Some(id) => self.shares.live(id),
+            None => self.tokens.iter().any(|t| t.name == name),
+        }
+    }
+
     /// Who `candidate` stands for (each comparison in constant time).
     /// Unthrottled: for requests use [`Auth::verify`].
     fn identify(&self, candidate: &str) -> Option<Principal> {

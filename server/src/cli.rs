@@ -159,6 +159,22 @@ pub struct ServeArgs {
     /// for --listen: only expose it on a network you trust.
     #[arg(long, env = "DUET_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
+
+    /// Web Push: allow plain-http push endpoints on a loopback address.
+    /// For tests with a local push service only; real ones are https.
+    #[arg(long, env = "DUET_PUSH_INSECURE_LOOPBACK")]
+    pub push_insecure_loopback: bool,
+
+    /// Web Push: a turn that ran at least this long notifies when it
+    /// finishes (e.g. 30s, 5m).
+    #[arg(long, env = "DUET_PUSH_LONG_TURN", default_value = "30s", value_parser = parse_duration)]
+    pub push_long_turn: Duration,
+
+    /// Web Push: how push services can reach you (the VAPID `sub`), a
+    /// `mailto:` or https URL. Default: --public-url if https, else
+    /// mailto:duet@localhost.
+    #[arg(long, env = "DUET_PUSH_CONTACT")]
+    pub push_contact: Option<String>,
 }
 
 /// Parses `90`, `90s`, `15m`, `2h`, `1d`.
@@ -266,6 +282,17 @@ impl ServeArgs {
         opts.limits.max_clients = self.max_clients;
         opts.limits.max_recording = self.max_recording;
         opts.metrics_listen = self.metrics_listen.map(crate::server::MetricsListen::Addr);
+        opts.push_insecure_loopback = self.push_insecure_loopback;
+        opts.push_long_turn = self.push_long_turn;
+        if let Some(contact) = self
+            .push_contact
+            .or_else(|| self.public_url.filter(|u| u.starts_with("https://")))
+        {
+            if !(contact.starts_with("mailto:") || contact.starts_with("https://")) {
+                bail!("--push-contact must be a mailto: or https:// URL, not {contact:?}");
+            }
+            opts.push_contact = contact;
+        }
         Ok((self.listen, opts))
     }
 }

@@ -17,6 +17,7 @@ mod fuzz;
 pub mod hook;
 pub(crate) mod host;
 pub(crate) mod observe;
+pub(crate) mod push;
 pub(crate) mod registry;
 pub mod server;
 pub(crate) mod session;

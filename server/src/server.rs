@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -26,7 +26,7 @@ use crate::host::AllowedHosts;
 use crate::observe::Observer;
 use crate::registry::{Registry, RegistryOptions};
 use crate::session::SessionLimits;
-use crate::{api, assets, board, host, observe, ws};
+use crate::{api, assets, board, host, observe, push, ws};
 
 /// Everything a server needs; build with [`ServerOptions::new`] and adjust.
 #[derive(Clone)]
@@ -63,6 +63,14 @@ pub struct ServerOptions {
     /// Where to serve `GET /metrics` without auth (see `--metrics-listen`),
     /// besides `/metrics` behind the token on the main listener.
     pub metrics_listen: Option<MetricsListen>,
+    /// Web Push to plain-http endpoints on a loopback address (tests
+    /// only; real push services are https).
+    pub push_insecure_loopback: bool,
+    /// A turn that ran this long or longer is worth a push when it ends.
+    pub push_long_turn: Duration,
+    /// The VAPID `sub` claim (`mailto:` or an https URL): how a push
+    /// service can reach whoever runs this duet.
+    pub push_contact: String,
 }
 
 /// Where the unauthenticated metrics listener listens.
@@ -92,6 +100,9 @@ impl ServerOptions {
             header_read_timeout: Duration::from_secs(30),
             limits: SessionLimits::default(),
             metrics_listen: None,
+            push_insecure_loopback: false,
+            push_long_turn: Duration::from_secs(30),
+            push_contact: "mailto:duet@localhost".into(),
         }
     }
 }
@@ -113,6 +124,7 @@ pub(crate) struct AppState {
     pub hosts: Arc<AllowedHosts>,
     pub observe: Arc<Observer>,
     pub board: Arc<crate::board::Board>,
+    pub push: Arc<crate::push::Push>,
     pub max_ws_message: usize,
     /// Turns true when the server is stopping; WebSocket handlers close.
     pub stop: watch::Sender<bool>,
@@ -144,6 +156,14 @@ pub(crate) fn router(state: AppState) -> Router {
         )
         .route("/sessions/{id}/ws", get(ws::upgrade))
         .route("/sessions/{id}/audit", get(observe::http::audit))
+        .route("/push/key", get(push::http::key))
+        .route(
+            "/push/subscriptions",
+            get(push::http::list)
+                .post(push::http::subscribe)
+                .delete(push::http::unsubscribe),
+        )
+        .route("/push/subscriptions/mute", put(push::http::mute))
         .route("/logout", post(api::logout))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -219,15 +239,29 @@ pub async fn run(
     let local_addr = listener.local_addr()?;
     let stop = watch::channel(false).0;
     let board = board::Board::start(registry.clone(), stop.subscribe());
+    let auth = Auth::new(
+        opts.token.clone(),
+        format!("duet_token_{port}"),
+        opts.behind_tls_proxy,
+        opts.allowed_origins.clone(),
+    )
+    .with_tokens(opts.tokens.clone());
+    let push = push::Push::start(
+        &opts.state_dir,
+        push::PushConfig {
+            insecure_loopback: opts.push_insecure_loopback,
+            long_turn: opts.push_long_turn,
+            subject: opts.push_contact.clone(),
+        },
+        board.clone(),
+        auth.clone(),
+        &observe.metrics,
+        stop.subscribe(),
+    )?;
     let state = AppState {
         registry: registry.clone(),
-        auth: Auth::new(
-            opts.token.clone(),
-            format!("duet_token_{port}"),
-            opts.behind_tls_proxy,
-            opts.allowed_origins.clone(),
-        )
-        .with_tokens(opts.tokens.clone()),
+        auth,
+        push,
         hosts: Arc::new(AllowedHosts::new(
             &opts.allowed_hosts,
             local_addr,

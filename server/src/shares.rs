@@ -148,6 +148,14 @@ impl Shares {
         found
     }
 
+    /// Whether share `id` is live (neither revoked nor expired).
+    pub fn live(&self, id: &str) -> bool {
+        let now = now_ms();
+        lock(&self.entries)
+            .get(id)
+            .is_some_and(|e| e.expires_at > now)
+    }
+
     /// Turns true when share `id` is revoked (at once if it is gone).
     pub fn revoked(&self, id: &str) -> watch::Receiver<bool> {
         match lock(&self.entries).get(id) {

@@ -77,7 +77,7 @@ async fn handshake_is_the_first_event(kind: Kind) {
         .client
         .until(|m| matches!(m, ServerMessage::Event { .. }))
         .await;
-    let ServerMessage::Event { seq, event } = first else {
+    let ServerMessage::Event { seq, event, .. } = first else {
         unreachable!()
     };
     assert_eq!(seq, 1);

@@ -110,7 +110,7 @@ async fn garbage_lines_are_skipped_with_warnings_and_the_stream_goes_on() {
         .texts
         .iter()
         .find_map(|m| match m {
-            ServerMessage::Event { seq, event } if kind(event) == "x-after-garbage" => {
+            ServerMessage::Event { seq, event, .. } if kind(event) == "x-after-garbage" => {
                 Some((*seq, event.clone()))
             }
             _ => None,

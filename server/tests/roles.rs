@@ -87,6 +87,32 @@ async fn every_rest_route_checks_the_role() {
             vec![Owner],
         ),
         ("GET", "/metrics".into(), Value::Null, vec![Owner]),
+        // Web Push: every role registers its own devices.
+        ("GET", "/api/push/key".into(), Value::Null, all.to_vec()),
+        (
+            "GET",
+            "/api/push/subscriptions".into(),
+            Value::Null,
+            all.to_vec(),
+        ),
+        (
+            "POST",
+            "/api/push/subscriptions".into(),
+            json!({"endpoint": "https://push.example/x", "keys": {"p256dh": "x", "auth": "y"}}),
+            all.to_vec(),
+        ),
+        (
+            "PUT",
+            "/api/push/subscriptions/mute".into(),
+            json!({"endpoint": "https://push.example/x", "session": id, "muted": true}),
+            all.to_vec(),
+        ),
+        (
+            "DELETE",
+            "/api/push/subscriptions".into(),
+            json!({"endpoint": "https://push.example/x"}),
+            all.to_vec(),
+        ),
         (
             "POST",
             format!("/api/sessions/{id}/mode"),

@@ -7,7 +7,10 @@
 //      script, layout, style) per streamed token, after a short history and
 //      after the long one. O(1) per token means the two agree.
 // Usage (from web/, after `npm run build` and `cargo build`):
-//   node bench/chat-bench.mjs [--reps 60] [--tokens 1500] [--delay-ms 5] [--loads 5]
+//   node bench/chat-bench.mjs [--reps 60] [--tokens 1500] [--delay-ms 5] [--loads 5] [--profile 1]
+// --profile 1 also records one load of each history with the CDP profiler and
+// prints where the time went (self time by function; build with
+// `npx vite build --minify false` and the server for readable names).
 import { chromium } from '@playwright/test';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +30,7 @@ const REPS = arg('reps', 60);
 const TOKENS = arg('tokens', 1500);
 const DELAY_MS = arg('delay-ms', 5);
 const LOADS = arg('loads', 5);
+const PROFILE = arg('profile', 0) > 0;
 const fixtures = process.env.DUET_FIXTURES ?? resolve(webRoot, '../../shared/fixtures');
 const fixture = join(fixtures, 'qwen-code-0.15.10/events.jsonl');
 const bin = resolve(webRoot, process.env.DUET_BIN ?? '../target/debug/duet');
@@ -67,6 +71,34 @@ async function startDuet(config, stateDir, token) {
   return { proc, url };
 }
 
+/** Self time by function in a CDP CPU profile, the largest first. */
+function selfTimes(profile, top = 20) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  profile.samples.forEach((id, i) => {
+    const f = byId.get(id).callFrame;
+    const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
+  return [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, ms]) => `${ms.toFixed(1).padStart(8)} ms  ${k}`);
+}
+
+/** Loads `id` in a new page and waits until `want` events are reduced and drawn; ms since navigation. */
+async function load(ctx, url, id, want) {
+  const p = await ctx.newPage();
+  await p.goto(`${url}/#/session/${encodeURIComponent(id)}`);
+  const t = await p.evaluate(async (n) => {
+    for (;;) {
+      if ((window.duet?.state()?.lastSeq ?? 0) >= n) break;
+      await new Promise((r) => requestAnimationFrame(r));
+    }
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    return { ms: performance.now(), items: document.querySelectorAll('.chat-log > [data-kind]').length };
+  }, want);
+  return { page: p, ...t };
+}
+
+const log = (...a) => { if (process.env.BENCH_DEBUG) console.error(...a); };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
@@ -91,32 +123,45 @@ async function main() {
     const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await ctx.newPage();
     await page.goto(`${url}/?token=${token}`);
+    log("logged in");
     for (const name of Object.keys(sizes)) {
       const n = counts[name];
       const res = await page.request.post(`${url}/api/sessions`, { data: { profile: name } });
       const { id } = await res.json();
+      log(name, "created", res.status(), id);
       for (;;) {
         const info = await (await page.request.get(`${url}/api/sessions/${id}`)).json();
         if (info.last_seq >= n) break;
         await new Promise((r) => setTimeout(r, 100));
       }
+      log(name, "history written");
       // 1. Load: navigation to the whole history reduced and drawn (two frames after the last event).
       const loads = [];
       let items = 0;
       for (let i = 0; i < LOADS; i++) {
-        const p = await ctx.newPage();
-        await p.goto(`${url}/#/session/${encodeURIComponent(id)}`);
-        const t = await p.evaluate(async (want) => {
-          for (;;) {
-            if ((window.duet?.state()?.lastSeq ?? 0) >= want) break;
-            await new Promise((r) => requestAnimationFrame(r));
-          }
-          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-          return { ms: performance.now(), items: document.querySelectorAll('.chat-log > [data-kind]').length };
-        }, n);
+        const t = await load(ctx, url, id, n);
         loads.push(t.ms);
         items = t.items;
-        await p.close();
+        await t.page.close();
+      }
+      log(name, "loads", loads);
+      let profile;
+      if (PROFILE) {
+        // One more load under the profiler, with Chromium's own accounting of it.
+        const blank = await ctx.newPage();
+        const cdp = await ctx.newCDPSession(blank);
+        await cdp.send('Performance.enable');
+        await cdp.send('Profiler.enable');
+        await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+        await cdp.send('Profiler.start');
+        await blank.goto(`${url}/#/session/${encodeURIComponent(id)}`);
+        await blank.waitForFunction((want) => (window.duet?.state()?.lastSeq ?? 0) >= want, n, { timeout: 120_000, polling: 'raf' });
+        await blank.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        const { profile: prof } = await cdp.send('Profiler.stop');
+        const m = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
+        const ms = (k) => Math.round(m[k] * 1000);
+        profile = { scriptMs: ms('ScriptDuration'), layoutMs: ms('LayoutDuration'), styleMs: ms('RecalcStyleDuration'), taskMs: ms('TaskDuration'), layouts: m.LayoutCount, styles: m.RecalcStyleCount, selfTime: selfTimes(prof) };
+        await blank.close();
       }
       // 2. Streaming, in a page that has the history drawn.
       const p = await ctx.newPage();
@@ -139,6 +184,7 @@ async function main() {
         items,
         loadMedianMs: Math.round(median(loads)),
         loadsMs: loads.map(Math.round),
+        ...(profile ? { loadProfile: profile } : {}),
         streamWallMs: wall,
         perTokenUs: { script: per('ScriptDuration').toFixed(1), layout: per('LayoutDuration').toFixed(1), style: per('RecalcStyleDuration').toFixed(1), task: per('TaskDuration').toFixed(1) },
       };

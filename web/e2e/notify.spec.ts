@@ -2,58 +2,8 @@
 // (with the session's name, the tool and its input), none while a tab is
 // visible, none twice; a click opens the session at that approval; a
 // decision elsewhere closes it. Installable: the manifest and its icons.
-import type { Page, Worker } from '@playwright/test';
 import { expect, startSession, test, waitGreeted } from './fixtures';
-
-interface Shown { title: string; body: string; tag: string; url: string }
-/** What the test uses of a window client and the worker's `clients` (the page's type library has no worker types). */
-interface WindowClientLike { visibilityState: DocumentVisibilityState }
-interface ClientsLike { matchAll(options?: unknown): Promise<WindowClientLike[]> }
-interface Spy { __shown: Shown[]; __notifyMessages: number; __allHidden: boolean; registration: ServiceWorkerRegistration; clients: ClientsLike }
-
-/**
- * In the worker: records every showNotification and every `notify` message,
- * and can make the worker see every tab as hidden. Headless Chromium reports
- * every tab visible whatever is in front, so the test emulates "the user
- * looks at another app": in the worker's view of its clients here, in the
- * pages with `hide`.
- */
-async function spy(sw: Worker): Promise<void> {
-  await sw.evaluate(() => {
-    const g = self as unknown as Spy & { addEventListener(t: string, f: (e: MessageEvent<{ type?: string }>) => void): void };
-    g.__shown = [];
-    g.__notifyMessages = 0;
-    g.__allHidden = false;
-    const reg = g.registration;
-    const show = reg.showNotification.bind(reg);
-    reg.showNotification = (title: string, options?: NotificationOptions) => {
-      const data = options?.data as { url?: string } | undefined;
-      g.__shown.push({ title, body: options?.body ?? '', tag: options?.tag ?? '', url: data?.url ?? '' });
-      return show(title, options);
-    };
-    g.addEventListener('message', (e) => { if (e.data.type === 'notify') g.__notifyMessages++; });
-    const clients = g.clients;
-    const matchAll = clients.matchAll.bind(clients);
-    clients.matchAll = async (options?: unknown) => {
-      const list = await matchAll(options);
-      if (!g.__allHidden) return list;
-      return list.map((c: WindowClientLike) => new Proxy(c, { get: (t, p) => { if (p === 'visibilityState') return 'hidden'; const v = Reflect.get(t, p, t) as unknown; return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v; } }));
-    };
-  });
-}
-
-/** The page behaves as a hidden tab. */
-async function hide(p: Page): Promise<void> {
-  await p.evaluate(() => {
-    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
-    Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
-    document.dispatchEvent(new Event('visibilitychange'));
-  });
-}
-
-const shown = (sw: Worker): Promise<Shown[]> => sw.evaluate(() => (self as unknown as Spy).__shown);
-const notifyMessages = (sw: Worker): Promise<number> => sw.evaluate(() => (self as unknown as Spy).__notifyMessages);
-const open = (sw: Worker, tag: string): Promise<number> => sw.evaluate(async (t) => (await (self as unknown as Spy).registration.getNotifications({ tag: t })).length, tag);
+import { clickNotification, hide, lookups, notifyMessages, openNotifications as open, shown, spy, type Spy } from './sw-spy';
 
 test('a hidden tab is told of an approval once; the click opens it; a decision closes it', async ({ loggedIn: page, duet }) => {
   const context = page.context();
@@ -90,10 +40,13 @@ test('a hidden tab is told of an approval once; the click opens it; a decision c
   await expect(board.locator(`.board-card[data-session-id="${id}"]`)).toHaveCount(1);
   await hide(page);
   await hide(board);
-  await sw.evaluate(() => { (self as unknown as Spy).__allHidden = true; });
+  await sw.evaluate(() => { const g = self as unknown as Spy; g.__allHidden = true; g.__lookups = 0; });
   await page.request.post(`${duet.baseURL}/api/sessions/${id}/submit`, { data: { text: 'run echo while-away' } });
-  // Both tabs ask; the worker shows it once.
+  // Both tabs ask; the worker shows it once. A message is received before it
+  // is handled (the worker asks for the tabs and the open notifications
+  // first): wait until both were handled, not only received.
   await expect.poll(() => notifyMessages(sw)).toBe(2);
+  await expect.poll(() => lookups(sw)).toBeGreaterThanOrEqual(2);
   const all = await shown(sw);
   expect(all).toHaveLength(1);
   const n = all[0];
@@ -104,12 +57,7 @@ test('a hidden tab is told of an approval once; the click opens it; a decision c
 
   // Clicked: a tab opens the session at that approval.
   await page.evaluate(() => { location.hash = '#/board'; });
-  await sw.evaluate(async (tag) => {
-    const g = self as unknown as { registration: ServiceWorkerRegistration; dispatchEvent(e: Event): boolean; NotificationEvent: new (type: string, init: { notification: Notification }) => Event };
-    const [note] = await g.registration.getNotifications({ tag });
-    if (!note) throw new Error('no notification to click');
-    g.dispatchEvent(new g.NotificationEvent('notificationclick', { notification: note }));
-  }, n?.tag ?? '');
+  await clickNotification(sw, n?.tag ?? '');
   await expect.poll(() => [page.url(), board.url()].some((u) => u.includes(`#/session/${id}/approval/`))).toBe(true);
   const clicked = page.url().includes('/approval/') ? page : board;
   await waitGreeted(clicked);

@@ -13,8 +13,10 @@ import { applyTheme, currentTheme, onSystemThemeChange, type ThemeName } from '.
 import { Sidebar } from './ui/sidebar';
 import { BoardView } from './ui/board';
 import { Notifier } from './notify/notifier';
+import { PushControl } from './notify/push';
 import { notifySettings } from './ui/notify-settings';
 import { ExportMenu } from './ui/export';
+import { ReplayView } from './replay/view';
 import { chatStatus } from './chat/state';
 
 /** How the workspace shows the two panes. */
@@ -29,6 +31,12 @@ function savedLayout(): Layout {
 
 function hashBoard(): boolean {
   return location.hash === '#/board';
+}
+
+/** `#/session/<id>/replay`: the replay of that session. */
+function hashReplay(): string | undefined {
+  const m = /^#\/session\/([^/?#]+)\/replay$/.exec(location.hash);
+  return m?.[1] === undefined ? undefined : decodeURIComponent(m[1]);
 }
 
 /** `#/session/<id>`, or `#/session/<id>/approval/<request id>` (from a notification). */
@@ -60,11 +68,17 @@ export class App {
   private readonly boardView: BoardView;
   private readonly feed: BoardFeed;
   private readonly notifier = new Notifier((url) => { location.hash = url.hash; });
+  private readonly push = new PushControl(() => this.notifier.worker);
   private readonly exportMenu = new ExportMenu(() => (this.session ? { id: this.session.id, title: this.titleEl.textContent || this.session.id, chat: this.session.chatState } : null));
   /** An approval to bring into view once its card is drawn (a notification was clicked). */
   private jumpTo: string | undefined;
   private profiles: ProfileInfo[] = [];
   private session: SessionController | null = null;
+  private replayView: ReplayView | null = null;
+  /** Over the workspace while a replay is open: its controls. */
+  private readonly replaySlot: HTMLElement;
+  /** "Replay" for the open session; "Live" back from its replay (in the replay's own bar). */
+  private readonly replayLink: HTMLAnchorElement;
   private theme: ThemeName = currentTheme();
   private layout: Layout = savedLayout();
   private bannerTimer: ReturnType<typeof setInterval> | undefined;
@@ -86,7 +100,8 @@ export class App {
       layoutGroup.append(b);
     }
     this.themeButton = h('button', { type: 'button', class: 'btn btn-icon theme-toggle', onclick: () => { this.setTheme(this.theme === 'dark' ? 'light' : 'dark', true); } });
-    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.exportMenu.root, notifySettings(), this.themeButton);
+    this.replayLink = h('a', { class: 'btn btn-quiet replay-link', hidden: true, title: 'Replay this session: the terminal and the chat at any moment' }, 'Replay');
+    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.replayLink, this.exportMenu.root, notifySettings(this.push, () => this.session?.id), this.themeButton);
 
     this.bannerText = h('span', {});
     this.banner = h('div', { class: 'banner', role: 'alert', hidden: true }, this.bannerText, h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => { this.session?.resume(); } }, 'Retry now'));
@@ -98,7 +113,8 @@ export class App {
     this.feed = new BoardFeed({ board: (b) => { this.onBoard(b); }, unauthorized: () => { this.onUnauthorized(); } });
     this.workspace = h('main', { class: 'workspace', 'data-layout': this.layout }, this.chatSlot, this.termSlot, this.emptyState, this.boardView.root);
     const scrim = h('div', { class: 'scrim', onclick: () => { this.toggleSidebar(false); } });
-    this.root = h('div', { class: 'app' }, topbar, this.banner, h('div', { class: 'body' }, this.sidebar.root, scrim, this.workspace));
+    this.replaySlot = h('div', { class: 'replay-slot', hidden: true });
+    this.root = h('div', { class: 'app' }, topbar, this.banner, this.replaySlot, h('div', { class: 'body' }, this.sidebar.root, scrim, this.workspace));
   }
 
   /** Loads profiles and sessions and opens the session in the hash (or none). */
@@ -122,9 +138,15 @@ export class App {
     this.sidebar.setProfiles(this.profiles);
     window.addEventListener('hashchange', () => { this.openFromHash(); });
     this.installLifecycle();
-    void this.notifier.start();
+    // A device with push on registers its subscription again: the server may have pruned or lost it.
+    void this.notifier.start().then(() => this.push.renew()).catch((err: unknown) => { console.warn('duet: push', err); });
     this.feed.open();
     this.openFromHash();
+  }
+
+  /** The open replay (debugging and tests). */
+  get replay(): ReplayView | null {
+    return this.replayView;
   }
 
   /** The open session (debugging and tests). */
@@ -136,6 +158,14 @@ export class App {
   private readonly created = new Set<string>();
 
   private openFromHash(): void {
+    this.replayView?.dispose();
+    this.replayView = null;
+    this.replaySlot.hidden = true;
+    const replay = hashReplay();
+    if (replay !== undefined) {
+      this.openReplay(replay);
+      return;
+    }
     const id = hashSession();
     this.jumpTo = hashApproval();
     this.boardView.show(id === undefined && hashBoard());
@@ -170,6 +200,31 @@ export class App {
     this.toggleSidebar(false);
   }
 
+  /** The replay of session `id` in place of the live view. */
+  private openReplay(id: string): void {
+    this.session?.dispose();
+    this.session = null;
+    this.boardView.show(false);
+    this.emptyState.hidden = true;
+    const r = new ReplayView(id, this.theme);
+    this.replayView = r;
+    this.replaySlot.replaceChildren(r.bar);
+    this.replaySlot.hidden = false;
+    this.showConnection(null);
+    // Whatever the last live session was: a replay has both panes.
+    this.workspace.dataset.chat = 'yes';
+    this.layoutGroup.hidden = false;
+    this.chatSlot.append(r.chat.root);
+    this.termSlot.append(r.terminalRoot);
+    this.sidebar.setCurrent(id);
+    this.replayLink.hidden = true;
+    this.exportMenu.update();
+    const info = this.sidebar.known.find((x) => x.id === id);
+    this.titleEl.textContent = `Replay · ${info ? `${info.name ?? info.profile} · ` : ''}${id.slice(0, 8)}`;
+    this.toggleSidebar(false);
+    void r.load();
+  }
+
   /** The open session's name in the top bar. */
   private showTitle(): void {
     const s = this.session;
@@ -177,6 +232,8 @@ export class App {
     const info = this.sidebar.known.find((x) => x.id === s.id);
     const id = s.id.slice(0, 8);
     this.exportMenu.update();
+    this.replayLink.hidden = false;
+    this.replayLink.href = `#/session/${encodeURIComponent(s.id)}/replay`;
     this.titleEl.textContent = info ? `${info.name !== undefined ? `${info.name} · ${info.profile}` : info.profile} · ${id}${info.resumed_from !== undefined ? ` (resumed from ${info.resumed_from.slice(0, 8)})` : ''}` : id;
   }
 
@@ -185,6 +242,7 @@ export class App {
     this.layoutGroup.hidden = false;
     this.titleEl.textContent = hashBoard() ? 'Board' : '';
     this.exportMenu.update();
+    this.replayLink.hidden = true;
     this.showConnection(null);
     if (hashBoard()) {
       this.emptyState.hidden = true;
@@ -352,6 +410,7 @@ export class App {
     this.theme = theme;
     applyTheme(theme, remember);
     this.session?.terminal.setTheme(theme);
+    this.replayView?.setTheme(theme);
     const next = theme === 'dark' ? 'light' : 'dark';
     this.themeButton.textContent = theme === 'dark' ? '☀' : '☾';
     this.themeButton.setAttribute('aria-label', `Switch to the ${next} theme`);

@@ -20,6 +20,10 @@ interface DuetDebug {
   screen(): ScreenDump | undefined;
   /** Copies the terminal's selection (as Ctrl+Shift+C does). */
   copySelection(): Promise<boolean>;
+  /** The open replay's terminal text, once every write to it is parsed. */
+  replayText(): Promise<string>;
+  /** The open replay's position in seconds (undefined: no replay open). */
+  replayPosition(): number | undefined;
 }
 
 declare global {
@@ -65,6 +69,13 @@ async function boot(): Promise<void> {
     connected: () => app.current?.greeted ?? false,
     screen: () => app.current?.debug().screen(),
     copySelection: () => app.current?.terminal.copySelection() ?? Promise.resolve(false),
+    replayText: async () => {
+      const r = app.replay;
+      if (!r) return '';
+      await r.settled();
+      return r.terminalText();
+    },
+    replayPosition: () => app.replay?.position,
   };
   await app.start();
 }

@@ -32,6 +32,9 @@ export interface SessionHost {
   changed(id: string): void;
 }
 
+/** The longest the chat waits for a replay to arrive whole before drawing what it has, in ms. */
+const BACKLOG_WAIT_MS = 3000;
+
 /** Chat states of sessions this tab has shown, so switching back resumes instead of replaying. */
 const cache = new Map<string, ChatState>();
 
@@ -54,6 +57,14 @@ export class SessionController {
   private history: readonly HistorySegment[] = [];
   private historyAsked = false;
   private frame = 0;
+  /**
+   * The seq the hello said the log had reached, while the replay up to it is
+   * still arriving: the chat is drawn once it is all reduced (or after
+   * BACKLOG_WAIT_MS), not frame by frame as it grows (each of those frames
+   * laid out the whole growing log).
+   */
+  private backlogUntil = 0;
+  private backlogTimer: ReturnType<typeof setTimeout> | undefined;
   /** The current connection got its hello. */
   private hello = false;
   /** Set between a `resync` and the snapshot frame that follows it. */
@@ -195,6 +206,7 @@ export class SessionController {
   /** Detaches; the chat state is kept for a later return to this session. */
   dispose(): void {
     cancelAnimationFrame(this.frame);
+    clearTimeout(this.backlogTimer);
     cache.set(this.id, this.state);
     this.socket.stop();
     this.terminal.dispose();
@@ -223,6 +235,7 @@ export class SessionController {
           this.socket.start();
           return;
         }
+        this.awaitBacklog(m.last_seq);
         this.terminal.serverResized(m.cols, m.rows);
         this.terminal.connected(this.drivesFirst);
         this.drivesFirst = false;
@@ -256,7 +269,30 @@ export class SessionController {
     this.scheduleRender();
   }
 
+  /** Holds the chat's drawing until the replay reaches `lastSeq` (see `backlogUntil`). */
+  private awaitBacklog(lastSeq: number): void {
+    clearTimeout(this.backlogTimer);
+    if (lastSeq <= this.state.lastSeq) {
+      this.backlogUntil = 0;
+      return;
+    }
+    this.backlogUntil = lastSeq;
+    // A replay that stalls (a slow link) still shows what came so far.
+    this.backlogTimer = setTimeout(() => { this.endBacklog(); }, BACKLOG_WAIT_MS);
+  }
+
+  private endBacklog(): void {
+    clearTimeout(this.backlogTimer);
+    this.backlogUntil = 0;
+    this.scheduleRender();
+  }
+
   private scheduleRender(): void {
+    if (this.backlogUntil !== 0) {
+      if (this.state.lastSeq < this.backlogUntil && this.socket.state.kind === 'open') return;
+      this.endBacklog();
+      return;
+    }
     if (this.frame !== 0) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;

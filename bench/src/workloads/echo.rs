@@ -2,15 +2,17 @@
 //! (send, wait for the echo, next).
 
 use std::io::Read;
+use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use super::{blocking, Ctx, STOP_GRACE};
-use crate::duet::Frame;
+use crate::bare::Bare;
+use crate::duet::{Client, Frame};
 use crate::fixture::{mono_ns, READY};
-use crate::peer::{PeerFrame, PeerSpec};
+use crate::peer::{Peer, PeerClient, PeerFrame, PeerSpec};
 use crate::report::{Row, Samples, Target};
 
 const WARMUP: usize = 200;
@@ -49,7 +51,10 @@ async fn timings(path: &Path) -> Result<Stamps> {
 }
 
 /// Total, key → program, and program → reader, in µs.
-fn split(stamps: &Stamps, program: &Stamps) -> (Samples, Samples, Samples) {
+type Legs = (Samples, Samples, Samples);
+
+/// See [`Legs`].
+fn split(stamps: &Stamps, program: &Stamps) -> Legs {
     let us = |ns: u64| ns as f64 / 1e3;
     let pairs = stamps.iter().zip(&program[WARMUP..]);
     (
@@ -68,39 +73,113 @@ fn split(stamps: &Stamps, program: &Stamps) -> (Samples, Samples, Samples) {
     )
 }
 
-/// The same keys through a peer: client stamps and the fixture's own.
-async fn peer_keys(ctx: &Ctx, spec: &PeerSpec, n: usize, count: &str) -> Result<(Stamps, Stamps)> {
-    let peer = ctx
-        .peer_fixture(
-            spec,
-            &["echo", "--count", count, "--timings", "{dir}/echo-times"],
-        )
-        .await?;
-    let (_term, mut c) = peer.open().await?;
-    c.wait_for_text(READY).await?;
-    let mut stamps = Vec::with_capacity(n);
-    for i in 0..WARMUP + n {
-        let k = key(i);
-        let sent = mono_ns();
-        c.keys(&[k]).await?;
-        loop {
-            match tokio::time::timeout(Duration::from_secs(10), c.next())
-                .await
-                .context("no echo for 10 s")??
-            {
-                PeerFrame::Term(b) if is_echo(&b, k) => break,
-                PeerFrame::Closed => bail!("closed"),
-                _ => {}
+/// One target of the workload (the bare PTY, duet, or a peer), kept open
+/// for the whole run so that rounds can alternate between them: on a shared
+/// machine the load moves within seconds, and measuring each target in one
+/// stretch after the other compared different loads, not gateways.
+enum Lane {
+    Bare(Option<Bare>),
+    Duet { client: Client, resyncs: u32 },
+    Peer(PeerClient),
+}
+
+impl Lane {
+    /// Sends keys `range` one at a time, waiting for each echo; appends the
+    /// stamps of those past the warm-up.
+    async fn keys(&mut self, range: Range<usize>, stamps: &mut Stamps) -> Result<()> {
+        match self {
+            Lane::Bare(slot) => {
+                let mut bare = slot.take().context("the bare fixture is gone")?;
+                let (bare, got) = blocking(move || {
+                    let mut buf = [0u8; 4096];
+                    let mut got = Vec::with_capacity(range.len());
+                    for i in range {
+                        let k = key(i);
+                        let sent = mono_ns();
+                        bare.keys(&[k])?;
+                        loop {
+                            let n = bare.reader.read(&mut buf)?;
+                            anyhow::ensure!(n > 0, "EOF");
+                            if buf[..n].contains(&k) {
+                                break;
+                            }
+                        }
+                        if i >= WARMUP {
+                            got.push((sent, mono_ns()));
+                        }
+                    }
+                    Ok((bare, got))
+                })
+                .await?;
+                *slot = Some(bare);
+                stamps.extend(got);
+            }
+            Lane::Duet { client, resyncs } => {
+                for i in range {
+                    let k = key(i);
+                    let sent = mono_ns();
+                    client.keys(&[k]).await?;
+                    loop {
+                        match tokio::time::timeout(Duration::from_secs(10), client.next())
+                            .await
+                            .context("no echo for 10 s")??
+                        {
+                            Frame::Json(h) if h.kind == "resync" => *resyncs += 1,
+                            Frame::Term(b) if is_echo(&b, k) => break,
+                            Frame::Closed => bail!("closed"),
+                            _ => {}
+                        }
+                    }
+                    if i >= WARMUP {
+                        stamps.push((sent, mono_ns()));
+                    }
+                }
+            }
+            Lane::Peer(c) => {
+                for i in range {
+                    let k = key(i);
+                    let sent = mono_ns();
+                    c.keys(&[k]).await?;
+                    loop {
+                        match tokio::time::timeout(Duration::from_secs(10), c.next())
+                            .await
+                            .context("no echo for 10 s")??
+                        {
+                            PeerFrame::Term(b) if is_echo(&b, k) => break,
+                            PeerFrame::Closed => bail!("closed"),
+                            _ => {}
+                        }
+                    }
+                    if i >= WARMUP {
+                        stamps.push((sent, mono_ns()));
+                    }
+                }
             }
         }
-        if i >= WARMUP {
-            stamps.push((sent, mono_ns()));
+        Ok(())
+    }
+}
+
+/// Rounds the keys are spread over; each round gives every lane a block.
+const ROUNDS: usize = 10;
+
+/// Runs the keys on every lane: the warm-up, then `ROUNDS` blocks each,
+/// the lanes taking turns (and a different one first in each round).
+async fn alternate(lanes: &mut [(&mut Lane, &mut Stamps)], n: usize) -> Result<()> {
+    for (lane, stamps) in lanes.iter_mut() {
+        lane.keys(0..WARMUP, stamps).await?;
+    }
+    let per = n.div_ceil(ROUNDS);
+    for round in 0..ROUNDS {
+        let from = WARMUP + round * per;
+        let to = (from + per).min(WARMUP + n);
+        let count = lanes.len();
+        for j in 0..count {
+            let (lane, stamps) = &mut lanes[(round + j) % count];
+            lane.keys(from..to, stamps).await?;
         }
     }
-    let prog = timings(&peer.dir.path().join("echo-times")).await?;
-    drop(c);
-    peer.stop().await;
-    Ok((stamps, prog))
+    Ok(())
 }
 
 pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
@@ -115,31 +194,11 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         "--timings",
         &bare_times.to_string_lossy(),
     ])?;
-    let bare_stamps = blocking(move || {
+    let bare = blocking(move || {
         bare.wait_for_text(READY)?;
-        let mut buf = [0u8; 4096];
-        let mut stamps = Vec::with_capacity(n);
-        for i in 0..WARMUP + n {
-            let k = key(i);
-            let sent = mono_ns();
-            bare.keys(&[k])?;
-            loop {
-                let got = bare.reader.read(&mut buf)?;
-                anyhow::ensure!(got > 0, "EOF");
-                if buf[..got].contains(&k) {
-                    break;
-                }
-            }
-            if i >= WARMUP {
-                stamps.push((sent, mono_ns()));
-            }
-        }
-        Ok((bare, stamps))
+        Ok(bare)
     })
     .await?;
-    let (bare, bare_stamps) = bare_stamps;
-    let bare_prog = timings(&bare_times).await?;
-    bare.kill();
 
     let duet = ctx
         .duet(&[ctx.fixture(
@@ -157,32 +216,85 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let mut c = duet.connect(s.id).await?;
     let snap = c.attach().await?;
     c.wait_for_text(&snap, READY).await?;
-    let mut stamps = Vec::with_capacity(n);
+
+    // Every peer's program runs from the start; a peer that fails to start
+    // gets its error in the table and no lane.
+    let mut peers: Vec<(&PeerSpec, Result<(Peer, PeerClient)>)> = Vec::new();
+    for spec in &ctx.peers {
+        let opened = async {
+            let peer = ctx
+                .peer_fixture(
+                    spec,
+                    &["echo", "--count", &count, "--timings", "{dir}/echo-times"],
+                )
+                .await?;
+            let (_term, mut pc) = peer.open().await?;
+            pc.wait_for_text(READY).await?;
+            Ok((peer, pc))
+        }
+        .await;
+        peers.push((spec, opened));
+    }
+
     // A client that duet saw as stalled (on a loaded machine) gets a
     // snapshot, which can hold the key before the program has echoed it:
     // then the per-leg figures (which pair keys with the program's reads)
     // are off. Counted, to say so.
-    let mut resyncs = 0u32;
-    for i in 0..WARMUP + n {
-        let k = key(i);
-        let sent = mono_ns();
-        c.keys(&[k]).await?;
-        loop {
-            match tokio::time::timeout(Duration::from_secs(10), c.next())
-                .await
-                .context("no echo for 10 s")??
-            {
-                Frame::Json(h) if h.kind == "resync" => resyncs += 1,
-                Frame::Term(b) if is_echo(&b, k) => break,
-                Frame::Closed => bail!("closed"),
-                _ => {}
+    let mut bare_lane = Lane::Bare(Some(bare));
+    let mut duet_lane = Lane::Duet {
+        client: c,
+        resyncs: 0,
+    };
+    let mut peer_lanes: Vec<(Lane, Peer)> = Vec::new();
+    let mut peer_failed: Vec<(&'static str, anyhow::Error)> = Vec::new();
+    let mut peer_names: Vec<&'static str> = Vec::new();
+    for (spec, opened) in peers {
+        match opened {
+            Ok((peer, pc)) => {
+                peer_names.push(spec.name());
+                peer_lanes.push((Lane::Peer(pc), peer));
             }
-        }
-        if i >= WARMUP {
-            stamps.push((sent, mono_ns()));
+            Err(e) => peer_failed.push((spec.name(), e)),
         }
     }
+    let mut bare_stamps = Vec::with_capacity(n);
+    let mut stamps = Vec::with_capacity(n);
+    let mut peer_stamps: Vec<Stamps> = peer_lanes.iter().map(|_| Vec::with_capacity(n)).collect();
+    {
+        let mut lanes: Vec<(&mut Lane, &mut Stamps)> = vec![
+            (&mut bare_lane, &mut bare_stamps),
+            (&mut duet_lane, &mut stamps),
+        ];
+        for ((lane, _), st) in peer_lanes.iter_mut().zip(peer_stamps.iter_mut()) {
+            lanes.push((lane, st));
+        }
+        alternate(&mut lanes, n).await?;
+    }
+
+    let Lane::Bare(Some(bare)) = bare_lane else {
+        bail!("the bare fixture is gone")
+    };
+    let bare_prog = timings(&bare_times).await?;
+    bare.kill();
+    let Lane::Duet {
+        client: mut c,
+        resyncs,
+    } = duet_lane
+    else {
+        bail!("the duet lane is gone")
+    };
     let prog = timings(&duet.session_dir(s.id).join("echo-times")).await?;
+    let mut peers: Vec<(&'static str, Result<Legs>)> = Vec::new();
+    for (((lane, peer), st), name) in peer_lanes.into_iter().zip(&peer_stamps).zip(peer_names) {
+        let prog = timings(&peer.dir.path().join("echo-times")).await;
+        drop(lane);
+        peer.stop().await;
+        peers.push((name, prog.map(|p| split(st, &p))));
+    }
+    for (name, e) in peer_failed {
+        peers.push((name, Err(e)));
+    }
+
     // The WebSocket round trip alone (no PTY): client → duet → client.
     let mut rtt = Vec::with_capacity(PINGS);
     for i in 0..PINGS {
@@ -205,15 +317,12 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     duet.stop(STOP_GRACE).await;
     let rtt = Samples::new(rtt);
 
-    let mut peers = Vec::new();
-    for spec in &ctx.peers {
-        let r = peer_keys(ctx, spec, n, &count).await;
-        peers.push((spec.name(), r.map(|(s, p)| split(&s, &p))));
-    }
-
     let (d, d_in, d_out) = split(&stamps, &prog);
     let (b, b_in, b_out) = split(&bare_stamps, &bare_prog);
-    let ttyd = "ttyd on a similar machine: p50 145 µs / p99 225 µs vs bare 47 / 90 µs";
+    let ttyd = format!(
+        "bare, duet and peers take turns: {ROUNDS} rounds of {} keys each, after {WARMUP} warm-up keys",
+        n.div_ceil(ROUNDS)
+    );
     let rows = vec![
         Row::new(
             "keystroke echo",

@@ -169,11 +169,12 @@ fn sort_by_attention(entries: &mut [BoardEntry]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use duet_protocol::rest::{ChannelInfo, SessionInfo};
 
-    fn entry(created_at: u64, status: SessionStatus, pending: u32) -> BoardEntry {
+    /// A board entry for tests (also `push::triggers`').
+    pub(crate) fn entry(created_at: u64, status: SessionStatus, pending: u32) -> BoardEntry {
         BoardEntry {
             session: SessionInfo {
                 id: SessionId::new(),

@@ -13,6 +13,10 @@ use crate::session::{Control, Session};
 
 /// Terminal output counts as activity at most this often: a program that
 /// animates a spinner would otherwise wake every watcher at each frame.
+/// The follower does not even listen to output during the grain: woken by
+/// every push, it displaced the client's send task from the worker that
+/// read the output, and the echo of each key hopped threads (profiled,
+/// docs/benchmarks.md).
 const OUTPUT_GRAIN: Duration = Duration::from_secs(1);
 
 /// What woke the follower.
@@ -23,8 +27,8 @@ enum Wake {
     Change,
     /// Terminal output.
     Output,
-    /// Output held back by [`OUTPUT_GRAIN`] is due (a title the screen
-    /// parser has set since shows now too).
+    /// The grain after output is over: show a title the screen parser has
+    /// set since, and look at the output again.
     Trailing,
     /// One of the session's signals is gone.
     Closed(Signal),
@@ -46,7 +50,7 @@ pub(super) async fn follow(board: Weak<Board>, session: Arc<Session>) {
     let mut exited = session.exited();
     let (mut control_open, mut events_open, mut output_open, mut exited_open) =
         (true, true, true, true);
-    let mut last_output: Option<Instant> = None;
+    // While set, output is not listened to (see `OUTPUT_GRAIN`).
     let mut trailing: Option<Instant> = None;
     loop {
         let wake = tokio::select! {
@@ -59,7 +63,7 @@ pub(super) async fn follow(board: Weak<Board>, session: Arc<Session>) {
                 Ok(()) => Wake::Activity,
                 Err(_) => Wake::Closed(Signal::Events),
             },
-            r = output.changed(), if output_open => match r {
+            r = output.changed(), if output_open && trailing.is_none() => match r {
                 Ok(()) => Wake::Output,
                 Err(_) => Wake::Closed(Signal::Output),
             },
@@ -74,22 +78,18 @@ pub(super) async fn follow(board: Weak<Board>, session: Arc<Session>) {
             Wake::Activity => board.touch(session.id),
             Wake::Change => board.bump(),
             Wake::Output => {
-                let now = Instant::now();
-                match last_output {
-                    Some(at) if now.duration_since(at) < OUTPUT_GRAIN => {
-                        trailing = trailing.or(Some(at + OUTPUT_GRAIN));
-                    }
-                    _ => {
-                        last_output = Some(now);
-                        trailing = Some(now + OUTPUT_GRAIN);
-                        board.touch(session.id);
-                    }
-                }
+                trailing = Some(Instant::now() + OUTPUT_GRAIN);
+                board.touch(session.id);
             }
             Wake::Trailing => {
-                last_output = Some(Instant::now());
                 trailing = None;
                 board.touch(session.id);
+                // Output during the grain: another grain, still not
+                // listening; otherwise wait for the next output.
+                if output.has_changed().unwrap_or(false) {
+                    output.borrow_and_update();
+                    trailing = Some(Instant::now() + OUTPUT_GRAIN);
+                }
             }
             Wake::Closed(signal) => match signal {
                 Signal::Control => control_open = false,

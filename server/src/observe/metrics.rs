@@ -48,6 +48,7 @@ pub(crate) struct Metrics {
     pub(crate) audit_dropped: Counter,
     /// Sessions whose state is still in memory (see `SessionObserver`).
     pub(crate) sessions_in_memory: Gauge,
+    push: Family<Label, Counter>,
 }
 
 impl Metrics {
@@ -142,6 +143,12 @@ impl Metrics {
              after sessions are purged it falls back to the number listed (a leak stays here)",
             sessions_in_memory.clone(),
         );
+        let push = Family::<Label, Counter>::default();
+        registry.register(
+            "push_deliveries",
+            "Web Push messages, by outcome (sent, pruned: the subscription was gone, failed, dropped: the queue was full)",
+            push.clone(),
+        );
         let handle = |family: &Family<Label, Counter>, label: &'static str, value| {
             family.get_or_create(&[(label, value)]).clone()
         };
@@ -164,6 +171,7 @@ impl Metrics {
             start_failures,
             audit_dropped,
             sessions_in_memory,
+            push,
         };
         // Series that read 0 until something happens, so dashboards and
         // `rate()` see them from the start.
@@ -207,6 +215,11 @@ impl Metrics {
         self.approvals
             .get_or_create(&[("outcome", outcome), ("decided_by", decided_by)])
             .inc();
+    }
+
+    /// The counter of Web Push messages with `outcome`.
+    pub(crate) fn push(&self, outcome: &'static str) -> Counter {
+        self.push.get_or_create(&[("outcome", outcome)]).clone()
     }
 
     /// The OpenMetrics text exposition.

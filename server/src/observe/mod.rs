@@ -252,7 +252,7 @@ impl Actor {
         self
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let mut who = json!({
             "principal": self.principal,
             "name": self.name,

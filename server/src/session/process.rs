@@ -116,6 +116,9 @@ impl Session {
         })
         .await;
         self.terminal.close_pty();
+        // The screen (and the recording, which the parser thread writes
+        // out) has everything before the exit is announced.
+        let _ = tokio::time::timeout(Duration::from_secs(2), output.settle()).await;
         if let Some(channel) = &self.channel {
             channel.finish().await;
         }

@@ -89,7 +89,11 @@ impl Session {
         let control = broadcast::channel(16).0;
         let events_path = dir.join("events.jsonl");
         let conversation = Arc::new(Conversation::new(
-            Arc::new(EventLog::new(events_path.clone(), limits.event_cache_bytes)),
+            Arc::new(
+                EventLog::new(events_path.clone(), limits.event_cache_bytes).with_times(
+                    channel::times::EventTimes::load(&dir.join(channel::times::FILE)),
+                ),
+            ),
             control.clone(),
             limits.max_held_submits,
             limits.max_submit_bytes,

@@ -76,6 +76,12 @@ impl Session {
             }
             _ => EventLog::new(events_path.clone(), opts.limits.event_cache_bytes),
         };
+        // The session clock: event times and the recording's offsets both
+        // count from here, so replay lines them up.
+        let epoch = std::time::Instant::now();
+        let times = channel::times::EventTimes::create(&opts.dir.join(channel::times::FILE), epoch)
+            .context("creating the event times file")?;
+        let log = log.with_times(times);
         let conversation = Arc::new(Conversation::new(
             Arc::new(log),
             control.clone(),
@@ -94,6 +100,7 @@ impl Session {
                     opts.cols,
                     opts.rows,
                     opts.limits.max_recording,
+                    epoch,
                 )
             })
             .transpose()

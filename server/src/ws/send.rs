@@ -23,6 +23,8 @@ use crate::session::{Control, Session};
 
 /// Largest terminal frame sent at once.
 const MAX_TERMINAL_FRAME: usize = 256 << 10;
+/// Terminal bytes in one round after which the task yields (see `run`).
+const HEAVY_OUTPUT: usize = 16 << 10;
 /// Events sent per batch before output gets a turn.
 const EVENT_BATCH: usize = 256;
 /// Protocol-level keepalive.
@@ -102,7 +104,24 @@ impl Sender {
     }
 
     async fn flush(&mut self) -> Result<(), Closed> {
-        self.sink.flush().await.map_err(|_| Closed)
+        self.sink.flush().await.map_err(|_| Closed)?;
+        self.forget_write_waker();
+        Ok(())
+    }
+
+    /// Leaves a no-op waker where the socket keeps this task's waker.
+    ///
+    /// tokio-tungstenite keeps one waker for the sink and one for the
+    /// stream, and wakes *both* whenever the socket is ready in either
+    /// direction. So every key a client typed also woke this task, for
+    /// nothing: two tasks runnable at once made tokio wake the other worker
+    /// to steal one, and the key hopped threads on its way to the program
+    /// (profiled, docs/benchmarks.md). Called once a flush is complete,
+    /// when this task is not waiting on the socket; a later write that has
+    /// to wait registers the real waker again.
+    fn forget_write_waker(&mut self) {
+        let mut cx = std::task::Context::from_waker(futures_util::task::noop_waker_ref());
+        let _ = futures_util::Sink::poll_flush(std::pin::Pin::new(&mut self.sink), &mut cx);
     }
 
     /// Resets the client's terminal to the current screen; returns the
@@ -235,6 +254,8 @@ impl Sender {
 
         loop {
             let mut progressed = false;
+            // Whether this round moved a lot: then other tasks get a turn.
+            let mut heavy = false;
             while let Ok(out) = self.replies.try_recv() {
                 self.outgoing(out).await?;
                 progressed = true;
@@ -270,6 +291,7 @@ impl Sender {
             let (events, upto) = s.events().read_after_async(event_cursor, EVENT_BATCH).await;
             self.relay(&events).await?;
             progressed |= !events.is_empty();
+            heavy |= events.len() >= EVENT_BATCH;
             event_cursor = upto.max(event_cursor);
 
             let mut output_drained = true;
@@ -286,6 +308,7 @@ impl Sender {
                 match s.terminal.output.read(term_cursor, MAX_TERMINAL_FRAME) {
                     ReadResult::Data(bytes, next) => {
                         s.observe.metrics.sent_terminal.inc_by(bytes.len() as u64);
+                        heavy |= bytes.len() >= HEAVY_OUTPUT;
                         self.sink
                             .feed(Message::Binary(bytes))
                             .await
@@ -319,8 +342,16 @@ impl Sender {
                 }
             }
             if progressed {
-                // Let other clients' tasks run between batches.
-                tokio::task::yield_now().await;
+                // After a round that moved a lot, let other clients' tasks
+                // (and this client's keys) run. Not after an echo or a few
+                // events: a yield puts the task at the back of the queue
+                // and wakes the other worker to steal it, a futex call and
+                // a thread switch per echoed key (profiled,
+                // docs/benchmarks.md); the next round finds nothing and
+                // waits anyway.
+                if heavy {
+                    tokio::task::yield_now().await;
+                }
                 continue;
             }
 

@@ -283,7 +283,7 @@ impl Drop for Run {
             .texts
             .iter()
             .filter_map(|m| match m {
-                ServerMessage::Event { seq, event } => Some(format!(
+                ServerMessage::Event { seq, event, .. } => Some(format!(
                     "  {seq}: {} {}",
                     kind(event),
                     event["subtype"]

@@ -154,6 +154,13 @@ impl TestServer {
         resp.json().await.unwrap()
     }
 
+    /// GETs `path` and returns the body as text (asserting success).
+    pub async fn text(&self, path: &str) -> String {
+        let resp = self.get(path).send().await.unwrap();
+        assert!(resp.status().is_success(), "GET {path}: {}", resp.status());
+        resp.text().await.unwrap()
+    }
+
     /// The session's current REST view.
     pub async fn info(&self, id: impl std::fmt::Display) -> SessionInfo {
         self.json(&format!("/api/sessions/{id}")).await
@@ -333,7 +340,7 @@ impl Client {
             .until(|m| matches!(m, ServerMessage::Event { event, .. } if pred(event)))
             .await
         {
-            ServerMessage::Event { seq, event } => (seq, event),
+            ServerMessage::Event { seq, event, .. } => (seq, event),
             _ => unreachable!(),
         }
     }

@@ -5,67 +5,20 @@
 // text changes (`stream.live`): a frame then appends the new characters to one
 // text node per open block and walks nothing else, O(1) in the transcript's
 // length; the block's markdown is rendered once, when the block ends.
-import type { ApprovalOption, ApprovalOptionKind, ChannelInfo, ExitInfo, Role } from '../generated/protocol';
-import { canApprove, canDrive } from '../ui/roles';
+import type { ExitInfo } from '../generated/protocol';
+import { canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
 import { ResumeControl } from '../ui/resume';
-import { diffLines } from './diff';
+import type { ChatCallbacks, ChatContext } from './callbacks';
+import { exitSentence, historyHeading, pendingEl, renderItem } from './entries';
 import { agentModes, ModePicker } from './modes';
 import type { HistorySegment } from './history';
-import { renderMarkdown } from './markdown';
-import { resultText } from './sidecar';
-import {
-  approvalOf,
-  chatStatus,
-  chosenOption,
-  isSentUnconfirmed,
-  optionAllows,
-  type ApprovalView,
-  type ChatItem,
-  type ChatState,
-  type ChatStatus,
-  type PendingSubmit,
-  type ToolItem,
-  type ToolStatus,
-  type UserItem,
-} from './state';
-import { approvalQuestion, presentTool, toolSummary } from './tools';
+import { approvalOf, chatStatus, type ApprovalView, type ChatItem, type ChatState, type ChatStatus, type PendingSubmit } from './state';
 
-/** An answer to a tool approval: one of the agent's options, or plain yes/no when it offered none. */
-export type ApprovalChoice = { readonly option: string } | { readonly allowed: boolean };
-
-/** What the chat asks its owner to do. */
-export interface ChatCallbacks {
-  /** Send a prompt; false when it could not be sent (the text stays in the box). */
-  onSubmit(text: string): boolean;
-  onApprove(requestId: string, choice: ApprovalChoice): void;
-  /** Interrupt the program (Escape into the terminal). */
-  onCancel(): void;
-  /** Show the terminal and give it the keyboard (a slash command's output is there). */
-  onShowTerminal(): void;
-  /** Resume the ended conversation in a new session; rejects with the reason. */
-  onResume(): Promise<void>;
-  /** Forget a prompt that was not sent. */
-  onDiscard(pendingId: string): void;
-  /** Switch the agent to one of its modes; rejects with the reason. */
-  onSetMode(mode: string): Promise<void>;
-}
-
-/** Extra facts the view needs besides the chat state. */
-export interface ChatContext {
-  /** The session's side channel; undefined until the server said. */
-  readonly channel: ChannelInfo | undefined;
-  /** The socket is open (the composer still works through REST when it is not). */
-  readonly connected: boolean;
-  /** The session ended and the agent can pick its conversation up again. */
-  readonly resumable: boolean;
-  /** The ended session this one resumed, if it is a resumption. */
-  readonly resumedFrom?: string | undefined;
-  /** The earlier conversation (the chain of sessions this one resumed), shown above its own. */
-  readonly history?: readonly HistorySegment[] | undefined;
-  /** This client's role (undefined until the hello: assume all). */
-  readonly role?: Role | undefined;
-}
+// The view's API stays here for its importers (the session, the replay view).
+export type { ApprovalChoice, ChatCallbacks, ChatContext } from './callbacks';
+export { outcomeText } from './approval-card';
+export { exitSentence } from './entries';
 
 interface Rendered {
   el: HTMLElement;
@@ -73,13 +26,6 @@ interface Rendered {
   approval: ApprovalView | undefined;
   /** What else the element depends on (approvals possible, program ended). */
   ctxKey: string;
-}
-
-/** One button of an approval card. */
-interface Choice {
-  readonly label: string;
-  readonly kind: ApprovalOptionKind;
-  readonly choice: ApprovalChoice;
 }
 
 const STATUS_TEXT: Record<ChatStatus, string> = {
@@ -91,29 +37,6 @@ const STATUS_TEXT: Record<ChatStatus, string> = {
   approval_sent: 'Answer sent — waiting for the agent…',
   exited: 'Exited',
 };
-
-const TOOL_STATUS_TEXT: Record<ToolStatus, string> = {
-  streaming: 'preparing',
-  running: 'running',
-  awaiting_approval: 'awaiting approval',
-  sent: 'answer sent',
-  done: 'done',
-  error: 'error',
-  denied: 'denied',
-  abandoned: 'abandoned',
-};
-
-const PENDING_NOTE: Record<PendingSubmit['state'], string> = {
-  sending: 'sending…',
-  queued: 'queued until the agent is ready',
-  unconfirmed: 'not confirmed: the connection dropped. If it does not appear, send it again.',
-  failed: 'not sent',
-};
-
-/** Results longer than this are cut in the card (the terminal has them whole). */
-const MAX_RESULT_CHARS = 20_000;
-/** Diff lines shown before "… N more lines". */
-const MAX_DIFF_LINES = 400;
 
 /** The chat pane. */
 export class ChatView {
@@ -194,8 +117,10 @@ export class ChatView {
   jumpToApproval(requestId?: string): boolean {
     const card = this.pendingApprovals().find((c) => requestId === undefined || c.dataset.requestId === requestId);
     if (!card) return false;
-    card.scrollIntoView({ block: 'center' });
+    // Focus first: a focused card shows its key hint (`:focus-within`), one
+    // line taller, and the scroll must place the card at its final height.
     card.focus({ preventScroll: true });
+    card.scrollIntoView({ block: 'center' });
     this.follow = this.atBottom();
     this.updateJump();
     return true;
@@ -291,7 +216,7 @@ export class ChatView {
       place(`history:${seg.session}`, seg, undefined, () => historyHeading(seg.session));
       for (const item of seg.state.items) {
         const approval = item.kind === 'tool' ? approvalOf(seg.state, item) : undefined;
-        place(`h:${seg.session}:${item.id}`, item, approval, (old) => this.renderItem(item, approval, old, ctx, true));
+        place(`h:${seg.session}:${item.id}`, item, approval, (old) => renderItem(this.cb, item, approval, old, ctx, true));
       }
     }
     const from = ctx.resumedFrom;
@@ -303,9 +228,9 @@ export class ChatView {
     }
     for (const item of state.items) {
       const approval = item.kind === 'tool' ? approvalOf(state, item) : undefined;
-      place(item.id, item, approval, (old) => this.renderItem(item, approval, old, ctx, exited));
+      place(item.id, item, approval, (old) => renderItem(this.cb, item, approval, old, ctx, exited));
     }
-    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => this.pendingEl(p, exited));
+    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(this.cb, p, exited));
     if (state.exit) {
       const exit = state.exit;
       place('exit', exit, undefined, () => h('p', { class: `exit-note${exit.success ? '' : ' is-error'}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));
@@ -404,194 +329,6 @@ export class ChatView {
     this.lastStatus = status;
   }
 
-  private renderItem(item: ChatItem, approval: ApprovalView | undefined, old: HTMLElement | undefined, ctx: ChatContext, exited: boolean): HTMLElement {
-    switch (item.kind) {
-      case 'user':
-        return item.command !== undefined ? this.commandEl(item) : h('article', { class: 'msg user', 'data-kind': 'user', 'aria-label': 'You' }, h('div', { class: 'bubble' }, item.text));
-      case 'assistant': {
-        const body = h('div', { class: 'markdown' });
-        body.innerHTML = renderMarkdown(item.text);
-        // While it streams, new text is appended as plain text (see updateLive).
-        if (item.streaming) body.append(h('p', { class: 'live-text', 'data-live': '' }));
-        return h('article', { class: `msg assistant${item.streaming ? ' streaming' : ''}`, 'data-kind': 'assistant', 'aria-label': 'Assistant' }, body);
-      }
-      case 'thinking': {
-        const wasOpen = old instanceof HTMLDetailsElement && old.open;
-        return h('details', { class: 'thinking', 'data-kind': 'thinking', open: wasOpen }, h('summary', {}, item.streaming ? 'Thinking…' : 'Thought'), h('div', { class: 'thinking-text' }, item.text, item.streaming && h('span', { 'data-live': '' })));
-      }
-      case 'tool':
-        return this.toolCard(item, approval, old, ctx, exited);
-      case 'notice':
-        return h('p', { class: `notice notice-${item.level}`, 'data-kind': 'notice', role: item.level === 'error' ? 'alert' : undefined }, item.count > 1 ? `${item.text} (×${item.count})` : item.text);
-    }
-  }
-
-  /** A slash command sent from the chat: the agent answers it in its terminal. */
-  private commandEl(item: UserItem): HTMLElement {
-    return h(
-      'article',
-      { class: 'msg user command', 'data-kind': 'user', 'data-command': item.command, 'aria-label': 'You (command)' },
-      h('div', { class: 'bubble' }, item.text),
-      h(
-        'span',
-        { class: 'pending-note command-note' },
-        item.command === 'queued' ? 'Queued until the agent is ready; its output will be in the terminal. ' : 'A command for the agent: its output is in the terminal. ',
-        h('button', { type: 'button', class: 'linkish show-terminal', onclick: () => { this.cb.onShowTerminal(); } }, 'Show terminal'),
-      ),
-    );
-  }
-
-  private toolCard(tool: ToolItem, approval: ApprovalView | undefined, old: HTMLElement | undefined, ctx: ChatContext, exited: boolean): HTMLElement {
-    const p = presentTool(tool.input);
-    const summary = toolSummary(p);
-    const header = h(
-      'header',
-      { class: 'tool-head' },
-      h('span', { class: 'tool-name' }, tool.name),
-      summary !== '' && h('code', { class: 'tool-summary', title: summary }, summary),
-      h('span', { class: `badge badge-${tool.status}` }, TOOL_STATUS_TEXT[tool.status]),
-    );
-    // Focusable (not in the tab order) so the keyboard has somewhere to stay when the buttons go.
-    const card = h('article', { class: `tool tool-${tool.status}`, 'data-kind': 'tool', 'data-tool-status': tool.status, 'data-tool-use-id': tool.toolUseId, 'aria-label': `Tool call ${tool.name}`, tabindex: -1 }, header);
-
-    if (!tool.inputComplete) {
-      // The input as it streams (more is appended by updateLive).
-      card.append(h('pre', { class: 'tool-input streaming' }, tool.partialJson, h('span', { 'data-live': '' })));
-    } else {
-      switch (p.kind) {
-        case 'shell':
-          card.append(h('pre', { class: 'tool-input shell' }, h('span', { class: 'prompt', 'aria-hidden': 'true' }, '$ '), p.command));
-          if (p.description !== undefined) card.append(h('p', { class: 'tool-desc' }, p.description));
-          break;
-        case 'edit':
-          card.append(diffView(p.path, p.before, p.after));
-          break;
-        case 'write':
-          card.append(diffView(p.path, '', p.content));
-          break;
-        case 'json':
-          if (p.text !== '') card.append(h('pre', { class: 'tool-input' }, p.text));
-          break;
-      }
-    }
-
-    if (approval) card.append(this.approvalBlock(tool, approval, approvalQuestion(tool.name, p), ctx, exited));
-
-    if (tool.result) {
-      let text = resultText(tool.result.content);
-      const lines = text.split('\n').length;
-      if (text.length > MAX_RESULT_CHARS) text = `${text.slice(0, MAX_RESULT_CHARS)}\n… (cut; the terminal has the rest)`;
-      // Keep the reader's open/closed choice across re-renders; short results start open.
-      const prev = old?.querySelector('details.tool-result');
-      const wasOpen = prev instanceof HTMLDetailsElement ? prev.open : lines <= 12;
-      card.append(
-        h(
-          'details',
-          { class: `tool-result${tool.result.isError ? ' is-error' : ''}`, open: wasOpen },
-          h('summary', {}, tool.result.isError ? 'Error' : `Result${lines > 1 ? ` (${lines} lines)` : ''}`),
-          h('pre', {}, text === '' ? '(no output)' : text),
-        ),
-      );
-    }
-    return card;
-  }
-
-  private approvalBlock(tool: ToolItem, a: ApprovalView, question: string, ctx: ChatContext, exited: boolean): HTMLElement {
-    const chosen = chosenOption(a);
-    if (a.state === 'pending') {
-      const choices = choicesOf(a);
-      const canAnswer = (ctx.channel?.approve ?? true) && !exited && canApprove(ctx.role);
-      const busy = a.sending || !canAnswer;
-      const firstAllow = choices.find((c) => kindAllows(c.kind));
-      const firstReject = choices.find((c) => !kindAllows(c.kind));
-      const keys = [firstAllow && 'Enter', firstReject && 'Escape', choices.length > 0 && `1…${choices.length}`].filter((k): k is string => typeof k === 'string');
-      const pick = (c: Choice | undefined): void => {
-        if (c && !busy) this.cb.onApprove(a.requestId, c.choice);
-      };
-      const line = a.sending
-        ? `Sending your answer${chosen ? `: “${chosen.label}”` : ''}…`
-        : !canApprove(ctx.role) && !exited
-          ? `${question} Waiting for the owner or an approver (you are ${ctx.role ?? ''}).`
-          : !canAnswer
-          ? `${question} ${exited ? 'The program has exited.' : 'Answer in the terminal: this agent takes approvals only there.'}`
-          : question;
-      return h(
-        'div',
-        {
-          class: 'approval',
-          role: 'group',
-          'aria-label': `Approve ${tool.name}?`,
-          'aria-keyshortcuts': canAnswer ? keys.join(' ') : undefined,
-          tabindex: 0,
-          'data-focus-key': 'approval',
-          'data-approval-state': a.sending ? 'sending' : 'pending',
-          'data-request-id': a.requestId,
-          onkeydown: (ev: Event) => {
-            const k = ev as KeyboardEvent;
-            if (k.altKey || k.ctrlKey || k.metaKey || k.isComposing || busy) return;
-            let c: Choice | undefined;
-            // Enter on a focused button presses that button, as usual.
-            if (k.key === 'Enter' && !(k.target instanceof HTMLButtonElement)) c = firstAllow;
-            else if (k.key === 'Escape' || k.key === 'Backspace') c = firstReject;
-            else if (/^[1-9]$/.test(k.key)) c = choices[Number(k.key) - 1];
-            if (!c) return;
-            k.preventDefault();
-            k.stopPropagation();
-            pick(c);
-          },
-        },
-        h('p', { class: 'approval-q' }, line),
-        a.error !== undefined && h('p', { class: 'approval-error', role: 'alert' }, `Your answer was not delivered: ${a.error}`),
-        canApprove(ctx.role) && h(
-          'div',
-          { class: 'approval-buttons' },
-          ...choices.map((c, i) =>
-            h(
-              'button',
-              {
-                type: 'button',
-                class: `btn ${kindAllows(c.kind) ? 'btn-allow' : 'btn-deny'} opt-${c.kind}`,
-                disabled: busy,
-                'data-action': kindAllows(c.kind) ? 'allow' : 'deny',
-                'data-option': 'option' in c.choice ? c.choice.option : undefined,
-                'data-focus-key': `opt:${i}`,
-                'aria-keyshortcuts': canAnswer ? String(i + 1) : undefined,
-                onclick: () => { pick(c); },
-              },
-              h('kbd', { class: 'opt-key', 'aria-hidden': 'true' }, String(i + 1)),
-              c.label,
-            ),
-          ),
-        ),
-        canAnswer && h('p', { class: 'approval-keys', 'aria-hidden': 'true' }, keyHint(firstAllow, firstReject, choices.length)),
-      );
-    }
-    if (isSentUnconfirmed(a)) {
-      const what = chosen ? `you chose “${chosen.label}”` : a.state === 'allowed' ? 'you allowed it' : 'you denied it';
-      const text = exited ? `Sent (${what}), but the program ended before confirming it.` : `Sent — waiting for the agent… (${what})`;
-      return h('p', { class: 'approval-done approval-sent', 'data-approval-state': 'sent', 'data-focus-key': 'outcome', tabindex: -1 }, text);
-    }
-    return h('p', { class: `approval-done approval-${a.state}`, 'data-approval-state': a.state, 'data-focus-key': 'outcome', tabindex: -1 }, outcomeText(a, chosen));
-  }
-
-  private pendingEl(p: PendingSubmit, exited: boolean): HTMLElement {
-    const failed = p.state === 'failed';
-    return h(
-      'article',
-      { class: `msg user pending${failed ? ' failed' : ''}`, 'data-kind': 'pending', 'data-pending-state': p.state, 'aria-label': failed ? 'You (not sent)' : 'You (sending)' },
-      h('div', { class: 'bubble' }, p.text),
-      h(
-        'span',
-        { class: 'pending-note', role: failed ? 'alert' : undefined },
-        failed && p.error !== undefined ? `${PENDING_NOTE.failed}: ${p.error}` : PENDING_NOTE[p.state],
-        failed && !exited && ' ',
-        failed && !exited && h('button', { type: 'button', class: 'linkish', onclick: () => { this.cb.onDiscard(p.id); this.cb.onSubmit(p.text); } }, 'Send again'),
-        failed && ' ',
-        failed && h('button', { type: 'button', class: 'linkish', onclick: () => { this.cb.onDiscard(p.id); } }, 'Dismiss'),
-      ),
-    );
-  }
-
   private onKey(ev: KeyboardEvent): void {
     // Escape interrupts the agent, as it would in the terminal.
     if (ev.key === 'Escape' && (this.lastStatus === 'thinking' || this.lastStatus === 'responding' || this.lastStatus === 'running_tool')) {
@@ -619,69 +356,4 @@ export class ChatView {
     this.input.style.height = 'auto';
     this.input.style.height = `${Math.min(this.input.scrollHeight, 200)}px`;
   }
-}
-
-function kindAllows(kind: ApprovalOptionKind): boolean {
-  return kind === 'allow_once' || kind === 'allow_always';
-}
-
-/** The card's buttons: the agent's options in its order, or Allow/Deny when it named none. */
-function choicesOf(a: ApprovalView): Choice[] {
-  if (a.options.length === 0) {
-    return [
-      { label: 'Allow', kind: 'allow_once', choice: { allowed: true } },
-      { label: 'Deny', kind: 'reject_once', choice: { allowed: false } },
-    ];
-  }
-  return a.options.map((o) => ({ label: o.label, kind: o.kind, choice: { option: o.id } }));
-}
-
-function keyHint(allow: Choice | undefined, reject: Choice | undefined, n: number): string {
-  const parts: string[] = [];
-  if (allow) parts.push(`Enter: ${allow.label}`);
-  if (reject) parts.push(`Esc: ${reject.label}`);
-  if (n > 0) parts.push(n === 1 ? '1: the option' : `1–${n}: pick an option`);
-  return parts.join(' · ');
-}
-
-/** "Allowed in the browser", "Denied in the terminal (“No, and tell it why”)", "Abandoned …". */
-export function outcomeText(a: ApprovalView, chosen: ApprovalOption | undefined): string {
-  if (a.state === 'abandoned') return 'Abandoned: the agent stopped waiting for an answer.';
-  const what = a.state === 'allowed' ? 'Allowed' : 'Denied';
-  // The main token (`owner`) is everyone on a one-person duet: name only the others.
-  const by = a.decidedByName !== undefined && a.decidedByName !== '' && a.decidedByName !== 'owner' ? ` by ${a.decidedByName}` : '';
-  const who = a.decidedBy === 'terminal' ? ' in the terminal' : a.decidedBy === 'client' ? `${by} in the browser` : '';
-  // The option's own words, unless they only repeat the outcome ("Allow", "Deny").
-  const plain = chosen === undefined || /^(allow|yes|deny|no|reject)$/i.test(chosen.label.trim()) || (optionAllows(chosen) !== (a.state === 'allowed'));
-  return `${what}${who}${plain ? '' : ` (“${chosen.label}”)`}.`;
-}
-
-/** "The program exited with code 3", "The program was ended by SIGTERM". */
-export function exitSentence(e: ExitInfo): string {
-  if (e.signal !== undefined) return `The program was ended by ${e.signal}`;
-  return `The program exited with code ${e.code ?? '?'}`;
-}
-
-function diffView(path: string, before: string, after: string): HTMLElement {
-  const lines = diffLines(before, after);
-  const shown = lines.slice(0, MAX_DIFF_LINES);
-  const adds = lines.filter((l) => l.op === 'add').length;
-  const dels = lines.filter((l) => l.op === 'del').length;
-  return h(
-    'figure',
-    { class: 'diff' },
-    h('figcaption', {}, h('code', {}, path), h('span', { class: 'diff-stat' }, h('span', { class: 'diff-add-n' }, `+${adds}`), ' ', h('span', { class: 'diff-del-n' }, `−${dels}`))),
-    h(
-      'pre',
-      { class: 'diff-body' },
-      // <ins>/<del> so assistive technology hears what changed, not just colours.
-      ...shown.map((l) => h(l.op === 'add' ? 'ins' : l.op === 'del' ? 'del' : 'span', { class: `diff-line diff-${l.op}` }, h('span', { class: 'diff-sign', 'aria-hidden': 'true' }, l.op === 'add' ? '+' : l.op === 'del' ? '-' : ' '), l.text, '\n')),
-      lines.length > shown.length && h('span', { class: 'diff-line diff-more' }, `… ${lines.length - shown.length} more lines`),
-    ),
-  );
-}
-
-/** The heading over one earlier session's part of the conversation. */
-function historyHeading(session: string): HTMLElement {
-  return h('p', { class: 'history-heading', role: 'note', 'data-session-id': session }, 'Earlier conversation (session ', h('a', { href: `#/session/${encodeURIComponent(session)}` }, session.slice(0, 8)), ')');
 }

@@ -169,6 +169,13 @@ export type ServerMessage = { "type": "hello" } & Hello | { "type": "event",
  */
 seq: number, 
 /**
+ * When duet received the event: milliseconds since the session's
+ * clock started, which is time 0 of its terminal recording (the
+ * asciicast's offsets), so replay lines both up. Absent when not
+ * known (a session from before duet kept times).
+ */
+at?: number, 
+/**
  * The event object, verbatim: one of the modelled sidecar events, or
  * any other object (an unknown type passes through).
  */
@@ -276,6 +283,57 @@ pending: Array<Approval>,
 busy_since?: number, };
 
 export type Board = { sessions: Array<BoardEntry>, };
+
+export type PushKey = { 
+/**
+ * The uncompressed P-256 point (65 bytes), base64url without padding.
+ */
+public_key: string, };
+
+export type PushSubscriptionKeys = { 
+/**
+ * The browser's P-256 public key (65 bytes, uncompressed).
+ */
+p256dh: string, 
+/**
+ * The authentication secret (16 bytes).
+ */
+auth: string, };
+
+export type PushSubscribe = { endpoint: string, keys: PushSubscriptionKeys, 
+/**
+ * What browsers send (usually `null`); not used.
+ */
+expirationTime?: number | null, };
+
+export type PushUnsubscribe = { endpoint: string, };
+
+export type PushMute = { endpoint: string, session: SessionId, muted: boolean, };
+
+export type PushDevice = { endpoint: string, 
+/**
+ * Sessions this device hears nothing about.
+ */
+muted: Array<SessionId>, 
+/**
+ * Unix time in milliseconds.
+ */
+created_at: number, };
+
+export type PushKind = "approval" | "turn" | "exit";
+
+export type PushShow = { tag: string, title: string, body: string, 
+/**
+ * Where a click goes, relative to the app (`./#/session/<id>…`).
+ */
+url: string, kind: PushKind, 
+/**
+ * The session it is about (the worker does not show it while a tab
+ * shows the session).
+ */
+session: SessionId, };
+
+export type PushPayload = PushShow | { close: string, };
 
 export type ProfileInfo = { name: string, description?: string, 
 /**

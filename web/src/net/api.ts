@@ -2,7 +2,7 @@
 // runtime (net/guards.ts). Requests carry the session cookie (same origin);
 // a 401 surfaces as `ApiError` with code `unauthorized`, which the app turns
 // into the token form.
-import type { ApprovalDecision, CreateSession, CreateShare, ErrorCode, ProfileInfo, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
+import type { ApprovalDecision, CreateSession, CreateShare, ErrorCode, ProfileInfo, PushDevice, PushKey, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
 import { isObject } from '../chat/json';
 import { isListOf, isProfileInfo, isSessionInfo } from './guards';
 
@@ -58,6 +58,9 @@ function expect<T>(data: unknown, is: (v: unknown) => v is T, what: string): T {
   return data;
 }
 
+const isPushKey = (v: unknown): v is PushKey => isObject(v) && typeof v.public_key === 'string';
+const isPushDevice = (v: unknown): v is PushDevice => isObject(v) && typeof v.endpoint === 'string' && Array.isArray(v.muted);
+
 const isSubmitResponse = (v: unknown): v is SubmitResponse => isObject(v) && typeof v.queued === 'boolean';
 
 /** The REST endpoints the UI uses. */
@@ -108,6 +111,26 @@ export const api = {
   /** Revokes a share link: it stops working and its viewers are disconnected. */
   async revokeShare(id: string, shareId: string): Promise<void> {
     await call('DELETE', `api/sessions/${encodeURIComponent(id)}/shares/${encodeURIComponent(shareId)}`);
+  },
+  /** The server's VAPID public key (base64url), for `PushManager.subscribe`. */
+  async pushKey(): Promise<string> {
+    return expect(await call('GET', 'api/push/key'), isPushKey, 'push key').public_key;
+  },
+  /** This login's devices that receive Web Push. */
+  async pushDevices(): Promise<PushDevice[]> {
+    return expect(await call('GET', 'api/push/subscriptions'), isListOf(isPushDevice), 'push devices');
+  },
+  /** Registers a browser's `PushSubscription` (its `toJSON()`). */
+  async pushSubscribe(subscription: PushSubscriptionJSON): Promise<PushDevice> {
+    return expect(await call('POST', 'api/push/subscriptions', subscription), isPushDevice, 'push device');
+  },
+  /** Turns a device off. */
+  async pushUnsubscribe(endpoint: string): Promise<void> {
+    await call('DELETE', 'api/push/subscriptions', { endpoint });
+  },
+  /** Mutes (or unmutes) one session on a device. */
+  async pushMute(endpoint: string, session: string, muted: boolean): Promise<PushDevice> {
+    return expect(await call('PUT', 'api/push/subscriptions/mute', { endpoint, session, muted }), isPushDevice, 'push device');
   },
   /** The earlier conversation of a resumed session: NDJSON of `HistoryLine`s (empty when it resumed nothing). */
   async history(id: string): Promise<string> {

@@ -1,8 +1,9 @@
 // duet's service worker: shows and withdraws system notifications for the
-// pages (and, when the page is closed, for Web Push), and opens the right
+// pages and for Web Push (also when no page is open), and opens the right
 // session when one is clicked. It caches nothing: the API, the board stream
 // and the WebSockets always go to the server (there is no fetch handler at
 // all, so every request takes the browser's normal path).
+import type { PushPayload } from '../generated/protocol';
 import type { NotifyItem, OpenMessage, ToWorker } from './messages';
 
 declare const self: ServiceWorkerGlobalScope;
@@ -21,11 +22,19 @@ async function anyVisible(): Promise<boolean> {
   return windows.some((w) => w.visibilityState === 'visible');
 }
 
-/** Shows `item` unless a visible tab shows it or another tab already did. */
-async function show(item: NotifyItem): Promise<void> {
+/**
+ * Shows `item` unless a visible tab shows it (every duet tab shows the
+ * board, so any visible one shows the session). A tab's request is skipped
+ * when another tab already showed that tag; a push (`replace`) shows it
+ * again under the same tag, which replaces the first quietly: still one
+ * notification, and Chrome sees that the push showed one.
+ */
+async function show(item: NotifyItem, replace = false): Promise<void> {
   if (await anyVisible()) return;
-  const existing = await self.registration.getNotifications({ tag: item.tag });
-  if (existing.length > 0) return;
+  if (!replace) {
+    const existing = await self.registration.getNotifications({ tag: item.tag });
+    if (existing.length > 0) return;
+  }
   await self.registration.showNotification(item.title, {
     body: item.body,
     tag: item.tag,
@@ -63,6 +72,51 @@ self.addEventListener('message', (event) => {
   if (!isToWorker(m)) return;
   queue = queue.then(() => handle(m)).catch((err: unknown) => { console.warn('duet: notification', err); });
   event.waitUntil(queue);
+});
+
+function isPushPayload(v: unknown): v is PushPayload {
+  if (typeof v !== 'object' || v === null) return false;
+  const p = v as Record<string, unknown>;
+  if (typeof p.close === 'string') return true;
+  return typeof p.tag === 'string' && typeof p.title === 'string' && typeof p.body === 'string' && typeof p.url === 'string';
+}
+
+/** Web Push from the server, also while no duet page is open: show, or withdraw (`{close: tag}`). */
+async function onPush(p: PushPayload): Promise<void> {
+  if ('close' in p) return close([p.close]);
+  return show({ tag: p.tag, title: p.title, body: p.body, url: p.url }, true);
+}
+
+self.addEventListener('push', (event) => {
+  let data: unknown;
+  try {
+    data = event.data?.json();
+  } catch {
+    return; // not JSON: not from duet
+  }
+  if (!isPushPayload(data)) return;
+  const p = data;
+  queue = queue.then(() => onPush(p)).catch((err: unknown) => { console.warn('duet: push', err); });
+  event.waitUntil(queue);
+});
+
+/**
+ * The browser replaced the subscription (the push service expired it):
+ * subscribe again with the same key if it did not, and register the new one
+ * with duet (the login cookie goes with the request), then drop the old one.
+ */
+async function renew(e: PushSubscriptionChangeEvent): Promise<void> {
+  const key = e.oldSubscription?.options.applicationServerKey;
+  const next = e.newSubscription ?? (key ? await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }) : null);
+  if (!next) return;
+  const post = (method: string, body: unknown): Promise<Response> =>
+    fetch(new URL('api/push/subscriptions', self.registration.scope), { method, credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await post('POST', next.toJSON());
+  if (e.oldSubscription && e.oldSubscription.endpoint !== next.endpoint) await post('DELETE', { endpoint: e.oldSubscription.endpoint });
+}
+
+self.addEventListener('pushsubscriptionchange', (event) => {
+  event.waitUntil(renew(event).catch((err: unknown) => { console.warn('duet: renewing the push subscription', err); }));
 });
 
 /** Opens `url` in a duet tab: the focused one, else any, else a new window. */

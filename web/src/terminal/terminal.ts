@@ -7,7 +7,7 @@
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
-import { Terminal, type IDisposable } from '@xterm/xterm';
+import { Terminal, type IDisposable, type ITerminalOptions } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
 import { h } from '../ui/dom';
 import { terminalThemes, type ThemeName } from '../ui/theme';
@@ -53,6 +53,21 @@ export interface ScreenDump {
   lines: { text: string; wrapped: boolean }[];
   driver: boolean;
   renderer: string;
+}
+
+/** How every terminal of the app looks (the live one and the replay's). */
+export function terminalLook(theme: ThemeName): ITerminalOptions {
+  return {
+    fontFamily: 'ui-monospace, "SFMono-Regular", "JetBrains Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace',
+    fontSize: 13,
+    lineHeight: 1.15,
+    scrollback: 5000,
+    theme: terminalThemes[theme],
+    // Programs pick their own colours (dim grey, bright magenta) with no
+    // thought for the theme: xterm lightens or darkens a foreground until it
+    // reads against its background (WCAG AA, as the axe test checks).
+    minimumContrastRatio: 4.5,
+  };
 }
 
 /** Resize messages wait this long for the pane to settle, in ms. */
@@ -121,15 +136,7 @@ export class TerminalPane {
     this.term = new Terminal({
       allowProposedApi: true, // needed by the unicode11 addon
       cursorBlink: true,
-      fontFamily: 'ui-monospace, "SFMono-Regular", "JetBrains Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace',
-      fontSize: 13,
-      lineHeight: 1.15,
-      scrollback: 5000,
-      theme: terminalThemes[theme],
-      // Programs pick their own colours (dim grey, bright magenta) with no
-      // thought for the theme: xterm lightens or darkens a foreground until it
-      // reads against its background (WCAG AA, as the axe test checks).
-      minimumContrastRatio: 4.5,
+      ...terminalLook(theme),
       macOptionIsMeta: true,
       // No reflow on resize: the server's screen (vt100), whose snapshot a reload
       // or a second tab draws, cuts and pads lines instead of rewrapping them, and

@@ -1,6 +1,7 @@
 // Export from the UI (the top bar, while a session is open): the events as
 // the server keeps them (NDJSON, verbatim), the chat as Markdown (made here
-// from the chat state), the terminal recording as an asciicast (.cast) file.
+// from the chat state), the terminal recording as an asciicast (.cast) file;
+// on a phone also the way to the replay, which the top bar has no room for.
 import { chatMarkdown } from '../chat/export';
 import type { ChatState } from '../chat/state';
 import { apiUrl } from '../net/api';
@@ -18,12 +19,17 @@ export class ExportMenu {
   readonly root: HTMLDetailsElement;
   private readonly events: HTMLAnchorElement;
   private readonly recording: HTMLAnchorElement;
+  /** Phones only (CSS): the top bar has no room for its own Replay link. */
+  private readonly replay: HTMLAnchorElement;
 
   constructor(private readonly current: () => Exportable | null) {
-    this.events = h('a', { class: 'export-item', role: 'menuitem' }, 'Events (NDJSON)');
-    this.recording = h('a', { class: 'export-item', role: 'menuitem' }, 'Terminal recording (.cast)');
+    // A chosen item closes the menu, as the chat item does.
+    const close = (): void => { this.root.open = false; };
+    this.events = h('a', { class: 'export-item', role: 'menuitem', onclick: close }, 'Events (NDJSON)');
+    this.recording = h('a', { class: 'export-item', role: 'menuitem', onclick: close }, 'Terminal recording (.cast)');
     const chat = h('button', { type: 'button', class: 'export-item', role: 'menuitem', onclick: () => { this.saveChat(); } }, 'Chat (Markdown)');
-    this.root = h('details', { class: 'export-menu', hidden: true }, h('summary', { class: 'btn btn-quiet' }, 'Export'), h('div', { class: 'export-list', role: 'menu' }, this.events, chat, this.recording));
+    this.replay = h('a', { class: 'export-item export-replay', role: 'menuitem', onclick: close }, 'Replay in the browser');
+    this.root = h('details', { class: 'export-menu', hidden: true }, h('summary', { class: 'btn btn-quiet' }, 'Export'), h('div', { class: 'export-list', role: 'menu' }, this.events, chat, this.recording, this.replay));
   }
 
   /** Follows the open session. */
@@ -36,6 +42,7 @@ export class ExportMenu {
     this.events.download = `duet-${s.id}.ndjson`;
     this.recording.href = apiUrl(`api/sessions/${id}/recording`).href;
     this.recording.download = `duet-${s.id}.cast`;
+    this.replay.href = `#/session/${id}/replay`;
   }
 
   private saveChat(): void {

@@ -1,7 +1,10 @@
 // The top bar's notification control: asks for permission (a click is
-// needed for that) and sets after how long a finished turn is worth a
-// notification. Approvals and exits always notify once permission is given.
+// needed for that), sets after how long a finished turn is worth a
+// notification, turns Web Push on or off for this device, and mutes the
+// open session on it. Approvals and exits always notify once permission
+// is given.
 import { Notifier, setTurnSeconds, turnSeconds } from '../notify/notifier';
+import { PushControl } from '../notify/push';
 import { h } from './dom';
 
 function stateText(): string {
@@ -16,8 +19,25 @@ function stateText(): string {
   }
 }
 
-/** The control: a button that opens a small panel. */
-export function notifySettings(): HTMLElement {
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** A bell drawn inline (an emoji renders as a box where no emoji font is installed). */
+function bellIcon(): SVGSVGElement {
+  const svg = document.createElementNS(SVG, 'svg');
+  for (const [k, v] of Object.entries({ viewBox: '0 0 24 24', width: '18', height: '18', fill: 'none', stroke: 'currentColor', 'stroke-width': '2', 'stroke-linecap': 'round', 'stroke-linejoin': 'round', 'aria-hidden': 'true', class: 'icon-bell' })) svg.setAttribute(k, v);
+  for (const d of ['M6 8a6 6 0 0 1 12 0c0 7 3 9 3 9H3s3-2 3-9', 'M10.3 21a1.94 1.94 0 0 0 3.4 0']) {
+    const path = document.createElementNS(SVG, 'path');
+    path.setAttribute('d', d);
+    svg.append(path);
+  }
+  return svg;
+}
+
+/**
+ * The control: a button that opens a small panel. `push` is this device's
+ * Web Push; `session` the open session's id, if any (for muting it).
+ */
+export function notifySettings(push: PushControl, session: () => string | undefined): HTMLElement {
   const status = h('p', { class: 'notify-status', role: 'status' }, stateText());
   const enable = h('button', {
     type: 'button',
@@ -39,10 +59,60 @@ export function notifySettings(): HTMLElement {
     'aria-label': 'Notify when a turn took longer than (seconds)',
     onchange: () => { const v = Number(seconds.value); if (v > 0) setTurnSeconds(v); },
   });
+
+  const pushStatus = h('p', { class: 'notify-status push-status', role: 'status' });
+  const pushBox = h('input', { type: 'checkbox', class: 'push-enable', disabled: !PushControl.supported });
+  const muteBox = h('input', { type: 'checkbox', class: 'push-mute' });
+  const muteRow = h('label', { class: 'notify-row push-mute-row', hidden: true }, muteBox, 'Mute this session on this device');
+  /** Shows push as it is: on or off here, and the open session's mute. */
+  const refresh = async (): Promise<void> => {
+    if (!PushControl.supported) {
+      pushStatus.textContent = 'This browser cannot receive push here (it needs https, or localhost).';
+      return;
+    }
+    const on = (await push.current()) !== null;
+    pushBox.checked = on;
+    const id = session();
+    const muted = on && id !== undefined ? await push.muted(id).catch(() => null) : null;
+    muteRow.hidden = muted === null;
+    muteBox.checked = muted === true;
+  };
+  /** A change is under way (the panel's refresh must not undo the user's tick meanwhile). */
+  let busy = false;
+  const act = (what: () => Promise<void>, done: string): void => {
+    busy = true;
+    pushBox.disabled = muteBox.disabled = true;
+    pushStatus.textContent = 'Working…';
+    void what()
+      .then(() => { pushStatus.textContent = done; })
+      .catch((err: unknown) => { pushStatus.textContent = err instanceof Error ? err.message : String(err); })
+      .then(() => refresh())
+      .finally(() => {
+        busy = false;
+        pushBox.disabled = !PushControl.supported;
+        muteBox.disabled = false;
+        status.textContent = stateText();
+        enable.hidden = !Notifier.supported || Notification.permission !== 'default';
+      });
+  };
+  pushBox.addEventListener('change', () => {
+    if (pushBox.checked) act(() => push.enable(), 'Push is on: this device hears of approvals, long turns and exits, also with duet closed.');
+    else act(() => push.disable(), 'Push is off on this device.');
+  });
+  muteBox.addEventListener('change', () => {
+    const id = session();
+    if (id === undefined) return;
+    const muted = muteBox.checked;
+    act(() => push.setMuted(id, muted), muted ? 'This session is muted on this device.' : 'This session notifies this device again.');
+  });
+
   const panel = h('div', { class: 'notify-panel', hidden: true, role: 'dialog', 'aria-label': 'Notifications' },
     status,
     enable,
     h('label', { class: 'notify-row' }, 'A turn finished after more than ', seconds, ' s'),
+    h('label', { class: 'notify-row' }, pushBox, 'Push to this device (also with duet closed)'),
+    muteRow,
+    pushStatus,
   );
   const button = h('button', {
     type: 'button',
@@ -53,7 +123,8 @@ export function notifySettings(): HTMLElement {
       panel.hidden = !panel.hidden;
       button.setAttribute('aria-expanded', String(!panel.hidden));
       status.textContent = stateText();
+      if (!panel.hidden && !busy) void refresh().catch(() => undefined);
     },
-  }, '🔔');
+  }, bellIcon());
   return h('div', { class: 'notify-control' }, button, panel);
 }

@@ -16,8 +16,11 @@ use std::sync::{Mutex, MutexGuard};
 use axum::extract::ws::Utf8Bytes;
 use tokio::sync::watch;
 
+use super::times::EventTimes;
+
 /// One relayed event: its seq, the line as written, and the ready-made
-/// `event` frame (built once, shared by every client).
+/// `event` frame with its receive time (see `times.rs`), built once and
+/// shared by every client.
 #[derive(Clone)]
 pub struct Event {
     pub seq: u64,
@@ -29,6 +32,10 @@ struct Inner {
     /// Byte offset in the events file of each line, indexed by seq-1; `None`
     /// for lines that were skipped (invalid, too long, blank).
     offsets: Vec<Option<u64>>,
+    /// When each line was received, indexed by seq-1 (`None` for skipped
+    /// lines and when times are not kept).
+    times: Vec<Option<u64>>,
+    stamps: Option<EventTimes>,
     /// The newest valid events, oldest first.
     cache: VecDeque<Event>,
     cache_bytes: usize,
@@ -58,6 +65,8 @@ impl EventLog {
             path,
             inner: Mutex::new(Inner {
                 offsets: Vec::new(),
+                times: Vec::new(),
+                stamps: None,
                 cache: VecDeque::new(),
                 cache_bytes: 0,
                 disk_valid_from: 1,
@@ -80,6 +89,12 @@ impl EventLog {
         let log = Self::new(path, max_cache_bytes);
         lock(&log.inner).writer = Some((file, len));
         Ok(log)
+    }
+
+    /// Stamps each event with its receive time from `stamps`.
+    pub(crate) fn with_times(self, stamps: EventTimes) -> Self {
+        lock(&self.inner).stamps = Some(stamps);
+        self
     }
 
     /// Appends one event (a JSON object, no newline) to duet's own file and
@@ -113,6 +128,7 @@ impl EventLog {
     pub fn skip_line(&self) -> u64 {
         let mut inner = lock(&self.inner);
         inner.offsets.push(None);
+        inner.times.push(None);
         inner.offsets.len() as u64
     }
 
@@ -128,7 +144,9 @@ impl EventLog {
     fn record(&self, inner: &mut Inner, offset: u64, line: &str) -> u64 {
         inner.offsets.push(Some(offset));
         let seq = inner.offsets.len() as u64;
-        let frame = duet_protocol::ws::event_frame(seq, line);
+        let at = inner.stamps.as_mut().and_then(|t| t.stamp(seq));
+        inner.times.push(at);
+        let frame = duet_protocol::ws::event_frame(seq, at, line);
         inner.cache_bytes += line.len() + frame.len();
         inner.cache.push_back(Event {
             seq,
@@ -173,8 +191,11 @@ impl EventLog {
             }
             let cache_first = inner.cache.front().map_or(last + 1, |e| e.seq);
             // Valid lines between the cursor and the cache must come from disk.
-            let disk: Vec<(u64, u64)> = ((after + 1)..cache_first.min(last + 1))
-                .filter_map(|seq| inner.offsets[seq as usize - 1].map(|off| (seq, off)))
+            let disk: Vec<(u64, u64, Option<u64>)> = ((after + 1)..cache_first.min(last + 1))
+                .filter_map(|seq| {
+                    let i = seq as usize - 1;
+                    inner.offsets[i].map(|off| (seq, off, inner.times[i]))
+                })
                 .take(max)
                 .collect();
             if disk.is_empty() {
@@ -190,13 +211,13 @@ impl EventLog {
             (disk, inner.disk_valid_from)
         };
         let mut events = Vec::with_capacity(disk.len());
-        let upto = disk.last().map_or(after, |(seq, _)| *seq);
+        let upto = disk.last().map_or(after, |(seq, _, _)| *seq);
         let Ok(file) = std::fs::File::open(&self.path) else {
             return (events, upto);
         };
         let mut reader = BufReader::new(file);
         let mut line = String::new();
-        for (seq, offset) in disk {
+        for (seq, offset, at) in disk {
             if seq < disk_from {
                 continue;
             }
@@ -216,7 +237,7 @@ impl EventLog {
             let text = text.strip_suffix('\r').unwrap_or(text);
             events.push(Event {
                 seq,
-                frame: Utf8Bytes::from(duet_protocol::ws::event_frame(seq, text)),
+                frame: Utf8Bytes::from(duet_protocol::ws::event_frame(seq, at, text)),
                 line: Utf8Bytes::from(text.to_string()),
             });
         }

@@ -26,6 +26,7 @@ pub(crate) mod dual_output;
 pub(crate) mod log;
 pub(crate) mod stream_json;
 pub(crate) mod tail;
+pub(crate) mod times;
 pub(crate) mod turn;
 pub(crate) mod watcher;
 

@@ -42,7 +42,6 @@ pub(crate) struct Terminal {
     pty: Mutex<Option<Arc<Pty>>>,
     /// The program runs on pipes (`pipes.rs`): no keys reach it.
     headless: AtomicBool,
-    recording: Option<Arc<Recording>>,
 }
 
 impl Terminal {
@@ -54,6 +53,9 @@ impl Terminal {
         recording: Option<Recording>,
     ) -> Result<Self> {
         let output = Arc::new(Output::new(cols, rows, limits));
+        if let Some(r) = recording {
+            let _ = output.recording.set(Arc::new(r));
+        }
         // The parser is CPU-bound; it gets a thread of its own rather than a
         // runtime worker the forwarding path needs. Closing the output ends it.
         std::thread::Builder::new()
@@ -68,14 +70,13 @@ impl Terminal {
             output,
             pty: Mutex::new(None),
             headless: AtomicBool::new(false),
-            recording: recording.map(Arc::new),
         })
     }
 
     /// Starts moving the program's output into the ring, until EOF.
     pub(crate) fn attach_pty(&self, pty: Arc<Pty>) -> impl std::future::Future<Output = ()> {
         *lock(&self.pty) = Some(pty.clone());
-        pump(pty, self.output.clone(), self.recording.clone())
+        pump(pty, self.output.clone())
     }
 
     /// Shows a headless program's stderr, until EOF; from now on the
@@ -116,8 +117,16 @@ impl Terminal {
         if let Some(Err(e)) = pty.map(|p| p.resize(cols, rows)) {
             warn!(?e, "resizing the PTY");
         }
-        if let Some(r) = &self.recording {
+        if let Some(r) = self.output.recording.get() {
             r.resize(cols, rows);
+        }
+    }
+
+    /// Writes out what the recording holds in its buffer, so that the file
+    /// has all output so far.
+    pub(crate) fn flush_recording(&self) {
+        if let Some(r) = self.output.recording.get() {
+            r.flush();
         }
     }
 
@@ -141,7 +150,8 @@ const PUMP_FIRST_BUF: usize = 4 << 10;
 const PUMP_MAX_BUF: usize = 64 << 10;
 
 /// Moves program output into the ring until EOF.
-async fn pump(pty: Arc<Pty>, output: Arc<Output>, recording: Option<Arc<Recording>>) {
+async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
+    let recording = output.recording.get().cloned();
     // Up to 64 KiB per push: a flood arrives in 4 KiB reads, and each push
     // wakes the parser and every client. The buffer starts small and doubles
     // each time a burst fills it (zeroing touches every page: an idle
@@ -165,6 +175,9 @@ async fn pump(pty: Arc<Pty>, output: Arc<Output>, recording: Option<Arc<Recordin
                 break;
             }
         }
+    }
+    if let Some(r) = &recording {
+        r.flush();
     }
     output.close();
 }

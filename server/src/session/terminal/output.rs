@@ -12,13 +12,14 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use tokio::sync::{watch, Notify};
 
 use super::flow::Reader;
+use super::recording::Recording;
 use super::screen::{Screen, Snapshot};
 use crate::session::lock;
 
@@ -72,7 +73,33 @@ pub(super) struct Ring {
     /// Offset up to which the screen has consumed the stream.
     pub(super) parsed: u64,
     pub(super) closed: bool,
+    /// What the parser thread is doing; decides whether a push wakes it.
+    pub(super) parser: ParserState,
 }
+
+/// The screen parser's state, as [`Output::push`] sees it (under the ring
+/// lock).
+///
+/// Waking the parser for every push put a futex call and a thread switch
+/// on every echoed key (profiled in docs/benchmarks.md). The screen serves
+/// snapshots, titles and `/screen`, none of which needs sub-millisecond
+/// freshness, so while output trickles in the parser naps and takes it in
+/// batches; whoever needs the screen current ([`Output::settle`]) wakes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ParserState {
+    /// Working through a batch: it looks at the ring again before it waits.
+    Busy,
+    /// Parsed something recently; looks again after [`PARSER_NAP`] by itself.
+    Napping,
+    /// Nothing came for a nap: only a wake-up brings it back.
+    Idle,
+}
+
+/// How long the parser naps between batches while output keeps coming.
+pub(super) const PARSER_NAP: Duration = Duration::from_millis(10);
+/// A napping parser is woken early once this much output waits for it, so a
+/// flood is parsed as it comes and the backlog stays small.
+const WAKE_NAPPING_AT: u64 = 64 << 10;
 
 impl Ring {
     fn trim(&mut self, limits: &OutputLimits) {
@@ -131,6 +158,9 @@ pub struct Output {
     pub(super) progress: Notify,
     pub(super) epoch: Instant,
     pub(super) limits: OutputLimits,
+    /// The session's recording: the PTY reader records into it, the
+    /// parser thread writes out what it buffered (see `recording.rs`).
+    pub(super) recording: OnceLock<Arc<Recording>>,
     /// Counts the times the PTY reader waits for a client (`flow.rs`).
     pub(crate) flow_holds: std::sync::OnceLock<prometheus_client::metrics::counter::Counter>,
 }
@@ -146,6 +176,7 @@ impl Output {
                 end: 0,
                 parsed: 0,
                 closed: false,
+                parser: ParserState::Idle,
             }),
             data_cv: Condvar::new(),
             head: watch::channel(0).0,
@@ -157,6 +188,7 @@ impl Output {
             progress: Notify::new(),
             epoch: Instant::now(),
             limits,
+            recording: OnceLock::new(),
             flow_holds: Default::default(),
         }
     }
@@ -170,12 +202,29 @@ impl Output {
         ring.items.push_back((offset, Item::Data(data)));
         ring.trim(&self.limits);
         let end = ring.end;
+        let wake_parser = match ring.parser {
+            ParserState::Busy => false,
+            ParserState::Napping => end - ring.parsed >= WAKE_NAPPING_AT,
+            ParserState::Idle => true,
+        };
         drop(ring);
         // Clients first: the parser's wake-up is off the echo's path
         // (profiled: waking it first put a thread switch before every
         // echoed key).
         self.head.send_replace(end);
-        self.data_cv.notify_one();
+        if wake_parser {
+            self.data_cv.notify_one();
+        }
+    }
+
+    /// Brings a napping or idle parser to the ring at once.
+    pub(super) fn wake_parser(&self) {
+        let ring = lock(&self.ring);
+        let waiting = ring.parser != ParserState::Busy;
+        drop(ring);
+        if waiting {
+            self.data_cv.notify_one();
+        }
     }
 
     /// Records a PTY resize at the current point of the stream.

@@ -302,6 +302,8 @@ impl Pty {
     }
 
     async fn read_available(&self, buf: &mut [u8]) -> io::Result<usize> {
+        /// Far below the ~4 KiB a PTY hands out per read under a flood.
+        const SHORT_READ: usize = 512;
         let mut filled = 0;
         loop {
             let mut guard = self.fd.readable().await?;
@@ -310,7 +312,11 @@ impl Pty {
                     Ok(0) | Err(Errno::IO) => return Ok(filled),
                     Ok(n) => {
                         filled += n;
-                        if filled == buf.len() {
+                        // A short first read is interactive output (an
+                        // echo): hand it over now. The read that finds the
+                        // PTY empty comes on the next call, after the
+                        // clients were woken, not before.
+                        if filled == buf.len() || filled < SHORT_READ {
                             return Ok(filled);
                         }
                     }

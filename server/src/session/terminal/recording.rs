@@ -5,8 +5,16 @@
 //! kept and swept with the transcript.
 //!
 //! Bounded: past `max_bytes` recording stops, with a last line that says
-//! so. Written with one `write` per line (no buffer to lose at a crash);
-//! a failed write stops the recording, never the session.
+//! so. A failed write stops the recording, never the session.
+//!
+//! The PTY reader records every burst before it hands it to clients, so a
+//! write here sits on the path of every echoed key. Small bursts are
+//! therefore only copied into a buffer, and the screen parser's thread
+//! writes them out after each batch it parses (within ~10 ms, see
+//! `output::ParserState`); a burst that fills the buffer is written at
+//! once, by the reader, as before. Resizes, the end of the output and a
+//! request for the file write the buffer out first, so the file is always
+//! in stream order.
 
 use std::fs::File;
 use std::io::Write;
@@ -24,7 +32,14 @@ struct State {
     written: u64,
     /// The start of a UTF-8 sequence cut at the end of the last burst.
     partial: Vec<u8>,
+    /// Output not written yet, and when its first byte came (seconds).
+    pending: Vec<u8>,
+    pending_at: f64,
 }
+
+/// Buffered output past this is written at once (a flood's bursts are
+/// 4-64 KiB, so a flood is written as it comes, in large lines).
+const WRITE_AT: usize = 16 << 10;
 
 /// See the module docs.
 pub(crate) struct Recording {
@@ -34,12 +49,15 @@ pub(crate) struct Recording {
 }
 
 impl Recording {
-    /// Starts a recording of a `cols`×`rows` terminal at `path`.
+    /// Starts a recording of a `cols`×`rows` terminal at `path`; its time 0
+    /// is `start`, the session clock that event times use too
+    /// (`channel/times.rs`).
     pub(crate) fn create(
         path: &Path,
         cols: u16,
         rows: u16,
         max_bytes: u64,
+        start: Instant,
     ) -> std::io::Result<Self> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut file = std::fs::OpenOptions::new()
@@ -62,20 +80,54 @@ impl Recording {
                 file: Some(file),
                 written: line.len() as u64,
                 partial: Vec::new(),
+                pending: Vec::new(),
+                pending_at: 0.0,
             }),
-            start: Instant::now(),
+            start,
             max_bytes,
         })
     }
 
-    /// Records program output.
+    /// Records program output: buffered, or written once enough waits.
     pub(crate) fn output(&self, bytes: &[u8]) {
         let mut st = lock(&self.state);
         if st.file.is_none() {
             return;
         }
+        if st.pending.is_empty() {
+            st.pending_at = self.now();
+        }
+        st.pending.extend_from_slice(bytes);
+        if st.pending.len() >= WRITE_AT {
+            self.write_pending(&mut st);
+        }
+    }
+
+    /// Writes out the buffered output.
+    pub(crate) fn flush(&self) {
+        let mut st = lock(&self.state);
+        self.write_pending(&mut st);
+    }
+
+    /// Records a resize, after the output before it.
+    pub(crate) fn resize(&self, cols: u16, rows: u16) {
+        let mut st = lock(&self.state);
+        self.write_pending(&mut st);
+        let at = self.now();
+        self.write(&mut st, at, "r", &format!("{cols}x{rows}"));
+    }
+
+    fn now(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    fn write_pending(&self, st: &mut State) {
+        if st.pending.is_empty() || st.file.is_none() {
+            st.pending.clear();
+            return;
+        }
         let mut data = std::mem::take(&mut st.partial);
-        data.extend_from_slice(bytes);
+        data.append(&mut st.pending);
         // Hold back an incomplete UTF-8 sequence at the end for the next
         // burst; anything else that is not UTF-8 becomes U+FFFD.
         let cut = incomplete_tail(&data);
@@ -84,18 +136,15 @@ impl Recording {
             return;
         }
         let text = String::from_utf8_lossy(&data);
-        self.write(&mut st, "o", &text);
+        let at = st.pending_at;
+        self.write(st, at, "o", &text);
+        // The buffer's memory goes back once written: an idle session keeps
+        // none, and a flood's large buffer is not kept for its typing.
+        st.pending = Vec::new();
     }
 
-    /// Records a resize.
-    pub(crate) fn resize(&self, cols: u16, rows: u16) {
-        let mut st = lock(&self.state);
-        self.write(&mut st, "r", &format!("{cols}x{rows}"));
-    }
-
-    fn write(&self, st: &mut State, kind: &str, data: &str) {
+    fn write(&self, st: &mut State, at: f64, kind: &str, data: &str) {
         let Some(file) = st.file.as_mut() else { return };
-        let at = self.start.elapsed().as_secs_f64();
         let mut line = json!([(at * 1e6).round() / 1e6, kind, data]).to_string();
         line.push('\n');
         if st.written + line.len() as u64 > self.max_bytes {
@@ -147,13 +196,14 @@ mod tests {
     fn a_cast_with_split_utf8_resizes_and_a_limit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.cast");
-        let rec = Recording::create(&path, 80, 24, 400).unwrap();
+        let rec = Recording::create(&path, 80, 24, 400, Instant::now()).unwrap();
         let text = "héllo ✓".as_bytes();
         rec.output(&text[..2]); // cut inside "é"
         rec.output(&text[2..]);
         rec.resize(100, 30);
         for _ in 0..20 {
             rec.output(b"0123456789");
+            rec.flush();
         }
         let cast = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<serde_json::Value> = cast
@@ -171,5 +221,33 @@ mod tests {
         assert!(lines.iter().any(|l| l[1] == "r" && l[2] == "100x30"));
         assert!(out.contains("recording stopped"));
         assert!(cast.len() < 600);
+    }
+
+    #[test]
+    fn small_bursts_wait_for_a_flush_and_stay_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.cast");
+        let rec = Recording::create(&path, 80, 24, 1 << 20, Instant::now()).unwrap();
+        let lines = || std::fs::read_to_string(&path).unwrap().lines().count();
+        rec.output(b"a");
+        rec.output(b"b");
+        assert_eq!(lines(), 1, "a keystroke's echo is not written on its way");
+        rec.resize(100, 30);
+        rec.output(&vec![b'x'; WRITE_AT]);
+        assert_eq!(
+            lines(),
+            4,
+            "the buffer, the resize, then a burst that fills it"
+        );
+        let cast: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(cast[1][2], "ab");
+        assert_eq!(cast[2][2], "100x30");
+        assert_eq!(cast[3][2].as_str().unwrap().len(), WRITE_AT);
+        rec.flush();
+        assert_eq!(lines(), 4, "nothing left to write");
     }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use tokio::sync::watch;
 
-use super::output::{item_len, Item, Output};
+use super::output::{item_len, Item, Output, ParserState, PARSER_NAP};
 use crate::session::lock;
 
 /// How far the stream may have moved past the cached snapshot for it still
@@ -120,20 +120,37 @@ impl Output {
     pub fn run_parser(&self) {
         let mut next_item = 0u64;
         let mut parsed = 0u64;
+        let mut took_any = false;
         loop {
             let batch: Vec<Item> = {
                 let mut ring = lock(&self.ring);
                 ring.parsed = parsed;
+                // Parsed something just now: nap, and take whatever came
+                // meanwhile in one batch (see `ParserState`).
+                let mut nap = took_any;
                 loop {
                     let available = ring.first_item + ring.items.len() as u64;
                     if next_item < available {
                         break;
                     }
                     if ring.closed {
+                        ring.parser = ParserState::Busy;
                         return;
                     }
-                    ring = self.data_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
+                    if nap {
+                        ring.parser = ParserState::Napping;
+                        let (r, _) = self
+                            .data_cv
+                            .wait_timeout(ring, PARSER_NAP)
+                            .unwrap_or_else(|e| e.into_inner());
+                        ring = r;
+                        nap = false;
+                    } else {
+                        ring.parser = ParserState::Idle;
+                        ring = self.data_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
+                    }
                 }
+                ring.parser = ParserState::Busy;
                 // The ring never trims past `parsed`, so our next item is held.
                 // Bounded in bytes, so `parsed` (which the reader and
                 // `settle` wait on) moves in steps of at most ~256 KiB.
@@ -149,6 +166,7 @@ impl Output {
                     .map(|(_, item)| item.clone())
                     .collect()
             };
+            took_any = !batch.is_empty();
             for item in batch {
                 next_item += 1;
                 match item {
@@ -168,6 +186,12 @@ impl Output {
                     }
                 }
             }
+            // Output the PTY reader left in the recording's buffer (small
+            // bursts, see `recording.rs`) goes to the file now, off the
+            // forwarding path.
+            if let Some(r) = self.recording.get() {
+                r.flush();
+            }
             self.parsed_items.store(next_item, Ordering::Release);
             self.parsed.send_replace(parsed);
         }
@@ -182,6 +206,7 @@ impl Output {
             (ring.end, ring.first_item + ring.items.len() as u64)
         };
         let mut parsed = self.parsed.subscribe();
+        self.wake_parser();
         let _ = parsed
             .wait_for(|p| *p >= target && self.parsed_items.load(Ordering::Acquire) >= items)
             .await;
