@@ -254,15 +254,16 @@ class Soak:
 
 
 def sample(pid):
+    """fds, RSS, threads, and RSS split into anonymous memory (the heap,
+    stacks) and file pages (duet's own code as it is paged in)."""
     fds = len(os.listdir(f"/proc/{pid}/fd"))
-    rss = threads = 0
+    status = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
-            elif line.startswith("Threads:"):
-                threads = int(line.split()[1])
-    return fds, rss, threads
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon", "RssFile", "Threads"):
+                status[key] = int(value.split()[0])
+    return fds, status.get("VmRSS", 0), status.get("Threads", 0), status.get("RssAnon", 0), status.get("RssFile", 0)
 
 
 def verdict(rows):
@@ -294,13 +295,15 @@ async def run(args, pid, port, writer_csv, rows):
     await asyncio.sleep(min(args.warmup, args.duration / 10))
     start = time.monotonic()
     while soak.live():
-        fds, rss, threads = sample(pid)
+        fds, rss, threads, anon, file = sample(pid)
         s = soak.stats
         row = {
             "t_s": round(time.monotonic() - start),
             "fds": fds,
             "rss_kib": rss,
             "threads": threads,
+            "rss_anon_kib": anon,
+            "rss_file_kib": file,
             "sessions": len(soak.sessions),
             "ws_connected": s.connected,
             "ws_connects": s.connects,
@@ -373,7 +376,8 @@ def main():
         print(f"duet {duet} pid {proc.pid} on {HOST}:{port}; {args.sessions} sessions, {args.clients} clients, "
               f"{args.duration:.0f} s; samples to {path}", flush=True)
         with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["t_s", "fds", "rss_kib", "threads", "sessions", "ws_connected",
+            w = csv.DictWriter(f, fieldnames=["t_s", "fds", "rss_kib", "threads", "rss_anon_kib", "rss_file_kib",
+                                              "sessions", "ws_connected",
                                               "ws_connects", "events", "output_bytes", "prompts", "purged", "errors"])
             w.writeheader()
             stats = asyncio.run(run(args, proc.pid, port, w, rows))

@@ -210,3 +210,62 @@ async fn flow_holds_and_warnings_are_counted() {
         .sum();
     assert!(warnings >= 2.0, "{text}");
 }
+
+/// Sessions that are purged leave nothing in memory: not the session, its
+/// output, screen and events (the gauge counts the sessions not yet freed),
+/// not its clients, whether they left before the purge or were attached
+/// through it (the server closes those). A task or a map that kept a
+/// session would keep the gauge up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purged_sessions_and_their_clients_are_freed() {
+    let server = TestServer::start().await;
+    let mut attached = Vec::new();
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let s = server.create("demo").await;
+        let mut c = server.connect(s.id, None).await;
+        c.until_screen("run ls -la").await;
+        c.submit(&format!("hello {i}")).await;
+        c.until_event(|e| kind(e) == "assistant").await;
+        // Half leave first; the others are still attached at the purge.
+        if i % 2 == 0 {
+            drop(c);
+            let mut again = server.connect(s.id, Some(1)).await;
+            again.until_event(|_| true).await;
+        } else {
+            attached.push(c);
+        }
+        ids.push(s.id);
+    }
+    let text = scrape(&server).await;
+    assert_eq!(value(&text, "duet_sessions_in_memory"), 4.0);
+    for id in &ids {
+        let resp = server
+            .delete(&format!("/api/sessions/{id}?purge=true"))
+            .await;
+        assert_eq!(resp.status(), 204);
+    }
+    // The clients still attached are not dropped here: the server must
+    // close them for their sessions to go.
+    let freed = tokio::time::timeout(DEADLINE, async {
+        loop {
+            let text = scrape(&server).await;
+            let left = value(&text, "duet_sessions_in_memory");
+            let clients = value(&text, "duet_clients_connected");
+            if left == 0.0 && clients == 0.0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let text = scrape(&server).await;
+    assert!(
+        freed.is_ok(),
+        "purged sessions still in memory: {} sessions, {} clients",
+        value(&text, "duet_sessions_in_memory"),
+        value(&text, "duet_clients_connected")
+    );
+    assert_eq!(value(&text, r#"duet_sessions{status="running"}"#), 0.0);
+    drop(attached);
+}

@@ -46,6 +46,8 @@ pub(crate) struct Metrics {
     pub(crate) start_failures: Counter,
     /// Audit lines that could not be written.
     pub(crate) audit_dropped: Counter,
+    /// Sessions whose state is still in memory (see `SessionObserver`).
+    pub(crate) sessions_in_memory: Gauge,
     push: Family<Label, Counter>,
 }
 
@@ -134,6 +136,13 @@ impl Metrics {
             "Audit lines that could not be written",
             audit_dropped.clone(),
         );
+        let sessions_in_memory = Gauge::default();
+        registry.register(
+            "sessions_in_memory",
+            "Sessions whose state is still in memory, removed ones not yet freed included: \
+             after sessions are purged it falls back to the number listed (a leak stays here)",
+            sessions_in_memory.clone(),
+        );
         let push = Family::<Label, Counter>::default();
         registry.register(
             "push_deliveries",
@@ -161,6 +170,7 @@ impl Metrics {
             sessions_started,
             start_failures,
             audit_dropped,
+            sessions_in_memory,
             push,
         };
         // Series that read 0 until something happens, so dashboards and

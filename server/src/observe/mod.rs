@@ -79,6 +79,7 @@ impl Observer {
 
     /// The observer of a new session whose directory is `dir`.
     pub(crate) fn session(&self, id: SessionId, dir: &Path) -> Arc<SessionObserver> {
+        self.metrics.sessions_in_memory.inc();
         Arc::new(SessionObserver {
             id,
             metrics: self.metrics.clone(),
@@ -110,6 +111,16 @@ pub(crate) struct SessionObserver {
     server: Option<Arc<File>>,
     /// When each pending approval was requested.
     requested: Mutex<HashMap<String, Instant>>,
+}
+
+/// A session's observer lives exactly as long as the session (held by the
+/// `Session` and its `Conversation` only), so this counts the sessions
+/// still in memory: one that outlives its purge (a task or a map that
+/// keeps it) shows in `duet_sessions_in_memory`.
+impl Drop for SessionObserver {
+    fn drop(&mut self) {
+        self.metrics.sessions_in_memory.dec();
+    }
 }
 
 impl SessionObserver {

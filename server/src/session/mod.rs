@@ -78,7 +78,10 @@ impl Default for SessionLimits {
         Self {
             output: OutputLimits::default(),
             max_sidecar_line: 4 << 20,
-            event_cache_bytes: 4 << 20,
+            // The file holds every event; this tail serves live fan-out
+            // and short resumes (a few hundred events), and bounds what a
+            // thousand busy sessions keep (512 MiB rather than 4 GiB).
+            event_cache_bytes: 512 << 10,
             max_held_submits: 32,
             max_submit_bytes: 256 << 10,
             max_clients: 128,

@@ -61,7 +61,9 @@ impl Session {
             agent_session_id: &agent_session_id,
         };
         let spawn = profile.spawn_options(&placeholders, opts.resume.is_some());
-        let control = broadcast::channel(256).0;
+        // Slots are allocated up front (~200 bytes each, per session); a client
+        // that falls 32 behind catches up from the current state (`catch_up_control`).
+        let control = broadcast::channel(32).0;
         // A dual-output agent writes its events file; for other channels
         // duet writes the normalised events itself.
         let log = match profile.channel {

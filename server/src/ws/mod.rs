@@ -104,6 +104,11 @@ pub(crate) async fn upgrade(
         // reads, so it stays resident: 142 KiB per client (measured, see
         // docs/benchmarks.md). Keys and JSON messages are small.
         .read_buffer_size(8 << 10)
+        // Frames are gathered up to this before a write; the buffer keeps
+        // the capacity of its largest burst for the connection's life (at
+        // the default 128 KiB: ~56 KB a connection in the soak, growing with
+        // the backlog an attach replays; docs/soak.md).
+        .write_buffer_size(16 << 10)
         .max_message_size(state.max_ws_message)
         .max_frame_size(state.max_ws_message)
         .on_upgrade(move |socket| {

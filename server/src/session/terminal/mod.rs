@@ -144,17 +144,27 @@ impl Terminal {
     }
 }
 
+/// The PTY read buffer of a session that has not flooded yet.
+const PUMP_FIRST_BUF: usize = 4 << 10;
+/// ... and of one that has.
+const PUMP_MAX_BUF: usize = 64 << 10;
+
 /// Moves program output into the ring until EOF.
 async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
     let recording = output.recording.get().cloned();
     // Up to 64 KiB per push: a flood arrives in 4 KiB reads, and each push
-    // wakes the parser and every client.
-    let mut buf = vec![0u8; 64 * 1024];
+    // wakes the parser and every client. The buffer starts small and doubles
+    // each time a burst fills it (zeroing touches every page: an idle
+    // session keeps 4 KiB resident, not 64).
+    let mut buf = vec![0u8; PUMP_FIRST_BUF];
     loop {
         output.make_room().await;
         match pty.read_burst(&mut buf).await {
             Ok(0) => break,
             Ok(n) => {
+                if n == buf.len() && buf.len() < PUMP_MAX_BUF {
+                    buf.resize((buf.len() * 2).min(PUMP_MAX_BUF), 0);
+                }
                 if let Some(r) = &recording {
                     r.output(&buf[..n]);
                 }

@@ -48,7 +48,13 @@ pub(crate) const MIN_ROWS: u16 = 2;
 pub(crate) const MIN_COLS: u16 = 2;
 
 pub(super) struct Screen {
-    parser: vt100::Parser<TitleCallbacks>,
+    /// Made by the first output, not with the session: vt100 allocates the
+    /// whole grid up front (32 bytes a cell, ~94 KiB at 100x30), which an
+    /// idle session need not hold (`duet-bench --many-sessions`).
+    parser: Option<vt100::Parser<TitleCallbacks>>,
+    rows: u16,
+    cols: u16,
+    scrollback: usize,
     offset: u64,
 }
 
@@ -66,14 +72,46 @@ impl vt100::Callbacks for TitleCallbacks {
 impl Screen {
     pub(super) fn new(cols: u16, rows: u16, scrollback: usize) -> Self {
         Screen {
-            parser: vt100::Parser::new_with_callbacks(
-                rows.max(MIN_ROWS),
-                cols.max(MIN_COLS),
-                scrollback,
-                TitleCallbacks::default(),
-            ),
+            parser: None,
+            rows: rows.max(MIN_ROWS),
+            cols: cols.max(MIN_COLS),
+            scrollback,
             offset: 0,
         }
+    }
+
+    fn parser(&mut self) -> &mut vt100::Parser<TitleCallbacks> {
+        let (rows, cols, scrollback) = (self.rows, self.cols, self.scrollback);
+        self.parser.get_or_insert_with(|| {
+            vt100::Parser::new_with_callbacks(rows, cols, scrollback, TitleCallbacks::default())
+        })
+    }
+
+    fn process(&mut self, bytes: &[u8]) {
+        self.parser().process(bytes);
+        self.offset += bytes.len() as u64;
+    }
+
+    fn set_size(&mut self, cols: u16, rows: u16) {
+        self.rows = rows.max(MIN_ROWS);
+        self.cols = cols.max(MIN_COLS);
+        if let Some(p) = &mut self.parser {
+            p.screen_mut().set_size(self.rows, self.cols);
+        }
+    }
+
+    /// The screen as [`render`] draws it; a blank one before any output.
+    fn render(&mut self) -> Vec<u8> {
+        match &mut self.parser {
+            Some(p) => render(p.screen_mut()),
+            None => render(vt100::Parser::new(self.rows, self.cols, 0).screen_mut()),
+        }
+    }
+
+    /// Whether the grid exists (tests: it is made by output, not before).
+    #[cfg(test)]
+    fn allocated(&self) -> bool {
+        self.parser.is_some()
     }
 }
 
@@ -137,18 +175,14 @@ impl Output {
                         // snapshots and `/screen` never wait long for it.
                         for part in bytes.chunks(PARSE_SLICE) {
                             let mut screen = lock(&self.screen);
-                            screen.parser.process(part);
-                            screen.offset += part.len() as u64;
+                            screen.process(part);
                             parsed = screen.offset;
                         }
                     }
                     Item::Resize { cols, rows } => {
                         let mut screen = lock(&self.screen);
                         *lock(&self.cached) = None;
-                        screen
-                            .parser
-                            .screen_mut()
-                            .set_size(rows.max(MIN_ROWS), cols.max(MIN_COLS));
+                        screen.set_size(cols, rows);
                     }
                 }
             }
@@ -197,12 +231,11 @@ impl Output {
         if let Some(snap) = cached.as_ref().filter(reusable) {
             return snap.clone();
         }
-        let (rows, cols) = screen.parser.screen().size();
         let snap = Arc::new(Snapshot {
-            bytes: Bytes::from(render(screen.parser.screen_mut())),
+            bytes: Bytes::from(screen.render()),
             offset: screen.offset,
-            cols,
-            rows,
+            cols: screen.cols,
+            rows: screen.rows,
         });
         *cached = Some(snap.clone());
         snap
@@ -210,12 +243,19 @@ impl Output {
 
     /// The visible screen as plain text.
     pub fn screen_text(&self) -> String {
-        lock(&self.screen).parser.screen().contents()
+        let screen = lock(&self.screen);
+        let text = screen.parser.as_ref().map(|p| p.screen().contents());
+        text.unwrap_or_default()
     }
 
     /// The window title the program set, if any.
     pub fn title(&self) -> Option<String> {
-        let title = lock(&self.screen).parser.callbacks().title.clone()?;
+        let title = lock(&self.screen)
+            .parser
+            .as_ref()?
+            .callbacks()
+            .title
+            .clone()?;
         Some(clean_title(&title)).filter(|t| !t.is_empty())
     }
 }
@@ -332,6 +372,32 @@ mod tests {
         replay.screen_mut().set_scrollback(usize::MAX);
         assert_eq!(replay.screen().scrollback(), 8);
         assert!(replay.screen().contents().starts_with("line 0"));
+    }
+
+    #[test]
+    fn the_grid_is_made_by_the_first_output_not_before() {
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = start_parser(&out);
+        // An idle session: a client attaches (snapshot), asks for the text.
+        let blank = out.snapshot();
+        assert_eq!(
+            out.screen_text(),
+            vt100::Parser::new(5, 20, 0).screen().contents()
+        );
+        assert_eq!(out.title(), None);
+        assert!(!lock(&out.screen).allocated(), "no grid before output");
+        let mut replay = vt100::Parser::new(5, 20, 100);
+        replay.process(&blank.bytes);
+        assert_eq!(replay.screen().contents(), "");
+        // A resize before any output is kept for the grid made later.
+        out.resize(30, 6);
+        out.push(Bytes::from_static(b"hi"));
+        out.close();
+        parser.join().unwrap();
+        assert!(lock(&out.screen).allocated());
+        assert_eq!(out.screen_text(), "hi");
+        let snap = out.snapshot();
+        assert_eq!((snap.cols, snap.rows), (30, 6));
     }
 
     #[test]
