@@ -48,11 +48,24 @@ async fn an_ended_session_resumes_with_the_earlier_conversation(version: QwenVer
     let resumed: SessionInfo = resp.json().await.unwrap();
     // The agent was started with `--resume <its session id>`.
     let pid = resumed.pid.expect("a running program");
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
-    let args: Vec<String> = cmdline
-        .split(|b| *b == 0)
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
+    // The program is started through `setsid` and `env`, so it may still be
+    // exec'ing: a process in the middle of execve shows an empty cmdline
+    // (its new arguments are not set up yet; seen twice in one CI run under
+    // load). Look until the last exec is done.
+    let args = {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<String> = cmdline
+                .split(|b| *b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            if args.iter().any(|a| a == "--resume") || tokio::time::Instant::now() > deadline {
+                break args;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
     assert!(
         args.windows(2)
             .any(|w| w[0] == "--resume" && w[1] == agent_id),
