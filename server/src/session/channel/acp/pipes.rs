@@ -5,13 +5,14 @@ use std::io::Write;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::io::BufReader;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
-use tracing::{debug, warn};
+use tracing::warn;
 
 use super::super::stream_json::first_line;
 use super::super::stream_json::lines::{next_line, Line};
+use super::super::stream_json::pipes::{decision_record, write_line};
 use super::jsonrpc::request;
 use super::{Call, Inner, Out};
 use crate::session::lock;
@@ -38,24 +39,10 @@ pub(super) async fn write(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Out>, in
                 line,
                 request_id,
                 allowed,
-            } => (
-                line,
-                Some(json!({
-                    "type": "control_response",
-                    "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": allowed}},
-                })),
-            ),
+            } => (line, Some(decision_record(request_id, allowed))),
             Out::Line(line) => (line, None),
         };
-        let mut bytes = line.into_bytes();
-        bytes.push(b'\n');
-        if let Err(e) = stdin.write_all(&bytes).await {
-            debug!(?e, "writing to the agent's stdin");
-            inner.shared.conversation.warn(
-                "agent_input_closed",
-                format!("the agent no longer reads its input: {e}"),
-                None,
-            );
+        if !write_line(&mut stdin, line, &inner.shared.conversation).await {
             return;
         }
         if let Some(event) = after {

@@ -34,7 +34,7 @@ mod errors;
 mod heartbeat;
 pub(crate) mod lines;
 pub(crate) mod per_turn;
-mod pipes;
+pub(crate) mod pipes;
 pub(crate) mod tool_call;
 
 use std::collections::HashMap;

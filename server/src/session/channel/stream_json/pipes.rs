@@ -11,7 +11,37 @@ use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
 use super::lines::{next_line, Line};
-use super::{errors, heartbeat, user_event, Out, Shared, INIT_ID, INTERRUPT_PREFIX};
+use super::{errors, heartbeat, user_event, Conversation, Out, Shared, INIT_ID, INTERRUPT_PREFIX};
+
+/// What the conversation records once a decision went to the agent: the
+/// stream-json `control_response`, which every channel writes.
+pub(crate) fn decision_record(request_id: String, allowed: bool) -> serde_json::Value {
+    json!({
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": allowed}},
+    })
+}
+
+/// Writes `line` and a newline to the agent's stdin. False, after one
+/// `agent_input_closed` warning, once the agent no longer reads it.
+pub(crate) async fn write_line(
+    stdin: &mut ChildStdin,
+    line: String,
+    conversation: &Conversation,
+) -> bool {
+    let mut bytes = line.into_bytes();
+    bytes.push(b'\n');
+    if let Err(e) = stdin.write_all(&bytes).await {
+        debug!(?e, "writing to the agent's stdin");
+        conversation.warn(
+            "agent_input_closed",
+            format!("the agent no longer reads its input: {e}"),
+            None,
+        );
+        return false;
+    }
+    true
+}
 
 /// Writes queued lines to the agent's stdin, in order.
 pub(super) async fn write(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Out>, shared: Arc<Shared>) {
@@ -25,24 +55,10 @@ pub(super) async fn write(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Out>, sh
                 line,
                 request_id,
                 allowed,
-            } => (
-                line,
-                Some(json!({
-                    "type": "control_response",
-                    "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": allowed}},
-                })),
-            ),
+            } => (line, Some(decision_record(request_id, allowed))),
             Out::Line(line) => (line, None),
         };
-        let mut bytes = line.into_bytes();
-        bytes.push(b'\n');
-        if let Err(e) = stdin.write_all(&bytes).await {
-            debug!(?e, "writing to the agent's stdin");
-            shared.conversation.warn(
-                "agent_input_closed",
-                format!("the agent no longer reads its input: {e}"),
-                None,
-            );
+        if !write_line(&mut stdin, line, &shared.conversation).await {
             return;
         }
         if let Some(event) = after {
