@@ -14,6 +14,9 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 step() { printf '\n==> %s\n' "$*" >&2; }
+# One clean build, not an edit loop: incremental caches would only add
+# gigabytes to target/ (Cargo.toml keeps debug info small for the same reason).
+export CARGO_INCREMENTAL=0
 
 step "system packages"
 missing=()
@@ -70,7 +73,10 @@ step "Rust tests (unit, integration, real Qwen Code end to end)"
 cargo nextest run --workspace --locked --no-fail-fast
 
 step "browser end-to-end tests (Playwright + Debian chromium)"
-cargo build --locked -p duet-server --bin duet
+# The duet binary the integration tests just ran (cargo puts it at
+# target/debug/duet, web/dist embedded): a separate `cargo build` would
+# resolve features without the dev-dependencies and compile most crates again.
+[ -x "$TARGET/debug/duet" ] || cargo build --locked -p duet-server --bin duet
 (cd web && DUET_BIN="$TARGET/debug/duet" npm run e2e)
 
 step "deploy recipes: compose + Caddy, Kubernetes (manifests, router), systemd + nginx"
