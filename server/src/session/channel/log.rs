@@ -100,8 +100,9 @@ impl EventLog {
     /// Appends one event (a JSON object, no newline) to duet's own file and
     /// records it; returns its seq. One `write` per line, so a reader never
     /// sees half of one. A failed write (disk full) is rolled back, so the
-    /// next line never lands on half of this one.
-    pub fn append(&self, line: &str) -> std::io::Result<u64> {
+    /// next line never lands on half of this one. `derive` runs with the
+    /// seq before any client can read the line (see [`EventLog::push`]).
+    pub fn append(&self, line: &str, derive: impl FnOnce(u64)) -> std::io::Result<u64> {
         // Written and numbered under one lock: seq must equal line number.
         let mut inner = lock(&self.inner);
         let Some((file, len)) = inner.writer.as_mut() else {
@@ -120,7 +121,8 @@ impl EventLog {
         *len += buf.len() as u64;
         let seq = self.record(&mut inner, offset, line);
         drop(inner);
-        self.last_seq.send_replace(seq);
+        derive(seq);
+        self.publish(seq);
         Ok(seq)
     }
 
@@ -129,16 +131,40 @@ impl EventLog {
         let mut inner = lock(&self.inner);
         inner.offsets.push(None);
         inner.times.push(None);
-        inner.offsets.len() as u64
+        let seq = inner.offsets.len() as u64;
+        drop(inner);
+        self.publish(seq);
+        seq
     }
 
-    /// Records a valid event line found at `offset` in the file; returns its seq.
-    pub fn push(&self, offset: u64, line: &str) -> u64 {
+    /// Records a valid event line found at `offset` in the file; returns its
+    /// seq. `derive` runs with the seq before clients can read the line: the
+    /// state derived from an event (the gate a prompt waits on, a pending
+    /// approval) is in place before anyone sees the event and acts on it.
+    pub fn push(&self, offset: u64, line: &str, derive: impl FnOnce(u64)) -> u64 {
         let mut inner = lock(&self.inner);
         let seq = self.record(&mut inner, offset, line);
         drop(inner);
-        self.last_seq.send_replace(seq);
+        derive(seq);
+        self.publish(seq);
         seq
+    }
+
+    /// Lets readers see lines up to `seq`. Two writers may publish out of
+    /// order (one derives while the other publishes): the higher seq stays.
+    fn publish(&self, seq: u64) {
+        self.last_seq.send_if_modified(|last| {
+            let newer = seq > *last;
+            if newer {
+                *last = seq;
+            }
+            newer
+        });
+    }
+
+    /// The highest seq readers may see: recorded and published.
+    fn visible(&self, inner: &Inner) -> u64 {
+        (inner.offsets.len() as u64).min(*self.last_seq.borrow())
     }
 
     fn record(&self, inner: &mut Inner, offset: u64, line: &str) -> u64 {
@@ -168,9 +194,9 @@ impl EventLog {
         inner.disk_valid_from = inner.offsets.len() as u64 + 1;
     }
 
-    /// Highest seq so far (valid or not).
+    /// Highest seq readers may see so far (valid or not).
     pub fn last_seq(&self) -> u64 {
-        lock(&self.inner).offsets.len() as u64
+        self.visible(&lock(&self.inner))
     }
 
     /// A receiver that changes when a line is recorded.
@@ -185,7 +211,7 @@ impl EventLog {
     pub fn read_after(&self, after: u64, max: usize) -> (Vec<Event>, u64) {
         let (disk, disk_from) = {
             let inner = lock(&self.inner);
-            let last = inner.offsets.len() as u64;
+            let last = self.visible(&inner);
             if after >= last {
                 return (Vec::new(), last);
             }
@@ -200,7 +226,13 @@ impl EventLog {
                 .collect();
             if disk.is_empty() {
                 let start = inner.cache.partition_point(|e| e.seq <= after);
-                let events: Vec<Event> = inner.cache.range(start..).take(max).cloned().collect();
+                let events: Vec<Event> = inner
+                    .cache
+                    .range(start..)
+                    .take_while(|e| e.seq <= last)
+                    .take(max)
+                    .cloned()
+                    .collect();
                 let upto = if events.len() == max {
                     events.last().map_or(last, |e| e.seq)
                 } else {
@@ -261,7 +293,7 @@ impl EventLog {
 
     fn in_memory(&self, after: u64) -> bool {
         let inner = lock(&self.inner);
-        let last = inner.offsets.len() as u64;
+        let last = self.visible(&inner);
         after >= last || inner.cache.front().is_some_and(|e| e.seq <= after + 1)
     }
 }
@@ -284,7 +316,7 @@ mod tests {
             if i == 3 {
                 log.skip_line();
             } else {
-                log.push(offset, &line);
+                log.push(offset, &line, |_| {});
             }
             offset += line.len() as u64 + 1;
         }
@@ -310,6 +342,29 @@ mod tests {
         assert_eq!(seen, expected);
     }
 
+    /// A client that sees an event must find the state derived from it in
+    /// place: a prompt sent the moment `session_start` arrives was held
+    /// ("queued") because the gate opened only after clients were woken.
+    #[test]
+    fn a_line_is_not_readable_until_its_state_is_derived() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = EventLog::owned(dir.path().join("events.jsonl"), 1 << 20).unwrap();
+        let mut woken = log.subscribe();
+        log.append(r#"{"n":1}"#, |seq| {
+            assert_eq!(seq, 1);
+            assert!(!woken.has_changed().unwrap(), "woken before derive");
+            assert_eq!(log.read_after(0, 10).0.len(), 0, "readable before derive");
+            assert_eq!(log.last_seq(), 0);
+        })
+        .unwrap();
+        assert!(woken.has_changed().unwrap());
+        assert_eq!(*woken.borrow_and_update(), 1);
+        log.push(0, "{}", |_| {
+            assert_eq!(log.read_after(0, 10).0.len(), 1);
+        });
+        assert_eq!(log.read_after(0, 10).0.len(), 2);
+    }
+
     /// Found by `fuzz::sidecar`: a line ending in CR before its CRLF came
     /// back from disk without its own CR (every CR was trimmed), so a client
     /// replaying from disk got a different line than a live one.
@@ -320,8 +375,8 @@ mod tests {
         // What the tailer hands over for `{}\r\r\n` and `{"a":1}\r\n`.
         std::fs::write(&path, "{}\r\r\n{\"a\":1}\r\n").unwrap();
         let log = EventLog::new(path, 0);
-        log.push(0, "{}\r");
-        log.push(5, "{\"a\":1}");
+        log.push(0, "{}\r", |_| {});
+        log.push(5, "{\"a\":1}", |_| {});
         let (first, upto) = log.read_after(0, 10);
         let (rest, _) = log.read_after(upto, 10);
         let lines: Vec<&str> = first.iter().chain(&rest).map(|e| e.line.as_str()).collect();

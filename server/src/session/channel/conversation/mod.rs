@@ -128,11 +128,8 @@ impl Conversation {
     /// [`Conversation::emit`] for a line the agent wrote itself (one JSON
     /// object, already validated), kept as written.
     pub(crate) fn emit_line(&self, line: &str) -> Option<u64> {
-        match self.log.append(line) {
-            Ok(seq) => {
-                self.ingest(seq, line);
-                Some(seq)
-            }
+        match self.log.append(line, |seq| self.ingest(seq, line)) {
+            Ok(seq) => Some(seq),
             Err(e) => {
                 warn!(?e, "writing the events file");
                 self.warn(

@@ -79,6 +79,5 @@ pub(crate) fn line(conversation: &Conversation, line: Line, max_line: usize) {
         );
         return;
     }
-    let seq = log.push(offset, &text);
-    conversation.ingest(seq, &text);
+    log.push(offset, &text, |seq| conversation.ingest(seq, &text));
 }
