@@ -175,6 +175,15 @@ pub struct ServeArgs {
     /// mailto:duet@localhost.
     #[arg(long, env = "DUET_PUSH_CONTACT")]
     pub push_contact: Option<String>,
+
+    /// Threads that move bytes between sockets and terminals. One, like
+    /// ttyd's event loop, echoes a keystroke fastest: with more, a task
+    /// woken on one thread wakes another to steal it (docs/benchmarks.md).
+    /// The screens are parsed on their own threads either way; raise it
+    /// when many clients stream at once on a machine with many cores.
+    #[arg(long, env = "DUET_WORKER_THREADS", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub worker_threads: u16,
 }
 
 /// Parses `90`, `90s`, `15m`, `2h`, `1d`.

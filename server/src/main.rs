@@ -44,7 +44,11 @@ fn serve(args: ServeArgs) -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.worker_threads.into())
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("duet: starting the runtime: {e}");
