@@ -176,14 +176,14 @@ pub struct ServeArgs {
     #[arg(long, env = "DUET_PUSH_CONTACT")]
     pub push_contact: Option<String>,
 
-    /// Threads that move bytes between sockets and terminals. One, like
-    /// ttyd's event loop, echoes a keystroke fastest: with more, a task
-    /// woken on one thread wakes another to steal it (docs/benchmarks.md).
-    /// The screens are parsed on their own threads either way; raise it
-    /// when many clients stream at once on a machine with many cores.
-    #[arg(long, env = "DUET_WORKER_THREADS", default_value_t = 1,
+    /// Threads that move bytes between sockets and terminals (default: one
+    /// per core). One, like ttyd's event loop, echoes a keystroke ~20 µs
+    /// sooner, but Ctrl-C in a flood then takes 5-19 ms instead of 1-3
+    /// (docs/benchmarks.md). Screens are parsed on their own threads
+    /// either way.
+    #[arg(long, env = "DUET_WORKER_THREADS",
           value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub worker_threads: u16,
+    pub worker_threads: Option<u16>,
 }
 
 /// Parses `90`, `90s`, `15m`, `2h`, `1d`.

@@ -44,11 +44,11 @@ fn serve(args: ServeArgs) -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.worker_threads.into())
-        .enable_all()
-        .build()
-    {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = args.worker_threads {
+        runtime.worker_threads(n.into());
+    }
+    let runtime = match runtime.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("duet: starting the runtime: {e}");
