@@ -8,6 +8,7 @@
 //! down.
 
 pub(crate) mod channel;
+mod error;
 pub(crate) mod history;
 pub(crate) mod process;
 pub(crate) mod record;
@@ -25,21 +26,21 @@ use duet_protocol::ids::{ClientId, SessionId};
 use duet_protocol::rest::{
     Approval, ChannelInfo, ConnectedClient, ExitInfo, SessionInfo, SessionStatus,
 };
-use duet_protocol::ws::ErrorCode;
 use tokio::sync::{broadcast, watch};
 use tracing::{info, Instrument};
 
 use crate::config::{ChannelKind, ResolvedProfile};
 use channel::acp::{Acp, AcpOptions};
-use channel::approvals::{Choice, DecideError};
+use channel::approvals::Choice;
 use channel::claude;
-use channel::delivery::{Accepted, DeliveryError};
+use channel::delivery::Accepted;
 use channel::dual_output::{DualOutput, DualOutputOptions};
 use channel::log::EventLog;
 use channel::stream_json::per_turn::{PerTurn, PerTurnOptions};
 use channel::stream_json::{StreamJson, StreamJsonOptions};
 use channel::watcher::Watcher;
-use channel::{Channel, ChannelError, Conversation};
+use channel::{Channel, Conversation};
+pub(crate) use error::SessionError;
 use process::Process;
 use terminal::output::OutputLimits;
 use terminal::Terminal;
@@ -140,52 +141,6 @@ pub(crate) struct Warning {
     pub(crate) code: &'static str,
     pub(crate) message: String,
     pub(crate) seq: Option<u64>,
-}
-
-/// Why a session operation was refused; maps to an [`ErrorCode`].
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum SessionError {
-    #[error("the program has exited")]
-    Ended,
-    #[error("this session's profile has no side channel that takes prompts or approvals")]
-    NoSidecar,
-    #[error("submit text is {0} bytes; the limit is {1}")]
-    TooLarge(usize, usize),
-    #[error(transparent)]
-    Decide(#[from] DecideError),
-    #[error("too many clients on this session (limit {0})")]
-    TooManyClients(u32),
-    #[error(transparent)]
-    Delivery(#[from] DeliveryError),
-    #[error("the agent could not be reached: {0}")]
-    Channel(#[from] ChannelError),
-    #[error("this agent runs without a terminal: keys cannot reach it (use the chat)")]
-    NoTerminal,
-    #[error("{0}")]
-    InputFull(String),
-}
-
-impl SessionError {
-    /// The wire error code.
-    pub(crate) fn code(&self) -> ErrorCode {
-        match self {
-            SessionError::Ended | SessionError::Delivery(DeliveryError::Closed) => {
-                ErrorCode::SessionEnded
-            }
-            SessionError::NoSidecar => ErrorCode::NoSidecar,
-            SessionError::TooLarge(..) => ErrorCode::TooLarge,
-            SessionError::Decide(DecideError::Unknown(_)) => ErrorCode::UnknownRequest,
-            SessionError::Decide(DecideError::UnknownOption(..)) => ErrorCode::BadMessage,
-            SessionError::Decide(DecideError::AlreadyResolved(..)) => ErrorCode::AlreadyResolved,
-            SessionError::TooManyClients(_)
-            | SessionError::Delivery(DeliveryError::QueueFull(_))
-            | SessionError::InputFull(_) => ErrorCode::LimitReached,
-            SessionError::Channel(ChannelError::Closed) => ErrorCode::SessionEnded,
-            SessionError::Channel(ChannelError::Invalid(_)) => ErrorCode::BadMessage,
-            SessionError::Channel(_) => ErrorCode::Internal,
-            SessionError::NoTerminal => ErrorCode::BadMessage,
-        }
-    }
 }
 
 struct State {

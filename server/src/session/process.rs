@@ -9,7 +9,7 @@ use duet_protocol::rest::ExitInfo;
 use nix::sys::signal::Signal;
 use tracing::{info, warn};
 
-use super::terminal::pty;
+use super::terminal::program;
 use super::{lock, now_ms, Control, Session};
 
 /// The program's pid, which is also its process group's id: it leads a
@@ -91,7 +91,7 @@ impl Session {
             }
         };
         let exit = match status {
-            Ok(s) => pty::exit_info(s),
+            Ok(s) => program::exit_info(s),
             Err(e) => {
                 warn!(?e, "waiting for the program failed");
                 ExitInfo {

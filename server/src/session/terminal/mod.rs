@@ -10,6 +10,7 @@
 pub(crate) mod flow;
 pub(crate) mod output;
 pub(crate) mod pipes;
+pub(crate) mod program;
 pub(crate) mod pty;
 pub(crate) mod recording;
 pub(crate) mod screen;

@@ -13,7 +13,8 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 
 use super::output::Output;
-use super::pty::{program_path, set_env, SpawnOptions};
+use super::program::{program_path, set_env};
+use super::pty::SpawnOptions;
 
 /// A started headless program.
 pub struct Piped {
