@@ -208,6 +208,9 @@ impl Sender {
             agent: s.agent(),
         };
         self.text(&ServerMessage::Hello(hello)).await?;
+        // Registered before the first snapshot, so the ring keeps what
+        // follows it while this client is still busy with the hello.
+        let flow = s.terminal.output.pinned_reader();
         let mut term_cursor = self.resync("attach").await?;
         // What went wrong before this client came.
         for w in s.warnings_after(0) {
@@ -217,7 +220,8 @@ impl Sender {
         self.flush().await?;
         // Flow control: while this client keeps reading, the program waits
         // for it rather than letting it fall out of the window.
-        let flow = s.terminal.output.reader(term_cursor);
+        flow.resynced(term_cursor);
+        flow.set_paused(false);
         let mut flow_paused = false;
 
         let mut event_cursor = from;

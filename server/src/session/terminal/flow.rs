@@ -64,17 +64,41 @@ impl Output {
 
     /// Registers a client at `cursor` for flow control; it counts until the
     /// returned handle is dropped.
+    #[cfg(test)]
     pub fn reader(self: &Arc<Self>, cursor: u64) -> Arc<Reader> {
+        self.register(cursor, false)
+    }
+
+    fn register(self: &Arc<Self>, cursor: u64, paused: bool) -> Arc<Reader> {
         let reader = Arc::new(Reader {
             cursor: AtomicU64::new(cursor),
             held_since: AtomicU64::new(0),
-            paused: AtomicBool::new(false),
+            paused: AtomicBool::new(paused),
             output: Arc::downgrade(self),
         });
         let mut readers = lock(&self.readers);
         readers.retain(|r| r.strong_count() > 0);
         readers.push(Arc::downgrade(&reader));
         reader
+    }
+
+    /// A reader that keeps everything the ring holds now (up to `window`)
+    /// until its first [`Reader::resynced`], without holding the program
+    /// back: a new client registers it before its first snapshot, so the
+    /// bytes after that snapshot cannot be trimmed before it reads them.
+    pub fn pinned_reader(self: &Arc<Self>) -> Arc<Reader> {
+        let start = lock(&self.ring).start;
+        self.register(start, true)
+    }
+
+    /// The cursor of the client furthest behind (paused ones included),
+    /// if any client is attached.
+    pub(super) fn oldest_reader(&self) -> Option<u64> {
+        lock(&self.readers)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .map(|r| r.cursor.load(Ordering::Acquire))
+            .min()
     }
 
     /// Waits while the screen parser is more than `max_parser_lag` bytes
@@ -165,6 +189,7 @@ mod tests {
     fn flow(stall_after: Duration) -> OutputLimits {
         OutputLimits {
             window: 1024,
+            keep: 1024,
             max_parser_lag: 1 << 20,
             scrollback: 10,
             stall_after,

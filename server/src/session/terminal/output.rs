@@ -26,9 +26,14 @@ use crate::session::lock;
 /// Sizes that bound the memory of one session's output.
 #[derive(Debug, Clone, Copy)]
 pub struct OutputLimits {
-    /// Bytes kept behind the newest output for clients that are a little
-    /// behind; a client further behind gets a snapshot instead.
+    /// The most kept behind the newest output, for clients that are a
+    /// little behind; a client further behind gets a snapshot instead.
     pub window: usize,
+    /// What is kept behind the screen parser and the oldest client when no
+    /// client needs more: a snapshot taken a moment ago can still be
+    /// continued from the ring. The ring holds `keep`, not `window`, for
+    /// every session whose clients keep up (or that has none).
+    pub keep: usize,
     /// How far (bytes) the screen parser may fall behind before the PTY
     /// reader waits for it (see [`Output::make_room`]).
     pub max_parser_lag: usize,
@@ -43,6 +48,7 @@ impl Default for OutputLimits {
     fn default() -> Self {
         Self {
             window: 4 << 20,
+            keep: 256 << 10,
             max_parser_lag: 8 << 20,
             scrollback: 2000,
             stall_after: Duration::from_millis(200),
@@ -102,11 +108,16 @@ pub(super) const PARSER_NAP: Duration = Duration::from_millis(10);
 const WAKE_NAPPING_AT: u64 = 64 << 10;
 
 impl Ring {
-    fn trim(&mut self, limits: &OutputLimits) {
-        let keep_from = self
-            .parsed
-            .saturating_sub(limits.window as u64)
-            .min(self.end.saturating_sub(limits.window as u64));
+    /// Drops what nobody can need: the oldest client's cursor (never more
+    /// than `window` behind the end) and `keep` behind the parser and the
+    /// end bound what stays; what the parser has not taken always stays.
+    fn trim(&mut self, limits: &OutputLimits, oldest_reader: Option<u64>) {
+        let keep = limits.keep as u64;
+        let for_clients = oldest_reader
+            .unwrap_or(self.end)
+            .min(self.end.saturating_sub(keep))
+            .max(self.end.saturating_sub(limits.window as u64));
+        let keep_from = for_clients.min(self.parsed.saturating_sub(keep));
         while let Some((offset, item)) = self.items.front() {
             let item_end = offset + item_len(item);
             if item_end >= keep_from || item_end > self.parsed {
@@ -196,11 +207,12 @@ impl Output {
     /// Appends program output. The reader calls [`make_room`](Self::make_room)
     /// before it reads more, so the parser's backlog stays bounded.
     pub fn push(&self, data: Bytes) {
+        let oldest_reader = self.oldest_reader();
         let mut ring = lock(&self.ring);
         let offset = ring.end;
         ring.end += data.len() as u64;
         ring.items.push_back((offset, Item::Data(data)));
-        ring.trim(&self.limits);
+        ring.trim(&self.limits, oldest_reader);
         let end = ring.end;
         let wake_parser = match ring.parser {
             ParserState::Busy => false,
@@ -309,10 +321,91 @@ mod tests {
     fn small() -> OutputLimits {
         OutputLimits {
             window: 16,
+            keep: 16,
             max_parser_lag: 64,
             scrollback: 100,
             stall_after: Duration::from_millis(200),
         }
+    }
+
+    /// The ring holds `window` only for a client that is behind: a session
+    /// whose clients keep up (or that has none) keeps `keep`. It held the
+    /// whole window (4 MiB) for every session that had ever printed that
+    /// much, needed or not.
+    #[test]
+    fn the_ring_keeps_only_what_a_client_behind_needs() {
+        let limits = OutputLimits {
+            window: 64,
+            keep: 16,
+            ..small()
+        };
+        let out = Arc::new(Output::new(80, 24, limits));
+        let parser = start_parser(&out);
+        let settled = |out: &Output, end: u64| {
+            // The parser has taken everything: only the clients count.
+            while lock(&out.ring).parsed < end {
+                out.wake_parser();
+                std::thread::yield_now();
+            }
+        };
+        let chunk = Bytes::from_static(b"0123456789abcdef");
+        for _ in 0..8 {
+            out.push(chunk.clone());
+        }
+        settled(&out, 128);
+        out.push(chunk.clone());
+        assert_eq!(
+            lock(&out.ring).start,
+            128 - 16 - 16, // the chunk that ends at the cut stays too
+            "no client: `keep` behind the parser"
+        );
+
+        // A client at 144 that falls behind: kept back to its cursor...
+        let behind = out.reader(144);
+        for _ in 0..3 {
+            out.push(chunk.clone());
+        }
+        settled(&out, 192);
+        out.push(chunk.clone());
+        assert_eq!(
+            lock(&out.ring).start,
+            144 - 16,
+            "kept for the client behind"
+        );
+        assert!(matches!(out.read(144, 1024), ReadResult::Data(_, 208)));
+        // ...but never more than `window`: then it gets a snapshot.
+        for _ in 0..3 {
+            out.push(chunk.clone());
+        }
+        settled(&out, 256);
+        out.push(chunk.clone());
+        assert_eq!(lock(&out.ring).start, 272 - 64 - 16);
+        assert!(matches!(out.read(144, 1024), ReadResult::Lagged));
+        drop(behind);
+
+        // Nobody behind any more: back to `keep`.
+        let end = lock(&out.ring).end;
+        settled(&out, end);
+        out.push(chunk.clone());
+        assert_eq!(lock(&out.ring).start, end - 32, "`keep` behind the parser");
+        // A new client pins what the ring holds until its first resync.
+        let end = end + 16;
+        settled(&out, end);
+        let pinned = out.pinned_reader();
+        let start = lock(&out.ring).start;
+        out.push(chunk.clone());
+        out.push(chunk.clone());
+        assert_eq!(lock(&out.ring).start, start);
+        pinned.resynced(end + 32);
+        settled(&out, end + 32);
+        out.push(chunk.clone());
+        assert_eq!(
+            lock(&out.ring).start,
+            end,
+            "`keep` behind the resynced client"
+        );
+        out.close();
+        parser.join().unwrap();
     }
 
     #[test]

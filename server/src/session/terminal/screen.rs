@@ -325,6 +325,7 @@ mod tests {
     fn small() -> OutputLimits {
         OutputLimits {
             window: 16,
+            keep: 16,
             max_parser_lag: 64,
             scrollback: 100,
             stall_after: Duration::from_millis(200),
