@@ -15,7 +15,7 @@ It starts duet (target/release/duet, else target/debug/duet, or --duet) on
   back with ?from=SEQ (the last event seq it had), which must resume with
   the next event: no event twice, none out of order;
 - one session purged (DELETE ?purge=true) and a new one created every
-  --churn-every (20s).
+  --churn-every (5s).
 
 Every --sample (10s) it writes duet's open fds, RSS and thread count (from
 /proc) to a CSV (--csv, default soak-<time>.csv in the current directory)
@@ -349,7 +349,7 @@ def main():
     p.add_argument("--clients", type=int, default=200)
     p.add_argument("--sample", type=duration, default=10.0, help="seconds between samples (10)")
     p.add_argument("--prompt-every", type=duration, default=15.0, help="mean seconds between prompts per sender (4 senders)")
-    p.add_argument("--churn-every", type=duration, default=20.0, help="seconds between purge+create")
+    p.add_argument("--churn-every", type=duration, default=5.0, help="seconds between purge+create (default 5s: the 50 sessions turn over within the run; see docs/soak.md)")
     p.add_argument("--warmup", type=duration, default=60.0, help="seconds before the first sample (60; at most a tenth of the run)")
     p.add_argument("--csv", help="where the samples go (default soak-<time>.csv)")
     p.add_argument("--verdict", metavar="CSV", help="only print the verdict on an earlier run's CSV")
