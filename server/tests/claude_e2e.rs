@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use duet_protocol::rest::{ApprovalState, Decider};
 use duet_protocol::ws::{ClientMessage, ServerMessage};
-use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use duet_server::config::{ChannelKind, Profile};
 use mock_anthropic::MockAnthropic;
 use serde_json::json;
 use support::{kind, Client, TestServer};
@@ -103,16 +103,7 @@ impl Run {
                     .to_vec(),
             ),
         };
-        let profiles = Profiles::from_config(
-            ConfigFile {
-                default_profile: None,
-                profiles: vec![profile],
-                tokens: Vec::new(),
-            },
-            env!("CARGO_BIN_EXE_duet").into(),
-        )
-        .unwrap();
-        let server = TestServer::start_with(|o| o.profiles = profiles).await;
+        let server = TestServer::with_profiles(vec![profile]).await;
         let session = server.create("claude").await;
         assert_eq!(session.channel.kind, "claude");
         let mut client = server.connect(session.id, None).await;
@@ -127,18 +118,6 @@ impl Run {
             client,
             id: session.id,
         })
-    }
-
-    /// Waits for the next approval request and returns its id.
-    async fn approval(&mut self) -> duet_protocol::rest::Approval {
-        match self
-            .client
-            .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == ApprovalState::Pending))
-            .await
-        {
-            ServerMessage::Approval(a) => a,
-            _ => unreachable!(),
-        }
     }
 
     async fn settled(&mut self, request_id: &str) -> duet_protocol::rest::Approval {
@@ -213,7 +192,7 @@ async fn a_tool_approved_in_the_browser_runs() {
         return;
     };
     run.client.submit(mock_anthropic::TOOL_TRIGGER).await;
-    let a = run.approval().await;
+    let a = run.client.pending_approval().await;
     assert_eq!(a.tool_name, "Bash");
     assert_eq!(a.input["command"], mock_anthropic::TOOL_COMMAND);
     assert!(a.tool_use_id.is_some(), "bound to its PreToolUse");
@@ -245,7 +224,7 @@ async fn a_tool_denied_in_the_browser_does_not_run_and_the_next_prompt_is_answer
         return;
     };
     run.client.submit(mock_anthropic::TOOL_TRIGGER).await;
-    let a = run.approval().await;
+    let a = run.client.pending_approval().await;
     run.client
         .send(&ClientMessage::Approve {
             request_id: a.request_id.clone(),
@@ -269,7 +248,7 @@ async fn an_approval_answered_in_the_terminal_flips_the_card() {
         return;
     };
     run.client.submit(mock_anthropic::TOOL_TRIGGER).await;
-    let a = run.approval().await;
+    let a = run.client.pending_approval().await;
     // "1. Yes", as a person would type it.
     let done = run.answer_in_terminal(&a.request_id, b"1").await;
     assert_eq!(done.state, ApprovalState::Allowed);
@@ -281,7 +260,7 @@ async fn an_approval_answered_in_the_terminal_flips_the_card() {
     std::fs::remove_file(run.tool_file()).unwrap();
     run.client.until_event(|e| kind(e) == "result").await;
     run.client.submit(mock_anthropic::TOOL_TRIGGER).await;
-    let b = run.approval().await;
+    let b = run.client.pending_approval().await;
     let done = run.answer_in_terminal(&b.request_id, b"\x1b").await;
     assert_ne!(done.state, ApprovalState::Allowed);
     assert!(!run.tool_file().exists());

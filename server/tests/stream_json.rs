@@ -14,7 +14,7 @@ use duet_protocol::rest::{ApprovalState, Decider};
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
 use duet_server::config::{ChannelKind, ConfigFile, Profile, Profiles};
 use serde_json::Value;
-use support::{kind, Client, TestServer};
+use support::{assistant_text, kind, Client, TestServer};
 
 fn fake_profile() -> Profile {
     Profile {
@@ -73,18 +73,6 @@ async fn start_with(
     (server, client, session.id)
 }
 
-fn assistant_text(e: &Value) -> String {
-    if kind(e) != "assistant" {
-        return String::new();
-    }
-    e["message"]["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|b| b["text"].as_str())
-        .collect()
-}
-
 async fn reply(c: &mut Client, fragment: &str) {
     c.until_event(|e| assistant_text(e).contains(fragment))
         .await;
@@ -100,16 +88,6 @@ async fn warning(c: &mut Client, code: &str) -> String {
         .await
     {
         ServerMessage::Warning { message, .. } => message,
-        _ => unreachable!(),
-    }
-}
-
-async fn approval(c: &mut Client) -> duet_protocol::rest::Approval {
-    match c
-        .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == ApprovalState::Pending))
-        .await
-    {
-        ServerMessage::Approval(a) => a,
         _ => unreachable!(),
     }
 }
@@ -146,7 +124,7 @@ async fn prompts_replies_and_tool_decisions_travel_over_stdin_and_stdout() {
 
     // Allowed from the browser: the agent gets `behavior: allow`.
     c.submit("tool one").await;
-    let a = approval(&mut c).await;
+    let a = c.pending_approval().await;
     assert_eq!(a.tool_name, "Bash");
     c.until_screen("● Bash").await;
     c.send(&ClientMessage::Approve {
@@ -164,7 +142,7 @@ async fn prompts_replies_and_tool_decisions_travel_over_stdin_and_stdout() {
 
     // Denied: the agent gets `behavior: deny` and its message.
     c.submit("tool two").await;
-    let a = approval(&mut c).await;
+    let a = c.pending_approval().await;
     c.send(&ClientMessage::Approve {
         request_id: a.request_id.clone(),
         allowed: Some(false),
@@ -227,7 +205,7 @@ async fn an_interrupt_ends_the_turn_and_abandons_its_approval() {
 
     // During an approval: the card does not stay pending.
     c.submit("tool three").await;
-    let a = approval(&mut c).await;
+    let a = c.pending_approval().await;
     c.send(&ClientMessage::Cancel { id: None }).await;
     let gone = c
         .until(|m| matches!(m, ServerMessage::Approval(x) if x.request_id == a.request_id && x.state != ApprovalState::Pending))

@@ -339,21 +339,7 @@ pub fn user_text(ev: &Value) -> Option<String> {
     }
 }
 
-/// The text blocks of an `assistant` event, joined.
-pub fn assistant_text(ev: &Value) -> String {
-    if kind(ev) != "assistant" {
-        return String::new();
-    }
-    match &ev["message"]["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter(|b| b["type"] == "text")
-            .filter_map(|b| b["text"].as_str())
-            .collect(),
-        _ => String::new(),
-    }
-}
+pub use crate::support::assistant_text;
 
 /// The `tool_result` blocks of a `user` event.
 pub fn tool_results(ev: &Value) -> Vec<Value> {

