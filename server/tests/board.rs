@@ -263,14 +263,9 @@ async fn a_share_link_watches_its_one_session_until_it_is_revoked() {
         .await;
     assert_eq!(resp.status(), 201);
     let share: Share = resp.json().await.unwrap();
-    let secret = share
-        .url
-        .as_deref()
-        .unwrap()
-        .strip_prefix("/?share=")
-        .unwrap();
+    let secret = share_secret(&share);
 
-    let mut watch = Watch::open(&server, secret).await;
+    let mut watch = Watch::open(&server, &secret).await;
     let board = watch.next().await.unwrap();
     assert_eq!(board.sessions.len(), 1);
     assert_eq!(board.sessions[0].session.id, a.id);
@@ -296,7 +291,7 @@ async fn a_share_link_watches_its_one_session_until_it_is_revoked() {
         .await;
     // It may not rename even its own session.
     assert_eq!(
-        patch(&server, a.id, secret, json!({"name": "x"}))
+        patch(&server, a.id, &secret, json!({"name": "x"}))
             .await
             .status(),
         403

@@ -203,14 +203,7 @@ async fn a_gone_subscription_is_pruned() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let metrics = server
-        .get("/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.text("/metrics").await;
     assert!(
         metrics.contains(r#"duet_push_deliveries_total{outcome="pruned"} 1"#),
         "{metrics}"
@@ -286,12 +279,7 @@ async fn a_share_hears_of_its_session_only_and_a_mute_silences_one() {
         .json()
         .await
         .unwrap();
-    let secret = share
-        .url
-        .unwrap()
-        .strip_prefix("/?share=")
-        .unwrap()
-        .to_string();
+    let secret = share_secret(&share);
     let guest = Device::new(&service, "guest");
     let owner = Device::new(&service, "owner");
     assert_eq!(subscribe(&server, &secret, &guest).await.status(), 201);

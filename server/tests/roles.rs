@@ -350,16 +350,6 @@ async fn create_share(
         .await
 }
 
-fn secret(share: &Share) -> String {
-    share
-        .url
-        .as_deref()
-        .unwrap()
-        .strip_prefix("/?share=")
-        .unwrap()
-        .to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_share_of_session_a_cannot_see_session_b() {
     let server = TestServer::start().await;
@@ -439,7 +429,7 @@ async fn a_share_of_session_a_cannot_see_session_b() {
         .unwrap();
     req.headers_mut().insert("cookie", pair.parse().unwrap());
     assert!(tokio_tungstenite::connect_async(req).await.is_err());
-    let c = server.connect_as(a.id, None, &secret(&share)).await;
+    let c = server.connect_as(a.id, None, &share_secret(&share)).await;
     match &c.texts[0] {
         ServerMessage::Hello(h) => {
             assert_eq!(h.role, Role::Viewer);
@@ -475,7 +465,7 @@ async fn revoking_a_share_closes_its_live_socket() {
     let a = server.create("fake").await;
     let resp = create_share(&server, a.id, json!({"role": "driver", "expires_in": 600})).await;
     let share: Share = resp.json().await.unwrap();
-    let mut c = server.connect_as(a.id, None, &secret(&share)).await;
+    let mut c = server.connect_as(a.id, None, &share_secret(&share)).await;
     let mut owner = server.connect(a.id, None).await;
     let gone = server
         .delete(&format!("/api/sessions/{}/shares/{}", a.id, share.id))
@@ -485,7 +475,7 @@ async fn revoking_a_share_closes_its_live_socket() {
     let refused = server
         .http
         .get(server.url(&format!("/api/sessions/{}", a.id)))
-        .bearer_auth(secret(&share))
+        .bearer_auth(share_secret(&share))
         .send()
         .await
         .unwrap();
@@ -533,14 +523,14 @@ async fn an_expired_share_is_refused() {
     let a = server.create("fake").await;
     let resp = create_share(&server, a.id, json!({"role": "viewer", "expires_in": 1})).await;
     let share: Share = resp.json().await.unwrap();
-    let mut c = server.connect_as(a.id, None, &secret(&share)).await;
+    let mut c = server.connect_as(a.id, None, &share_secret(&share)).await;
     // Its socket closes when it expires...
     assert!(close_reason(&mut c).await.contains("expired"));
     // ...and the secret no longer works, nor does the link.
     let refused = server
         .http
         .get(server.url(&format!("/api/sessions/{}", a.id)))
-        .bearer_auth(secret(&share))
+        .bearer_auth(share_secret(&share))
         .send()
         .await
         .unwrap();

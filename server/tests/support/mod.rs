@@ -453,6 +453,17 @@ pub fn kind(ev: &Value) -> &str {
     ev["type"].as_str().unwrap_or("")
 }
 
+/// The secret of a share link (what its URL carries after `/?share=`).
+pub fn share_secret(share: &duet_protocol::rest::Share) -> String {
+    share
+        .url
+        .as_deref()
+        .unwrap()
+        .strip_prefix("/?share=")
+        .unwrap()
+        .to_string()
+}
+
 /// The text of an `assistant` event: its content string, or its text blocks.
 pub fn assistant_text(ev: &Value) -> String {
     if kind(ev) != "assistant" {
