@@ -46,7 +46,7 @@ sleep 0.5
 
 case "$MODE" in
   stat)
-    perf stat -p "$duet_pid" -o "$OUT/stat.txt" \
+    perf stat ${PER_THREAD:+--per-thread} -p "$duet_pid" -o "$OUT/stat.txt" \
       -e task-clock,context-switches,cpu-migrations \
       -e syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_sendto \
       -e syscalls:sys_enter_recvfrom,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_futex \

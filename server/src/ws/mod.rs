@@ -180,56 +180,60 @@ impl Connection {
         // Subscribe before reading the state announced in `hello`, so no change
         // falls between the two.
         let control = session.subscribe();
-        let mut send = tokio::spawn(
-            send::Sender {
-                sink,
-                session: session.clone(),
-                control,
-                replies: reply_rx,
-                paused: pause_rx,
-                stop,
-                warnings_seen: 0,
-                who: who.clone(),
-            }
-            .run(client, from)
-            .in_current_span(),
-        );
+        // Both halves run in this one task, not a task each: a key then goes
+        // from `recvfrom` to the PTY, and its echo from the ring to
+        // `sendto`, on the thread that polled the socket. Two tasks made two
+        // runnable at once on every key (tokio-tungstenite wakes the sink's
+        // waker too when the socket turns readable), and tokio woke the
+        // other worker to steal one: a futex call and a thread hop per key
+        // (profiled, docs/benchmarks.md). Each half still waits on its own:
+        // keys are read while a slow client's flush is pending, and output
+        // goes on while a key waits for room in the PTY.
+        let send = send::Sender {
+            sink,
+            session: session.clone(),
+            control,
+            replies: reply_rx,
+            paused: pause_rx,
+            stop,
+            warnings_seen: 0,
+            who: who.clone(),
+        }
+        .run(client, from);
         let closer = reply_tx.clone();
         let role = who.role;
-        let mut recv = tokio::spawn(
-            recv::receive(
-                stream,
-                session,
-                role,
-                reply_tx,
-                pause_tx,
-                max_message,
-                actor,
-            )
-            .in_current_span(),
+        let recv = recv::receive(
+            stream,
+            session,
+            role,
+            reply_tx,
+            pause_tx,
+            max_message,
+            actor,
         );
         let ended = share_ended(&who, revoked);
+        tokio::pin!(send, recv, ended);
         tokio::select! {
-            _ = &mut send => recv.abort(),
-            reason = ended => {
-                info!(reason, "closing: share ended");
-                recv.abort();
-                let _ = closer
-                    .send(Outgoing::Close(Some(CloseFrame {
-                        code: axum::extract::ws::close_code::POLICY,
-                        reason: reason.into(),
-                    })))
-                    .await;
-                if tokio::time::timeout(CLOSE_TIMEOUT, &mut send).await.is_err() {
-                    send.abort();
-                }
+            // Keys first: they are what a user waits on.
+            biased;
+            () = &mut recv => {
+                // The send half answers a close (or sees the replies end)
+                // and stops; a dead socket must not keep it for long.
+                let _ = tokio::time::timeout(CLOSE_TIMEOUT, &mut send).await;
             }
-            _ = &mut recv => {
-                // The send task answers a close (or sees the replies end) and
-                // stops; a dead socket must not keep it for long.
-                if tokio::time::timeout(CLOSE_TIMEOUT, &mut send).await.is_err() {
-                    send.abort();
-                }
+            () = &mut send => {}
+            reason = &mut ended => {
+                info!(reason, "closing: share ended");
+                let close = Outgoing::Close(Some(CloseFrame {
+                    code: axum::extract::ws::close_code::POLICY,
+                    reason: reason.into(),
+                }));
+                // The send half must keep running while the close waits for
+                // room in its queue.
+                let _ = tokio::time::timeout(CLOSE_TIMEOUT, async {
+                    let _ = tokio::join!(closer.send(close), &mut send);
+                })
+                .await;
             }
         }
         drop(guard);

@@ -141,8 +141,14 @@ pub fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
     // Deprecated because a generic `T` could change the fd it reports; an
     // `OwnedFd` owns one descriptor for its whole life, which is exactly the
     // safety contract of `AsyncFd::register` (unsafe, and duet forbids unsafe).
+    //
+    // Readable only: writes never wait on the reactor (see `write_all`), and
+    // with writable interest too every keystroke woke the event loop twice,
+    // once for the echo and once for the edge that says the line discipline
+    // took the key (profiled, docs/benchmarks.md).
     #[allow(deprecated)]
-    let fd = AsyncFd::new(master).context("registering the PTY with the runtime")?;
+    let fd = AsyncFd::with_interest(master, tokio::io::Interest::READABLE)
+        .context("registering the PTY with the runtime")?;
     let (queue, rx) = mpsc::channel(WRITE_QUEUE);
     let pty = Arc::new(Pty {
         fd,
