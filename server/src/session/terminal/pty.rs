@@ -318,11 +318,18 @@ impl Pty {
                     Ok(0) | Err(Errno::IO) => return Ok(filled),
                     Ok(n) => {
                         filled += n;
+                        if filled == buf.len() {
+                            return Ok(filled);
+                        }
                         // A short first read is interactive output (an
-                        // echo): hand it over now. The read that finds the
-                        // PTY empty comes on the next call, after the
-                        // clients were woken, not before.
-                        if filled == buf.len() || filled < SHORT_READ {
+                        // echo): hand it over now, and take it that the PTY
+                        // is empty instead of asking with one more `read`
+                        // (a syscall on every echo's path). Safe: output
+                        // written after this read is a new edge, and
+                        // `clear_ready` keeps readiness that an event
+                        // newer than this guard set.
+                        if filled < SHORT_READ {
+                            guard.clear_ready();
                             return Ok(filled);
                         }
                     }
