@@ -197,6 +197,7 @@ impl Connection {
             paused: pause_rx,
             stop,
             warnings_seen: 0,
+            unflushed: false,
             who: who.clone(),
         }
         .run(client, from);

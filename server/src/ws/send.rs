@@ -46,6 +46,8 @@ pub(super) struct Sender {
     pub(super) warnings_seen: u64,
     /// Who this client is (announced in `hello`).
     pub(super) who: crate::auth::Principal,
+    /// Something was fed to the sink since the last flush.
+    pub(super) unflushed: bool,
 }
 
 fn warning_message(w: crate::session::Warning) -> ServerMessage {
@@ -68,10 +70,13 @@ impl Sender {
         if let ServerMessage::Error { code, .. } = msg {
             m.ws_error(code.as_str());
         }
-        self.sink
-            .feed(Message::Text(Utf8Bytes::from(json)))
-            .await
-            .map_err(|_| Closed)
+        self.feed(Message::Text(Utf8Bytes::from(json))).await
+    }
+
+    /// Queues a message; [`flush`](Self::flush) sends it.
+    async fn feed(&mut self, msg: Message) -> Result<(), Closed> {
+        self.unflushed = true;
+        self.sink.feed(msg).await.map_err(|_| Closed)
     }
 
     /// Sends what the receive task handed over; a close ends the connection.
@@ -91,20 +96,23 @@ impl Sender {
 
     /// Sends events, counted.
     async fn relay(&mut self, events: &[LogEvent]) -> Result<(), Closed> {
-        let m = &self.session.observe.metrics;
+        if events.is_empty() {
+            return Ok(());
+        }
+        let m = self.session.observe.metrics.clone();
         m.events_relayed.inc_by(events.len() as u64);
         for e in events {
             m.sent_json.inc_by(e.frame.len() as u64);
-            self.sink
-                .feed(Message::Text(e.frame.clone()))
-                .await
-                .map_err(|_| Closed)?;
+            self.feed(Message::Text(e.frame.clone())).await?;
         }
         Ok(())
     }
 
     async fn flush(&mut self) -> Result<(), Closed> {
-        self.sink.flush().await.map_err(|_| Closed)?;
+        if self.unflushed {
+            self.sink.flush().await.map_err(|_| Closed)?;
+            self.unflushed = false;
+        }
         Ok(())
     }
 
@@ -137,10 +145,7 @@ impl Sender {
             reason: reason.to_string(),
         })
         .await?;
-        self.sink
-            .feed(Message::Binary(snap.bytes.clone()))
-            .await
-            .map_err(|_| Closed)?;
+        self.feed(Message::Binary(snap.bytes.clone())).await?;
         // A resize after the settle is announced by control news, which
         // brings a resync of its own.
         Ok(snap.offset)
@@ -244,6 +249,10 @@ impl Sender {
             let mut progressed = false;
             // Whether this round moved a lot: then other tasks get a turn.
             let mut heavy = false;
+            // Whether a source may have more at once that no wake-up below
+            // announces (a full batch, output past one frame, a snapshot to
+            // continue from): then the next round starts without waiting.
+            let mut again = false;
             while let Ok(out) = self.replies.try_recv() {
                 self.outgoing(out).await?;
                 progressed = true;
@@ -280,6 +289,7 @@ impl Sender {
             self.relay(&events).await?;
             progressed |= !events.is_empty();
             heavy |= events.len() >= EVENT_BATCH;
+            again |= events.len() >= EVENT_BATCH;
             event_cursor = upto.max(event_cursor);
 
             let mut output_drained = true;
@@ -291,19 +301,18 @@ impl Sender {
                 term_cursor = self.resync("resize").await?;
                 flow.resynced(term_cursor);
                 progressed = true;
+                again = true;
                 output_drained = false;
             } else if !paused {
                 match s.terminal.output.read(term_cursor, MAX_TERMINAL_FRAME) {
                     ReadResult::Data(bytes, next) => {
                         s.observe.metrics.sent_terminal.inc_by(bytes.len() as u64);
                         heavy |= bytes.len() >= HEAVY_OUTPUT;
-                        self.sink
-                            .feed(Message::Binary(bytes))
-                            .await
-                            .map_err(|_| Closed)?;
+                        self.feed(Message::Binary(bytes)).await?;
                         term_cursor = next;
                         flow.advance(next);
                         progressed = true;
+                        again |= next < *output_rx.borrow();
                         output_drained = false;
                     }
                     ReadResult::Lagged => {
@@ -311,6 +320,7 @@ impl Sender {
                         term_cursor = self.resync("lagged").await?;
                         flow.resynced(term_cursor);
                         progressed = true;
+                        again = true;
                         output_drained = false;
                     }
                     ReadResult::UpToDate => {}
@@ -329,19 +339,24 @@ impl Sender {
                     self.flush().await?;
                 }
             }
-            if progressed {
+            // An exit waits for a round that finds the output drained.
+            again |= progressed && exit_pending && !exit_sent;
+            if again {
                 // After a round that moved a lot, let other clients' tasks
                 // (and this client's keys) run. Not after an echo or a few
                 // events: a yield puts the task at the back of the queue
                 // and wakes the other worker to steal it, a futex call and
                 // a thread switch per echoed key (profiled,
-                // docs/benchmarks.md); the next round finds nothing and
-                // waits anyway.
+                // docs/benchmarks.md).
                 if heavy {
                     tokio::task::yield_now().await;
                 }
                 continue;
             }
+            // Otherwise wait: whatever came during this round has marked its
+            // source changed, and the select below returns at once. (Going
+            // round once more to find nothing, as before, cost every echo a
+            // second pass over every source.)
 
             tokio::select! {
                 biased;
@@ -405,7 +420,7 @@ impl Sender {
                     }
                 }
                 _ = ping.tick() => {
-                    self.sink.feed(Message::Ping(Bytes::new())).await.map_err(|_| Closed)?;
+                    self.feed(Message::Ping(Bytes::new())).await?;
                 }
             }
         }
