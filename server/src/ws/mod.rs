@@ -1,8 +1,9 @@
 //! One WebSocket client of one session.
 //!
-//! After the upgrade the socket is split: a receive task (`recv.rs`) turns
-//! client messages into session calls, a send task (`send.rs`) pushes
-//! everything to the client. The send task pulls terminal bytes and events
+//! After the upgrade the socket is split into two halves that run in the
+//! connection's one task: the receive half (`recv.rs`) turns client messages
+//! into session calls, the send half (`send.rs`) pushes everything to the
+//! client. The send half pulls terminal bytes and events
 //! with its own cursors, so a slow or stalled client only falls behind
 //! itself: its terminal catches up with a fresh screen snapshot, its events
 //! are replayed from the log (and the events file), and nothing queues up
@@ -34,12 +35,12 @@ use crate::observe::Actor;
 use crate::server::AppState;
 use crate::session::{ClientGuard, Session};
 
-/// How long the send task gets to finish once the client stopped sending.
+/// How long the send half gets to finish once the client stopped sending.
 const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
 
-/// What the receive task hands the send task.
+/// What the receive half hands the send half.
 enum Outgoing {
     /// An answer to a client message.
     Reply(Box<ServerMessage>),

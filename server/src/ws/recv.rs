@@ -1,6 +1,6 @@
 //! The receive half of a client connection: parses each client message,
 //! checks it, and turns it into a session call. Answers go to the send
-//! task, which owns the socket.
+//! half, which owns writing to the socket.
 
 use std::sync::Arc;
 
@@ -39,7 +39,7 @@ fn refused(role: Role, action: Action, id: Option<String>) -> Option<ServerMessa
     })
 }
 
-/// Turns client messages into session calls; answers go to the send task.
+/// Turns client messages into session calls; answers go to the send half.
 pub(super) async fn receive(
     mut stream: SplitStream<WebSocket>,
     session: Arc<Session>,

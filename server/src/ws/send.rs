@@ -79,7 +79,7 @@ impl Sender {
         self.sink.feed(msg).await.map_err(|_| Closed)
     }
 
-    /// Sends what the receive task handed over; a close ends the connection.
+    /// Sends what the receive half handed over; a close ends the connection.
     async fn outgoing(&mut self, out: Outgoing) -> Result<(), Closed> {
         match out {
             Outgoing::Reply(msg) => self.text(&msg).await,
@@ -259,7 +259,7 @@ impl Sender {
                 self.outgoing(out).await?;
                 progressed = true;
             }
-            // After the replies: the receiving task sets a pause before it
+            // After the replies: the receive half sets a pause before it
             // queues its ack, so once the ack is out the pause holds here.
             let paused = *self.paused.borrow_and_update();
             if paused != flow_paused {
