@@ -273,10 +273,15 @@ pub fn mixed_text(len: usize, seed: u64) -> Vec<u8> {
     out
 }
 
+/// The text `flood` repeats.
+pub fn flood_text() -> Vec<u8> {
+    mixed_text(1 << 20, 0x5eed)
+}
+
 fn flood(a: FloodArgs) -> Result<()> {
     make_raw()?;
     let mut out = stdout_file()?;
-    let text = mixed_text(1 << 20, 0x5eed);
+    let text = flood_text();
     ready_and_wait(&mut out, a.go_file.as_deref(), a.start_now)?;
     let start = mono_ns();
     let mut left = a.bytes;

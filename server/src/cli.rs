@@ -177,10 +177,11 @@ pub struct ServeArgs {
     pub push_contact: Option<String>,
 
     /// Threads that move bytes between sockets and terminals (default: one
-    /// per core). One, like ttyd's event loop, echoes a keystroke ~20 µs
-    /// sooner, but Ctrl-C in a flood then takes 5-19 ms instead of 1-3
-    /// (docs/benchmarks.md). Screens are parsed on their own threads
-    /// either way.
+    /// per core). One, like ttyd's event loop, echoed a keystroke ~20 µs
+    /// sooner while each client had two tasks; with one task per client
+    /// the two settings echo alike, and Ctrl-C in a flood took 5-19 ms
+    /// with one instead of 1-3 (docs/benchmarks.md). Screens are parsed on
+    /// their own threads either way.
     #[arg(long, env = "DUET_WORKER_THREADS",
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub worker_threads: Option<u16>,

@@ -194,11 +194,47 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
             .collect::<Vec<_>>()
             .join("/")
     };
-    Ok(vec![row.note(format!(
-        "rounds duet {} MB/s, bare {} MB/s; best duet round used {cpu:.2} CPU-s \
+    let parser = parser_rate(ctx.size(64 << 20, 8 << 20));
+    Ok(vec![
+        row.note(format!(
+            "rounds duet {} MB/s, bare {} MB/s; best duet round used {cpu:.2} CPU-s \
          ({:.0}% of one core), {received} bytes received, {lagged} lagged resyncs",
-        all(&mut runs.iter().map(|r| r.0)),
-        all(&mut bare.iter().copied()),
-        100.0 * cpu / duet_secs
-    ))])
+            all(&mut runs.iter().map(|r| r.0)),
+            all(&mut bare.iter().copied()),
+            100.0 * cpu / duet_secs
+        )),
+        Row::new(
+            "throughput",
+            "screen parser alone, same text (vt100, 120×36, 2,000 lines kept)",
+            "MB/s",
+            parser,
+            None,
+            Target::Info,
+        )
+        .note(
+            "duet parses every byte into its server-side screen (for attach and /screen) and \
+         holds the program when the parser is 8 MiB behind, so this bounds the row above",
+        ),
+    ])
+}
+
+/// The rate at which the server's screen parser takes the flood's text by
+/// itself, in this process: the ceiling for duet's throughput (the reader
+/// waits for a parser more than 8 MiB behind).
+fn parser_rate(bytes: usize) -> f64 {
+    let text = crate::fixture::flood_text();
+    let mut parser = vt100::Parser::new(36, 120, 2000);
+    let t0 = Instant::now();
+    let mut left = bytes;
+    while left > 0 {
+        for chunk in text.chunks(64 << 10) {
+            let n = chunk.len().min(left);
+            parser.process(&chunk[..n]);
+            left -= n;
+            if left == 0 {
+                break;
+            }
+        }
+    }
+    bytes as f64 / 1e6 / t0.elapsed().as_secs_f64()
 }
