@@ -192,3 +192,22 @@ async fn keys_for_a_program_that_stops_reading_are_bounded_in_bytes() {
     let grown = rss_bytes().saturating_sub(before);
     assert!(grown < 32 << 20, "duet grew by {} MiB", grown >> 20);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stopped_reading_still_has_its_keys_read() {
+    // Both halves of a connection share one task: while the send half waits
+    // for a socket the client no longer drains, the receive half must still
+    // take the client's keys to the program.
+    const FLOOD: u64 = 48 << 20;
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut stalled = server.connect(s.id, None).await;
+    let mut reader = server.connect(s.id, None).await;
+    reader.until_event(|e| kind(e) == "system").await;
+    reader.submit(&format!("flood {FLOOD}")).await;
+    reader.until_event(|e| kind(e) == "x-flood-done").await;
+    // The stalled client's socket is full (48 MiB against a few MiB of
+    // socket buffers), so duet's writes to it are waiting.
+    stalled.keys(b"typed-by-the-stalled-client").await;
+    reader.until_screen("typed-by-the-stalled-client").await;
+}
