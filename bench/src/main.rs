@@ -87,6 +87,10 @@ pub struct SuiteArgs {
     /// Clients in the fan-out workload [default: 100, 10 with --quick].
     #[arg(long, value_name = "N")]
     pub fan_out_clients: Option<usize>,
+    /// Keystroke echo at a typist's pace: this long between keys, 600 keys
+    /// (the program and duet go idle between them, as when a person types).
+    #[arg(long, value_name = "MS")]
+    pub echo_gap_ms: Option<u64>,
     /// Where to write the results as JSON [default: target/bench/results.json].
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -149,6 +153,7 @@ async fn suite(args: SuiteArgs) -> Result<bool> {
     });
     let mut ctx = workloads::Ctx::new(duet_exe, bench_exe, args.quick)?;
     ctx.fan_out_clients = args.fan_out_clients;
+    ctx.echo_gap = args.echo_gap_ms.map(std::time::Duration::from_millis);
     ctx.peers = args.peer.clone();
     let chosen = workloads::chosen(&args);
     anyhow::ensure!(

@@ -86,7 +86,12 @@ enum Lane {
 impl Lane {
     /// Sends keys `range` one at a time, waiting for each echo; appends the
     /// stamps of those past the warm-up.
-    async fn keys(&mut self, range: Range<usize>, stamps: &mut Stamps) -> Result<()> {
+    async fn keys(
+        &mut self,
+        range: Range<usize>,
+        stamps: &mut Stamps,
+        gap: Option<Duration>,
+    ) -> Result<()> {
         match self {
             Lane::Bare(slot) => {
                 let mut bare = slot.take().context("the bare fixture is gone")?;
@@ -106,6 +111,9 @@ impl Lane {
                         }
                         if i >= WARMUP {
                             got.push((sent, mono_ns()));
+                            if let Some(gap) = gap {
+                                std::thread::sleep(gap);
+                            }
                         }
                     }
                     Ok((bare, got))
@@ -132,6 +140,9 @@ impl Lane {
                     }
                     if i >= WARMUP {
                         stamps.push((sent, mono_ns()));
+                        if let Some(gap) = gap {
+                            tokio::time::sleep(gap).await;
+                        }
                     }
                 }
             }
@@ -152,6 +163,9 @@ impl Lane {
                     }
                     if i >= WARMUP {
                         stamps.push((sent, mono_ns()));
+                        if let Some(gap) = gap {
+                            tokio::time::sleep(gap).await;
+                        }
                     }
                 }
             }
@@ -165,9 +179,13 @@ const ROUNDS: usize = 10;
 
 /// Runs the keys on every lane: the warm-up, then `ROUNDS` blocks each,
 /// the lanes taking turns (and a different one first in each round).
-async fn alternate(lanes: &mut [(&mut Lane, &mut Stamps)], n: usize) -> Result<()> {
+async fn alternate(
+    lanes: &mut [(&mut Lane, &mut Stamps)],
+    n: usize,
+    gap: Option<Duration>,
+) -> Result<()> {
     for (lane, stamps) in lanes.iter_mut() {
-        lane.keys(0..WARMUP, stamps).await?;
+        lane.keys(0..WARMUP, stamps, None).await?;
     }
     let per = n.div_ceil(ROUNDS);
     for round in 0..ROUNDS {
@@ -176,14 +194,21 @@ async fn alternate(lanes: &mut [(&mut Lane, &mut Stamps)], n: usize) -> Result<(
         let count = lanes.len();
         for j in 0..count {
             let (lane, stamps) = &mut lanes[(round + j) % count];
-            lane.keys(from..to, stamps).await?;
+            lane.keys(from..to, stamps, gap).await?;
         }
     }
     Ok(())
 }
 
 pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
-    let n: usize = ctx.size(10_000, 1_000);
+    // At a typist's pace the keys take their gap each: fewer of them.
+    let n: usize = match ctx.echo_gap {
+        Some(_) => 600,
+        None => ctx.size(10_000, 1_000),
+    };
+    let paced = ctx.echo_gap.map_or(String::new(), |g| {
+        format!(", one every {} ms", g.as_millis())
+    });
     let count = (WARMUP + n).to_string();
 
     let bare_times = ctx.tmp.path().join("echo-times");
@@ -268,7 +293,7 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         for ((lane, _), st) in peer_lanes.iter_mut().zip(peer_stamps.iter_mut()) {
             lanes.push((lane, st));
         }
-        alternate(&mut lanes, n).await?;
+        alternate(&mut lanes, n, ctx.echo_gap).await?;
     }
 
     let Lane::Bare(Some(bare)) = bare_lane else {
@@ -326,7 +351,7 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let rows = vec![
         Row::new(
             "keystroke echo",
-            &format!("p50 of {n} keys"),
+            &format!("p50 of {n} keys{paced}"),
             "µs",
             d.pct(50.0),
             Some(b.pct(50.0)),
@@ -335,7 +360,7 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         .note(ttyd),
         Row::new(
             "keystroke echo",
-            &format!("p99 of {n} keys"),
+            &format!("p99 of {n} keys{paced}"),
             "µs",
             d.pct(99.0),
             Some(b.pct(99.0)),

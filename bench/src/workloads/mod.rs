@@ -31,6 +31,8 @@ pub struct Ctx {
     pub quick: bool,
     /// Overrides the fan-out client count.
     pub fan_out_clients: Option<usize>,
+    /// The pause between keystrokes in the echo workload (`--echo-gap-ms`).
+    pub echo_gap: Option<Duration>,
     /// Scratch space for the baselines.
     pub tmp: tempfile::TempDir,
     /// Other gateways to measure alongside duet (`--peer`).
@@ -45,6 +47,7 @@ impl Ctx {
             bench_exe,
             quick,
             fan_out_clients: None,
+            echo_gap: None,
             peers: Vec::new(),
             tmp: tempfile::Builder::new()
                 .prefix("duet-bench-bare-")

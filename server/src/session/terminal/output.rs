@@ -95,14 +95,23 @@ pub(super) struct Ring {
 pub(super) enum ParserState {
     /// Working through a batch: it looks at the ring again before it waits.
     Busy,
-    /// Parsed something recently; looks again after [`PARSER_NAP`] by itself.
+    /// Parsed something recently; looks again after [`PARSER_NAP`] (or,
+    /// lingering, [`PARSER_LINGER_NAP`]) by itself.
     Napping,
-    /// Nothing came for a nap: only a wake-up brings it back.
+    /// Nothing came for [`PARSER_LINGER`]: only a wake-up brings it back.
     Idle,
 }
 
 /// How long the parser naps between batches while output keeps coming.
 pub(super) const PARSER_NAP: Duration = Duration::from_millis(10);
+/// Once output stops, the parser keeps looking by itself this long...
+pub(super) const PARSER_LINGER: Duration = Duration::from_secs(5);
+/// ...this often, so that a person's next keystroke finds it napping and
+/// the echo need not wake it: a woken parser thread was a futex call before
+/// every echo of a typist's keys, and cost ~85 µs at p50 on this VM
+/// (`duet-bench --echo --echo-gap-ms 30`, docs/benchmarks.md). An idle
+/// session's parser still sleeps until output comes.
+pub(super) const PARSER_LINGER_NAP: Duration = Duration::from_millis(100);
 /// A napping parser is woken early once this much output waits for it, so a
 /// flood is parsed as it comes and the backlog stays small.
 const WAKE_NAPPING_AT: u64 = 64 << 10;

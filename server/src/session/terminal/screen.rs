@@ -15,7 +15,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use tokio::sync::watch;
 
-use super::output::{item_len, Item, Output, ParserState, PARSER_NAP};
+use super::output::{
+    item_len, Item, Output, ParserState, PARSER_LINGER, PARSER_LINGER_NAP, PARSER_NAP,
+};
 use crate::session::lock;
 
 /// How far the stream may have moved past the cached snapshot for it still
@@ -121,6 +123,9 @@ impl Output {
         let mut next_item = 0u64;
         let mut parsed = 0u64;
         let mut took_any = false;
+        // When the parser last took output (none yet: a session that never
+        // printed leaves its parser asleep).
+        let mut last_took: Option<std::time::Instant> = None;
         loop {
             let batch: Vec<Item> = {
                 let mut ring = lock(&self.ring);
@@ -137,11 +142,13 @@ impl Output {
                         ring.parser = ParserState::Busy;
                         return;
                     }
-                    if nap {
+                    let lingering = last_took.is_some_and(|t| t.elapsed() < PARSER_LINGER);
+                    if nap || lingering {
                         ring.parser = ParserState::Napping;
+                        let pause = if nap { PARSER_NAP } else { PARSER_LINGER_NAP };
                         let (r, _) = self
                             .data_cv
-                            .wait_timeout(ring, PARSER_NAP)
+                            .wait_timeout(ring, pause)
                             .unwrap_or_else(|e| e.into_inner());
                         ring = r;
                         nap = false;
@@ -167,6 +174,9 @@ impl Output {
                     .collect()
             };
             took_any = !batch.is_empty();
+            if took_any {
+                last_took = Some(std::time::Instant::now());
+            }
             for item in batch {
                 next_item += 1;
                 match item {
@@ -456,5 +466,32 @@ mod tests {
         parser.join().unwrap();
         let snap = out.snapshot();
         assert_eq!((snap.cols, snap.rows), (30, 4));
+    }
+
+    #[test]
+    fn a_parser_that_took_output_lately_keeps_looking_by_itself() {
+        // A typist's next key must find the parser napping (a push then
+        // does not wake it, and the echo goes out without a futex call):
+        // for PARSER_LINGER after output it never waits for a wake-up.
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = start_parser(&out);
+        out.push(Bytes::from_static(b"a"));
+        // Parsed: the parser naps after a batch.
+        while lock(&out.ring).parsed < 1 {
+            std::thread::yield_now();
+        }
+        let watch_for = PARSER_NAP * 10;
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < watch_for {
+            assert_ne!(
+                lock(&out.ring).parser,
+                ParserState::Idle,
+                "the parser went idle {:?} after output",
+                t0.elapsed()
+            );
+            std::thread::sleep(PARSER_NAP / 4);
+        }
+        out.close();
+        parser.join().unwrap();
     }
 }
