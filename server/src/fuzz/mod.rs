@@ -10,6 +10,7 @@ mod hooks;
 mod input;
 mod screen;
 mod sidecar;
+mod skim;
 
 use proptest::test_runner::Config;
 

@@ -13,7 +13,7 @@ const CONTROLS: &[&str] = &[
 
 /// Pieces of terminal output: text (wide and combining characters too),
 /// line ends, and the escape sequences TUIs use, with random parameters.
-fn piece() -> impl Strategy<Value = Vec<u8>> {
+pub(super) fn piece() -> impl Strategy<Value = Vec<u8>> {
     let n = || 0u16..30;
     prop_oneof![
         4 => "[ -~]{1,12}".prop_map(String::into_bytes),
@@ -43,9 +43,9 @@ fn piece() -> impl Strategy<Value = Vec<u8>> {
 /// by row: the snapshot draws each scrollback row as a line of its own,
 /// so a line that soft-wrapped there comes back as two lines (a known
 /// limit of `render`; the visible screen keeps its wraps).
-type State = (String, Vec<u8>, (u16, u16), bool, bool, Vec<String>);
+pub(super) type State = (String, Vec<u8>, (u16, u16), bool, bool, Vec<String>);
 
-fn state(screen: &mut vt100::Screen) -> State {
+pub(super) fn state(screen: &mut vt100::Screen) -> State {
     let (rows, cols) = screen.size();
     let visible = (
         screen.contents(),

@@ -9,11 +9,13 @@
 
 pub(crate) mod flow;
 pub(crate) mod output;
+mod parser;
 pub(crate) mod pipes;
 pub(crate) mod program;
 pub(crate) mod pty;
 pub(crate) mod recording;
 pub(crate) mod screen;
+pub(crate) mod skim;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,7 @@
 //! The server-side screen of one session: a vt100 parser that a thread of
-//! its own feeds from the output ring (off the forwarding path), and the
-//! snapshots rendered from it for clients that attach or fall behind.
+//! its own feeds from the output ring (`parser.rs`, off the forwarding
+//! path), and the snapshots rendered from it for clients that attach or
+//! fall behind.
 //!
 //! Rendering a snapshot (screen plus scrollback, ~120 KiB) is the costliest
 //! thing here, so the last one is kept and handed to every client that needs
@@ -9,26 +10,16 @@
 //! fan-out of 100 clients fell into a resync storm, where rendering took 60 %
 //! of the CPU and made more clients lag).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use tokio::sync::watch;
 
-use super::output::{
-    item_len, Item, Output, ParserState, PARSER_LINGER, PARSER_LINGER_NAP, PARSER_NAP,
-};
+use super::output::Output;
 use crate::session::lock;
 
 /// How far the stream may have moved past the cached snapshot for it still
 /// to be handed out.
 const REUSE_WITHIN: u64 = 256 << 10;
-
-/// Bytes the parser takes from the ring per batch.
-const PARSE_BATCH: u64 = 256 << 10;
-
-/// Bytes parsed per hold of the screen lock.
-const PARSE_SLICE: usize = 16 << 10;
 
 /// A full screen image and the stream offset it corresponds to.
 pub struct Snapshot {
@@ -49,7 +40,7 @@ pub(crate) const MIN_ROWS: u16 = 2;
 /// See [`MIN_ROWS`].
 pub(crate) const MIN_COLS: u16 = 2;
 
-pub(super) struct Screen {
+pub(crate) struct Screen {
     /// Made by the first output, not with the session: vt100 allocates the
     /// whole grid up front (32 bytes a cell, ~94 KiB at 100x30), which an
     /// idle session need not hold (`duet-bench --many-sessions`).
@@ -58,6 +49,8 @@ pub(super) struct Screen {
     cols: u16,
     scrollback: usize,
     offset: u64,
+    /// Times the parser failed and the screen was redrawn (see `feed`).
+    pub(crate) recovered: u32,
 }
 
 #[derive(Default)]
@@ -72,13 +65,14 @@ impl vt100::Callbacks for TitleCallbacks {
 }
 
 impl Screen {
-    pub(super) fn new(cols: u16, rows: u16, scrollback: usize) -> Self {
+    pub(crate) fn new(cols: u16, rows: u16, scrollback: usize) -> Self {
         Screen {
             parser: None,
             rows: rows.max(MIN_ROWS),
             cols: cols.max(MIN_COLS),
             scrollback,
             offset: 0,
+            recovered: 0,
         }
     }
 
@@ -89,12 +83,63 @@ impl Screen {
         })
     }
 
-    fn process(&mut self, bytes: &[u8]) {
-        self.parser().process(bytes);
+    pub(crate) fn process(&mut self, bytes: &[u8]) {
+        self.feed(bytes);
         self.offset += bytes.len() as u64;
     }
 
-    fn set_size(&mut self, cols: u16, rows: u16) {
+    /// Passes over `len` bytes of output unparsed, applying `pen` (the
+    /// SGRs among them) instead; see `skim.rs` for when that is exact.
+    pub(crate) fn skip(&mut self, len: u64, pen: &[u8]) {
+        self.feed(pen);
+        self.offset += len;
+    }
+
+    /// Parses `bytes`, surviving vt100's panics. vt100 0.16 panics when a
+    /// character is written over a wide one that a narrowing resize cut in
+    /// half at the right edge (`Screen::text` clears a continuation cell
+    /// that is gone; found by `fuzz::skim`), which would end the parser
+    /// thread and stall the session's output for good. The screen is then
+    /// redrawn from its own snapshot on a fresh parser: what the broken
+    /// write was drawing is lost, the rest of the screen is kept.
+    fn feed(&mut self, bytes: &[u8]) {
+        let parser = self.parser();
+        let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.process(bytes)));
+        if fed.is_err() {
+            self.recover();
+        }
+    }
+
+    fn recover(&mut self) {
+        self.recovered += 1;
+        tracing::warn!("the screen parser failed on this output; redrawing the screen");
+        let (rows, cols, scrollback) = (self.rows, self.cols, self.scrollback);
+        let mut fresh =
+            vt100::Parser::new_with_callbacks(rows, cols, scrollback, TitleCallbacks::default());
+        if let Some(mut old) = self.parser.take() {
+            fresh.callbacks_mut().title = old.callbacks().title.clone();
+            let drawn =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(old.screen_mut())));
+            if let Ok(drawn) = drawn {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    fresh.process(&drawn)
+                }));
+            }
+        }
+        self.parser = Some(fresh);
+    }
+
+    /// Rows and scrollback lines: what a skim needs to know.
+    pub(super) fn extent(&self) -> (u16, usize) {
+        (self.rows, self.scrollback)
+    }
+
+    /// The stream offset the screen has consumed.
+    pub(super) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    pub(crate) fn set_size(&mut self, cols: u16, rows: u16) {
         self.rows = rows.max(MIN_ROWS);
         self.cols = cols.max(MIN_COLS);
         if let Some(p) = &mut self.parser {
@@ -103,11 +148,20 @@ impl Screen {
     }
 
     /// The screen as [`render`] draws it; a blank one before any output.
-    fn render(&mut self) -> Vec<u8> {
+    pub(crate) fn render(&mut self) -> Vec<u8> {
         match &mut self.parser {
             Some(p) => render(p.screen_mut()),
             None => render(vt100::Parser::new(self.rows, self.cols, 0).screen_mut()),
         }
+    }
+
+    /// The vt100 screen and the title, made if need be (tests compare
+    /// screens).
+    #[cfg(test)]
+    pub(crate) fn vt(&mut self) -> (&mut vt100::Screen, Option<String>) {
+        let parser = self.parser();
+        let title = parser.callbacks().title.clone();
+        (parser.screen_mut(), title)
     }
 
     /// Whether the grid exists (tests: it is made by output, not before).
@@ -118,115 +172,6 @@ impl Screen {
 }
 
 impl Output {
-    /// Feeds the screen until the output closes. Runs on its own thread.
-    pub fn run_parser(&self) {
-        let mut next_item = 0u64;
-        let mut parsed = 0u64;
-        let mut took_any = false;
-        // When the parser last took output (none yet: a session that never
-        // printed leaves its parser asleep).
-        let mut last_took: Option<std::time::Instant> = None;
-        loop {
-            let batch: Vec<Item> = {
-                let mut ring = lock(&self.ring);
-                ring.parsed = parsed;
-                // Parsed something just now: nap, and take whatever came
-                // meanwhile in one batch (see `ParserState`).
-                let mut nap = took_any;
-                loop {
-                    let available = ring.first_item + ring.items.len() as u64;
-                    if next_item < available {
-                        break;
-                    }
-                    if ring.closed {
-                        ring.parser = ParserState::Busy;
-                        return;
-                    }
-                    let lingering = last_took.is_some_and(|t| t.elapsed() < PARSER_LINGER);
-                    if nap || lingering {
-                        ring.parser = ParserState::Napping;
-                        let pause = if nap { PARSER_NAP } else { PARSER_LINGER_NAP };
-                        let (r, _) = self
-                            .data_cv
-                            .wait_timeout(ring, pause)
-                            .unwrap_or_else(|e| e.into_inner());
-                        ring = r;
-                        nap = false;
-                    } else {
-                        ring.parser = ParserState::Idle;
-                        ring = self.data_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
-                    }
-                }
-                ring.parser = ParserState::Busy;
-                // The ring never trims past `parsed`, so our next item is held.
-                // Bounded in bytes, so `parsed` (which the reader and
-                // `settle` wait on) moves in steps of at most ~256 KiB.
-                let idx = (next_item - ring.first_item) as usize;
-                let mut bytes = 0u64;
-                ring.items
-                    .range(idx..)
-                    .take_while(|(_, item)| {
-                        let more = bytes < PARSE_BATCH;
-                        bytes += item_len(item);
-                        more
-                    })
-                    .map(|(_, item)| item.clone())
-                    .collect()
-            };
-            took_any = !batch.is_empty();
-            if took_any {
-                last_took = Some(std::time::Instant::now());
-            }
-            for item in batch {
-                next_item += 1;
-                match item {
-                    Item::Data(bytes) => {
-                        // The screen lock is taken per slice so that
-                        // snapshots and `/screen` never wait long for it.
-                        for part in bytes.chunks(PARSE_SLICE) {
-                            let mut screen = lock(&self.screen);
-                            screen.process(part);
-                            parsed = screen.offset;
-                        }
-                    }
-                    Item::Resize { cols, rows } => {
-                        let mut screen = lock(&self.screen);
-                        *lock(&self.cached) = None;
-                        screen.set_size(cols, rows);
-                    }
-                }
-            }
-            // Output the PTY reader left in the recording's buffer (small
-            // bursts, see `recording.rs`) goes to the file now, off the
-            // forwarding path.
-            if let Some(r) = self.recording.get() {
-                r.flush();
-            }
-            self.parsed_items.store(next_item, Ordering::Release);
-            self.parsed.send_replace(parsed);
-        }
-    }
-
-    /// Waits until the screen has consumed everything output so far (what
-    /// a client has already been sent) and every resize recorded so far, or
-    /// the output closed.
-    pub async fn settle(&self) {
-        let (target, items) = {
-            let ring = lock(&self.ring);
-            (ring.end, ring.first_item + ring.items.len() as u64)
-        };
-        let mut parsed = self.parsed.subscribe();
-        self.wake_parser();
-        let _ = parsed
-            .wait_for(|p| *p >= target && self.parsed_items.load(Ordering::Acquire) >= items)
-            .await;
-    }
-
-    /// A receiver that changes whenever the screen has consumed more output.
-    pub fn subscribe_screen(&self) -> watch::Receiver<u64> {
-        self.parsed.subscribe()
-    }
-
     /// The screen (with scrollback) as bytes that redraw it on a reset
     /// terminal, and the stream offset to continue from: the last one
     /// rendered while the ring can still continue it, else a fresh one.
@@ -412,19 +357,6 @@ mod tests {
     }
 
     #[test]
-    fn a_one_row_terminal_does_not_stop_the_parser() {
-        let out = Arc::new(Output::new(1, 1, small()));
-        let parser = start_parser(&out);
-        out.push(Bytes::from_static(b"a0"));
-        out.push(Bytes::from("\u{4e2d}".as_bytes()));
-        out.resize(5, 1);
-        out.push(Bytes::from_static(b"wraps around\r\nand on"));
-        out.close();
-        parser.join().expect("the parser thread panicked");
-        assert!(out.screen_text().ends_with("and on"));
-    }
-
-    #[test]
     fn titles_lose_spinner_glyphs_and_padding() {
         assert_eq!(
             clean_title("\u{25D0}\u{FE0E} Qwen - work        "),
@@ -434,64 +366,5 @@ mod tests {
         assert_eq!(clean_title("\u{280B} Working"), "Working");
         assert_eq!(clean_title("Plain title"), "Plain title");
         assert_eq!(clean_title("   "), "");
-    }
-
-    #[test]
-    fn settle_waits_for_a_resize_that_adds_no_bytes() {
-        let out = Arc::new(Output::new(20, 5, small()));
-        let parser = start_parser(&out);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        out.push(Bytes::from_static(b"x"));
-        rt.block_on(out.settle());
-        // The byte offset is already reached: only the item count says
-        // whether the screen has taken the resize.
-        out.resize(40, 9);
-        rt.block_on(out.settle());
-        let snap = out.snapshot();
-        assert_eq!((snap.cols, snap.rows), (40, 9));
-        out.close();
-        parser.join().unwrap();
-    }
-
-    #[test]
-    fn resize_applies_at_its_place_in_the_stream() {
-        let out = Arc::new(Output::new(10, 3, small()));
-        let parser = start_parser(&out);
-        out.push(Bytes::from_static(b"abc"));
-        out.resize(30, 4);
-        out.close();
-        parser.join().unwrap();
-        let snap = out.snapshot();
-        assert_eq!((snap.cols, snap.rows), (30, 4));
-    }
-
-    #[test]
-    fn a_parser_that_took_output_lately_keeps_looking_by_itself() {
-        // A typist's next key must find the parser napping (a push then
-        // does not wake it, and the echo goes out without a futex call):
-        // for PARSER_LINGER after output it never waits for a wake-up.
-        let out = Arc::new(Output::new(20, 5, small()));
-        let parser = start_parser(&out);
-        out.push(Bytes::from_static(b"a"));
-        // Parsed: the parser naps after a batch.
-        while lock(&out.ring).parsed < 1 {
-            std::thread::yield_now();
-        }
-        let watch_for = PARSER_NAP * 10;
-        let t0 = std::time::Instant::now();
-        while t0.elapsed() < watch_for {
-            assert_ne!(
-                lock(&out.ring).parser,
-                ParserState::Idle,
-                "the parser went idle {:?} after output",
-                t0.elapsed()
-            );
-            std::thread::sleep(PARSER_NAP / 4);
-        }
-        out.close();
-        parser.join().unwrap();
     }
 }

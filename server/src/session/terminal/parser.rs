@@ -1,0 +1,271 @@
+//! The screen parser's thread: takes output from the ring in batches, as
+//! it comes, and feeds the server-side screen (`screen.rs`), skimming a
+//! flood (`skim.rs`); [`Output::settle`] waits for it to catch up.
+//!
+//! It naps between batches rather than being woken by every push, so an
+//! echoed key costs no futex call (see `ParserState` in `output.rs`).
+
+use std::sync::atomic::Ordering;
+
+use tokio::sync::watch;
+
+use super::output::{
+    item_len, Item, Output, ParserState, PARSER_LINGER, PARSER_LINGER_NAP, PARSER_NAP,
+};
+use super::skim::{parse_run, Run, Skim, SkimLimits};
+use crate::session::lock;
+
+/// Bytes the parser takes from the ring per batch (unless it skims).
+const PARSE_BATCH: u64 = 256 << 10;
+
+impl Output {
+    /// Feeds the screen until the output closes. Runs on its own thread.
+    pub fn run_parser(&self) {
+        let mut next_item = 0u64;
+        let mut parsed = 0u64;
+        let mut took_any = false;
+        let skim_limits = SkimLimits::default();
+        let mut skim = Skim::new(skim_limits);
+        // Bytes the skim passed over (logged when the output closes).
+        let mut skimmed = 0u64;
+        // When the parser last took output (none yet: a session that never
+        // printed leaves its parser asleep).
+        let mut last_took: Option<std::time::Instant> = None;
+        loop {
+            let batch: Vec<(u64, Item)> = {
+                let mut ring = lock(&self.ring);
+                ring.parsed = parsed;
+                // Parsed something just now: nap, and take whatever came
+                // meanwhile in one batch (see `ParserState`).
+                let mut nap = took_any;
+                loop {
+                    let available = ring.first_item + ring.items.len() as u64;
+                    if next_item < available {
+                        break;
+                    }
+                    if ring.closed {
+                        ring.parser = ParserState::Busy;
+                        tracing::debug!(parsed, skimmed, "screen parser done");
+                        return;
+                    }
+                    let lingering = last_took.is_some_and(|t| t.elapsed() < PARSER_LINGER);
+                    if nap || lingering {
+                        ring.parser = ParserState::Napping;
+                        let pause = if nap { PARSER_NAP } else { PARSER_LINGER_NAP };
+                        let (r, _) = self
+                            .data_cv
+                            .wait_timeout(ring, pause)
+                            .unwrap_or_else(|e| e.into_inner());
+                        ring = r;
+                        nap = false;
+                    } else {
+                        ring.parser = ParserState::Idle;
+                        ring = self.data_cv.wait(ring).unwrap_or_else(|e| e.into_inner());
+                    }
+                }
+                ring.parser = ParserState::Busy;
+                // The ring never trims past `parsed`, so our next item is held.
+                // Bounded in bytes, so `parsed` (which the reader and
+                // `settle` wait on) moves in steps of at most ~256 KiB,
+                // unless a flood left enough behind to skim: then all of it,
+                // since a skip needs the lines after it in the same batch.
+                let budget = if ring.end - parsed >= skim_limits.min_run {
+                    u64::MAX
+                } else {
+                    PARSE_BATCH
+                };
+                let idx = (next_item - ring.first_item) as usize;
+                let mut bytes = 0u64;
+                ring.items
+                    .range(idx..)
+                    .take_while(|(_, item)| {
+                        let more = bytes < budget;
+                        bytes += item_len(item);
+                        more
+                    })
+                    .cloned()
+                    .collect()
+            };
+            took_any = !batch.is_empty();
+            if took_any {
+                last_took = Some(std::time::Instant::now());
+            }
+            next_item += batch.len() as u64;
+            let mut run: Option<Run> = None;
+            for (offset, item) in batch {
+                match item {
+                    Item::Data(bytes) => run
+                        .get_or_insert_with(|| Run {
+                            start: offset,
+                            chunks: Vec::new(),
+                        })
+                        .chunks
+                        .push(bytes),
+                    Item::Resize { cols, rows } => {
+                        if let Some(run) = run.take() {
+                            let done = parse_run(&self.screen, &mut skim, &run);
+                            parsed = done.offset;
+                            skimmed += done.skipped;
+                        }
+                        let mut screen = lock(&self.screen);
+                        *lock(&self.cached) = None;
+                        screen.set_size(cols, rows);
+                    }
+                }
+            }
+            if let Some(run) = run.take() {
+                let done = parse_run(&self.screen, &mut skim, &run);
+                parsed = done.offset;
+                skimmed += done.skipped;
+            }
+            // Output the PTY reader left in the recording's buffer (small
+            // bursts, see `recording.rs`) goes to the file now, off the
+            // forwarding path.
+            if let Some(r) = self.recording.get() {
+                r.flush();
+            }
+            self.parsed_items.store(next_item, Ordering::Release);
+            self.parsed.send_replace(parsed);
+        }
+    }
+
+    /// Waits until the screen has consumed everything output so far (what
+    /// a client has already been sent) and every resize recorded so far, or
+    /// the output closed.
+    pub async fn settle(&self) {
+        let (target, items) = {
+            let ring = lock(&self.ring);
+            (ring.end, ring.first_item + ring.items.len() as u64)
+        };
+        let mut parsed = self.parsed.subscribe();
+        self.wake_parser();
+        let _ = parsed
+            .wait_for(|p| *p >= target && self.parsed_items.load(Ordering::Acquire) >= items)
+            .await;
+    }
+
+    /// A receiver that changes whenever the screen has consumed more output.
+    pub fn subscribe_screen(&self) -> watch::Receiver<u64> {
+        self.parsed.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::output::OutputLimits;
+    use super::*;
+    use bytes::Bytes;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn start_parser(out: &Arc<Output>) -> std::thread::JoinHandle<()> {
+        let out = out.clone();
+        std::thread::spawn(move || out.run_parser())
+    }
+
+    fn small() -> OutputLimits {
+        OutputLimits {
+            window: 16,
+            keep: 16,
+            max_parser_lag: 64,
+            scrollback: 100,
+            stall_after: Duration::from_millis(200),
+        }
+    }
+
+    #[test]
+    fn a_one_row_terminal_does_not_stop_the_parser() {
+        let out = Arc::new(Output::new(1, 1, small()));
+        let parser = start_parser(&out);
+        out.push(Bytes::from_static(b"a0"));
+        out.push(Bytes::from("\u{4e2d}".as_bytes()));
+        out.resize(5, 1);
+        out.push(Bytes::from_static(b"wraps around\r\nand on"));
+        out.close();
+        parser.join().expect("the parser thread panicked");
+        assert!(out.screen_text().ends_with("and on"));
+    }
+
+    /// vt100 0.16 panics when a character is written over a wide one that
+    /// a narrowing resize cut at the right edge (found by `fuzz::skim`);
+    /// the parser thread must survive it and go on drawing.
+    #[test]
+    fn a_wide_character_cut_by_a_resize_does_not_stop_the_parser() {
+        let out = Arc::new(Output::new(14, 7, small()));
+        let parser = start_parser(&out);
+        out.push(Bytes::from("\x1b[30m\u{4e2d}\u{4e2d}\x1b[m\r\n".as_bytes()));
+        out.resize(3, 6);
+        // The third character lands on the cut one: vt100 panics, and
+        // what the rest of this write drew is lost...
+        out.push(Bytes::from_static(b"\x1b[Haaa lost"));
+        // ...but the screen goes on.
+        out.push(Bytes::from_static(b"\r\nmore"));
+        out.close();
+        parser.join().expect("the parser thread panicked");
+        assert!(
+            out.screen_text().contains("more"),
+            "{:?}",
+            out.screen_text()
+        );
+        assert_eq!(lock(&out.screen).recovered, 1);
+    }
+
+    #[test]
+    fn settle_waits_for_a_resize_that_adds_no_bytes() {
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = start_parser(&out);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        out.push(Bytes::from_static(b"x"));
+        rt.block_on(out.settle());
+        // The byte offset is already reached: only the item count says
+        // whether the screen has taken the resize.
+        out.resize(40, 9);
+        rt.block_on(out.settle());
+        let snap = out.snapshot();
+        assert_eq!((snap.cols, snap.rows), (40, 9));
+        out.close();
+        parser.join().unwrap();
+    }
+
+    #[test]
+    fn resize_applies_at_its_place_in_the_stream() {
+        let out = Arc::new(Output::new(10, 3, small()));
+        let parser = start_parser(&out);
+        out.push(Bytes::from_static(b"abc"));
+        out.resize(30, 4);
+        out.close();
+        parser.join().unwrap();
+        let snap = out.snapshot();
+        assert_eq!((snap.cols, snap.rows), (30, 4));
+    }
+
+    #[test]
+    fn a_parser_that_took_output_lately_keeps_looking_by_itself() {
+        // A typist's next key must find the parser napping (a push then
+        // does not wake it, and the echo goes out without a futex call):
+        // for PARSER_LINGER after output it never waits for a wake-up.
+        let out = Arc::new(Output::new(20, 5, small()));
+        let parser = start_parser(&out);
+        out.push(Bytes::from_static(b"a"));
+        // Parsed: the parser naps after a batch.
+        while lock(&out.ring).parsed < 1 {
+            std::thread::yield_now();
+        }
+        let watch_for = PARSER_NAP * 10;
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < watch_for {
+            assert_ne!(
+                lock(&out.ring).parser,
+                ParserState::Idle,
+                "the parser went idle {:?} after output",
+                t0.elapsed()
+            );
+            std::thread::sleep(PARSER_NAP / 4);
+        }
+        out.close();
+        parser.join().unwrap();
+    }
+}
