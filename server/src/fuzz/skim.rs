@@ -45,12 +45,17 @@ static SKIPPED: AtomicU64 = AtomicU64::new(0);
 
 /// Feeds `steps` to a skimmed screen and a fully parsed one; fails at the
 /// first run after which they differ.
-fn check(cols: u16, rows: u16, scrollback: usize, steps: &[Step]) -> Result<(), TestCaseError> {
+fn check(
+    (cols, rows, scrollback): (u16, u16, usize),
+    max_pen_log: usize,
+    steps: &[Step],
+) -> Result<(), TestCaseError> {
     let skimmed = Mutex::new(Screen::new(cols, rows, scrollback));
     let mut full = Screen::new(cols, rows, scrollback);
     let mut skim = Skim::new(SkimLimits {
         min_run: 0,
         min_skip: 1,
+        max_pen_log,
     });
     let mut offset = 0u64;
     for (i, step) in steps.iter().enumerate() {
@@ -94,8 +99,10 @@ fn check(cols: u16, rows: u16, scrollback: usize, steps: &[Step]) -> Result<(), 
 #[test]
 fn a_skimmed_screen_is_the_fully_parsed_screen() {
     let steps = prop::collection::vec(step(), 1..12);
-    proptest!(super::config(), |(cols in 2u16..30, rows in 2u16..8, scrollback in 0usize..12, steps in steps)| {
-        check(cols, rows, scrollback, &steps)?;
+    // A small SGR log limit, so the log is compacted (and stretches end)
+    // often.
+    proptest!(super::config(), |(cols in 2u16..30, rows in 2u16..8, scrollback in 0usize..12, max_pen_log in 8usize..200, steps in steps)| {
+        check((cols, rows, scrollback), max_pen_log, &steps)?;
     });
     // The property is only worth something if skips happened.
     assert!(
@@ -120,6 +127,7 @@ fn a_flood_is_mostly_skipped_and_exact() {
     let mut skim = Skim::new(SkimLimits {
         min_run: 0,
         min_skip: 1,
+        max_pen_log: 4096,
     });
     let run = Run {
         start: 0,
@@ -136,4 +144,42 @@ fn a_flood_is_mostly_skipped_and_exact() {
     full.process(&chunk);
     assert_eq!(screen.lock().unwrap().render(), full.render());
     assert!(String::from_utf8_lossy(&full.render()).contains("line 2999"));
+}
+
+/// Not a test: how fast a skimmed screen takes a flood (`cargo test
+/// --release -p duet-server --lib skim_rate -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn skim_rate() {
+    let yes = "y\r\n".repeat(1 << 20).into_bytes();
+    let mut mixed = Vec::new();
+    for i in 0..40_000 {
+        mixed.extend(format!("\x1b[3{}mline {i}: the quick brown fox \x1b[1mjumps\x1b[m over the lazy dog, \u{4e2d}\u{6587} and more text to fill a line\r\n", i % 8).into_bytes());
+    }
+    for (name, text) in [("yes", &yes), ("mixed", &mixed)] {
+        let screen = Mutex::new(Screen::new(120, 36, 2000));
+        let mut skim = Skim::new(SkimLimits::default());
+        let t0 = std::time::Instant::now();
+        let mut offset = 0;
+        let mut total = 0;
+        while total < 256 << 20 {
+            let run = Run {
+                start: offset,
+                chunks: text.chunks(64 << 10).map(Bytes::copy_from_slice).collect(),
+            };
+            offset = parse_run(&screen, &mut skim, &run).offset;
+            total += text.len();
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        let mut full = Screen::new(120, 36, 2000);
+        let t1 = std::time::Instant::now();
+        for c in text.chunks(64 << 10) {
+            full.process(c);
+        }
+        let full_rate = text.len() as f64 / 1e6 / t1.elapsed().as_secs_f64();
+        eprintln!(
+            "{name}: skimmed {:.0} MB/s, vt100 alone {full_rate:.0} MB/s",
+            total as f64 / 1e6 / secs
+        );
+    }
 }

@@ -30,6 +30,7 @@
 //! screens against fully parsed ones.
 
 use std::collections::VecDeque;
+use std::io::Write as _;
 
 use std::sync::Mutex;
 
@@ -85,6 +86,9 @@ pub(crate) struct SkimLimits {
     pub(crate) min_run: u64,
     /// A skip shorter than this is not worth a long hold of the screen lock.
     pub(crate) min_skip: u64,
+    /// The SGR log of a stretch is compacted past this; a stretch that
+    /// sets the pen this often without a reset ends, and a new one starts.
+    pub(crate) max_pen_log: usize,
 }
 
 impl Default for SkimLimits {
@@ -94,13 +98,10 @@ impl Default for SkimLimits {
             // after a skip (~2,100 lines of ~80 bytes).
             min_run: 1 << 20,
             min_skip: 256 << 10,
+            max_pen_log: 64 << 10,
         }
     }
 }
-
-/// The SGR log of a stretch may not grow past this; a stretch that sets
-/// the pen this often without a reset ends, and a new one starts.
-const MAX_PEN_LOG: usize = 64 << 10;
 
 /// A place just after `\r\n` in the ground state.
 #[derive(Debug, Clone, Copy)]
@@ -129,6 +130,47 @@ struct Stretch {
     reset_at: Option<usize>,
 }
 
+impl Stretch {
+    /// Where the pen replay of a skip to `to` starts in the log: the last
+    /// reset before `to`, or the stretch's first line start.
+    fn replay_from(&self, to: &LineStart) -> usize {
+        let first = self.first.map_or(0, |f| f.log_len);
+        match to.reset_at {
+            Some(r) if r >= first => r,
+            _ => first,
+        }
+    }
+
+    /// Drops the part of the SGR log no skip can need any more: what comes
+    /// before the replay of the oldest line start that may still become
+    /// the skip's end. False if that frees nothing (the pen was never
+    /// reset): the stretch must end.
+    fn compact(&mut self) -> bool {
+        let oldest = self.best.map(|(b, _)| b).or(self.waiting.front().copied());
+        let drop = match oldest {
+            Some(o) => self.replay_from(&o),
+            // No line start after the first yet: only the first's own
+            // position matters.
+            None => self
+                .first
+                .map_or(self.log.len(), |f| f.log_len.min(self.log.len())),
+        };
+        if drop < self.log.len() / 2 {
+            return false;
+        }
+        self.log.drain(..drop);
+        let shift = |l: &mut LineStart| {
+            l.log_len = l.log_len.saturating_sub(drop);
+            l.reset_at = l.reset_at.and_then(|r| r.checked_sub(drop));
+        };
+        self.first.iter_mut().for_each(shift);
+        self.waiting.iter_mut().for_each(shift);
+        self.best.iter_mut().for_each(|(b, _)| shift(b));
+        self.reset_at = self.reset_at.and_then(|r| r.checked_sub(drop));
+        true
+    }
+}
+
 /// What the scanner's `vte` callbacks see.
 #[derive(Default)]
 struct Tracker {
@@ -142,6 +184,9 @@ struct Tracker {
     /// The newest line start seen (planning or not): a run that begins
     /// there can skip from its first byte.
     last_line_start: Option<u64>,
+    /// Text without escapes is being parsed (`Skim::text`): it accounts
+    /// for its line feeds from the bytes, the callbacks do nothing.
+    bulk: bool,
     /// A scroll region may be set (on the main or the alternate screen).
     region: [bool; 2],
     alternate: bool,
@@ -150,6 +195,7 @@ struct Tracker {
     /// Line feeds that make two screens agree (see the module docs).
     needed: u64,
     min_skip: u64,
+    max_pen_log: usize,
     /// Planning a skip in this run (else only following).
     planning: bool,
     stretch: Stretch,
@@ -174,10 +220,7 @@ impl Tracker {
         }
         // The pen at `to`: the SGRs since the last reset before it, or all
         // of them since `first` if none reset it there.
-        let since = match to.reset_at {
-            Some(r) if r >= first.log_len => r,
-            _ => first.log_len,
-        };
+        let since = stretch.replay_from(&to);
         self.skips.push(Skip {
             from: first.at,
             to: to.at,
@@ -230,11 +273,11 @@ impl Tracker {
                 if j > 0 {
                     s.log.push(b':');
                 }
-                s.log.extend_from_slice(sub.to_string().as_bytes());
+                let _ = write!(s.log, "{sub}");
             }
         }
         s.log.push(b'm');
-        if s.log.len() > MAX_PEN_LOG {
+        if s.log.len() > self.max_pen_log && !s.compact() {
             self.close_stretch();
         }
     }
@@ -250,11 +293,16 @@ impl Tracker {
 
 impl vte::Perform for Tracker {
     fn print(&mut self, _c: char) {
-        self.ground = true;
-        self.after_cr = false;
+        if !self.bulk {
+            self.ground = true;
+            self.after_cr = false;
+        }
     }
 
     fn execute(&mut self, byte: u8) {
+        if self.bulk {
+            return;
+        }
         if byte == b'\n' {
             let starts_line = self.ground && self.after_cr;
             if starts_line {
@@ -333,6 +381,41 @@ pub(crate) struct Skim {
 }
 
 impl Skim {
+    /// `text` (no ESC in it) at `start`, in the ground state: `vte` takes
+    /// it whole (it keeps a UTF-8 sequence cut by a chunk's end), and the
+    /// line feeds and line starts are found in the bytes. A `yes` flood is
+    /// a line every 2 bytes; a callback per line cost more than vt100
+    /// itself there.
+    fn text(&mut self, text: &[u8], start: u64) {
+        let t = &mut self.tracker;
+        t.bulk = true;
+        self.vte.advance(t, text);
+        t.bulk = false;
+        // In the ground state a `\r` right before a `\n` is always the
+        // callback right before it.
+        let cr_before = |i: usize, after_cr: bool| {
+            if i == 0 {
+                after_cr
+            } else {
+                text[i - 1] == b'\r'
+            }
+        };
+        if t.planning {
+            for nl in memchr::memchr_iter(b'\n', text) {
+                t.piece_end = start + nl as u64 + 1;
+                t.line_feed();
+                if cr_before(nl, t.after_cr) {
+                    t.line_start();
+                }
+            }
+        }
+        let len = text.len();
+        if text[len - 1] == b'\n' && cr_before(len - 1, t.after_cr) {
+            t.last_line_start = Some(start + len as u64);
+        }
+        t.after_cr = text[len - 1] == b'\r';
+    }
+
     pub(crate) fn new(limits: SkimLimits) -> Self {
         Skim {
             vte: vte::Parser::new(),
@@ -352,6 +435,7 @@ impl Skim {
         t.rows = rows;
         t.needed = 2 * u64::from(rows) + scrollback as u64 + 2;
         t.min_skip = self.limits.min_skip;
+        t.max_pen_log = self.limits.max_pen_log;
         t.planning = run.end() - run.start >= self.limits.min_run;
         t.stretch = Stretch::default();
         if t.planning && t.last_line_start == Some(run.start) {
@@ -362,6 +446,20 @@ impl Skim {
         for chunk in &run.chunks {
             let mut rest: &[u8] = chunk;
             while !rest.is_empty() {
+                // In the ground state, nothing but ESC leaves it: the text up
+                // to the next ESC is taken in one go.
+                if self.tracker.ground {
+                    let end = memchr::memchr(0x1b, rest).unwrap_or(rest.len());
+                    if end > 0 {
+                        let (text, tail) = rest.split_at(end);
+                        self.text(text, offset);
+                        offset += end as u64;
+                        rest = tail;
+                        continue;
+                    }
+                }
+                // Otherwise a piece at a time, each ending at `\n` or ESC, so
+                // a line feed's place is always its piece's end.
                 let cut = memchr::memchr2(b'\n', 0x1b, rest).map_or(rest.len(), |i| i + 1);
                 let (piece, tail) = rest.split_at(cut);
                 offset += piece.len() as u64;
