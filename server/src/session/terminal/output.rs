@@ -8,7 +8,8 @@
 //! the parser's offset can always be continued from the ring. The only
 //! coupling is a cap on how far the parser may lag; past it the PTY reader
 //! waits ([`Output::make_room`]), which slows the program down but never
-//! loses a byte.
+//! loses a byte. A flood rarely reaches it: the parser skims what scrolls
+//! away unseen (`skim.rs`, ~230-280 MB/s against vt100's 26-120).
 
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicU64;
