@@ -168,10 +168,11 @@ async fn pump(pty: Arc<Pty>, output: Arc<Output>) {
                 if n == buf.len() && buf.len() < PUMP_MAX_BUF {
                     buf.resize((buf.len() * 2).min(PUMP_MAX_BUF), 0);
                 }
+                // Clients first: the recording is off the echo's path.
+                output.push(Bytes::copy_from_slice(&buf[..n]));
                 if let Some(r) = &recording {
                     r.output(&buf[..n]);
                 }
-                output.push(Bytes::copy_from_slice(&buf[..n]));
             }
             Err(e) => {
                 debug!(?e, "reading the PTY");
