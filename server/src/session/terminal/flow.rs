@@ -177,14 +177,10 @@ impl Output {
 
 #[cfg(test)]
 mod tests {
+    use super::super::output::testing::start_parser;
     use super::super::output::OutputLimits;
     use super::*;
     use bytes::Bytes;
-
-    fn start_parser(out: &Arc<Output>) -> std::thread::JoinHandle<()> {
-        let out = out.clone();
-        std::thread::spawn(move || out.run_parser())
-    }
 
     fn flow(stall_after: Duration) -> OutputLimits {
         OutputLimits {

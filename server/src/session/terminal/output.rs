@@ -319,16 +319,24 @@ impl Output {
     }
 }
 
+/// What the terminal module's tests share.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(super) mod testing {
+    use std::sync::Arc;
+    use std::time::Duration;
 
-    fn start_parser(out: &Arc<Output>) -> std::thread::JoinHandle<()> {
+    use super::{Output, OutputLimits};
+
+    /// The parser thread of `out`, as a session runs it.
+    pub(in crate::session::terminal) fn start_parser(
+        out: &Arc<Output>,
+    ) -> std::thread::JoinHandle<()> {
         let out = out.clone();
         std::thread::spawn(move || out.run_parser())
     }
 
-    fn small() -> OutputLimits {
+    /// Limits small enough that a test's few bytes reach them.
+    pub(in crate::session::terminal) fn small() -> OutputLimits {
         OutputLimits {
             window: 16,
             keep: 16,
@@ -337,6 +345,12 @@ mod tests {
             stall_after: Duration::from_millis(200),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{small, start_parser};
+    use super::*;
 
     /// The ring holds `window` only for a client that is behind: a session
     /// whose clients keep up (or that has none) keeps `keep`. It held the

@@ -152,26 +152,10 @@ impl Output {
 
 #[cfg(test)]
 mod tests {
-    use super::super::output::OutputLimits;
+    use super::super::output::testing::{small, start_parser};
     use super::*;
     use bytes::Bytes;
     use std::sync::Arc;
-    use std::time::Duration;
-
-    fn start_parser(out: &Arc<Output>) -> std::thread::JoinHandle<()> {
-        let out = out.clone();
-        std::thread::spawn(move || out.run_parser())
-    }
-
-    fn small() -> OutputLimits {
-        OutputLimits {
-            window: 16,
-            keep: 16,
-            max_parser_lag: 64,
-            scrollback: 100,
-            stall_after: Duration::from_millis(200),
-        }
-    }
 
     #[test]
     fn a_one_row_terminal_does_not_stop_the_parser() {

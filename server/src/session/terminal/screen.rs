@@ -268,24 +268,8 @@ pub(crate) fn render(screen: &mut vt100::Screen) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::output::OutputLimits;
+    use super::super::output::testing::{small, start_parser};
     use super::*;
-    use std::time::Duration;
-
-    fn start_parser(out: &Arc<Output>) -> std::thread::JoinHandle<()> {
-        let out = out.clone();
-        std::thread::spawn(move || out.run_parser())
-    }
-
-    fn small() -> OutputLimits {
-        OutputLimits {
-            window: 16,
-            keep: 16,
-            max_parser_lag: 64,
-            scrollback: 100,
-            stall_after: Duration::from_millis(200),
-        }
-    }
 
     #[test]
     fn lagging_clients_share_one_snapshot_until_the_screen_resizes() {
