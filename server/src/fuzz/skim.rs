@@ -9,8 +9,9 @@ use bytes::Bytes;
 use proptest::prelude::*;
 
 use super::screen::{piece, state};
+use crate::session::terminal::parser::{parse_run, Run};
 use crate::session::terminal::screen::Screen;
-use crate::session::terminal::skim::{parse_run, Run, Skim, SkimLimits};
+use crate::session::terminal::skim::{Skim, SkimLimits};
 
 /// Output that scrolls: lines of text, with and without colour, and now
 /// and then anything else a program prints.

@@ -9,7 +9,7 @@
 
 pub(crate) mod flow;
 pub(crate) mod output;
-mod parser;
+pub(crate) mod parser;
 pub(crate) mod pipes;
 pub(crate) mod program;
 pub(crate) mod pty;

@@ -6,17 +6,89 @@
 //! echoed key costs no futex call (see `ParserState` in `output.rs`).
 
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 
+use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::output::{
     item_len, Item, Output, ParserState, PARSER_LINGER, PARSER_LINGER_NAP, PARSER_NAP,
 };
-use super::skim::{parse_run, Run, Skim, SkimLimits};
+use super::screen::Screen;
+use super::skim::{Skim, SkimLimits};
 use crate::session::lock;
 
 /// Bytes the parser takes from the ring per batch (unless it skims).
 const PARSE_BATCH: u64 = 256 << 10;
+
+/// Bytes parsed per hold of the screen lock (a skip's settling lines are
+/// parsed in one hold, see `skim.rs`).
+const PARSE_SLICE: usize = 16 << 10;
+
+/// A run of output with nothing between its chunks (no resize).
+pub(crate) struct Run {
+    /// Stream offset of the first byte.
+    pub(crate) start: u64,
+    pub(crate) chunks: Vec<Bytes>,
+}
+
+impl Run {
+    pub(crate) fn end(&self) -> u64 {
+        self.start + self.chunks.iter().map(|c| c.len() as u64).sum::<u64>()
+    }
+
+    /// The bytes of `[from, to)` (stream offsets within the run), as slices
+    /// of the chunks.
+    pub(super) fn range(&self, from: u64, to: u64) -> impl Iterator<Item = &[u8]> {
+        let mut offset = self.start;
+        self.chunks.iter().filter_map(move |c| {
+            let (c_start, c_end) = (offset, offset + c.len() as u64);
+            offset = c_end;
+            let (lo, hi) = (from.max(c_start), to.min(c_end));
+            (lo < hi).then(|| &c[(lo - c_start) as usize..(hi - c_start) as usize])
+        })
+    }
+}
+
+/// What [`parse_run`] did.
+pub(crate) struct Parsed {
+    /// The screen's offset after the run.
+    pub(crate) offset: u64,
+    /// Bytes passed over unparsed.
+    pub(crate) skipped: u64,
+}
+
+/// Feeds `run` to the screen, skipping what the skim allows. The screen
+/// lock is let go only where the screen is exactly what a full parse would
+/// have made.
+pub(crate) fn parse_run(screen: &Mutex<Screen>, skim: &mut Skim, run: &Run) -> Parsed {
+    let (rows, scrollback) = lock(screen).extent();
+    let skips = skim.plan(run, rows, scrollback);
+    let parse = |from: u64, to: u64| {
+        for piece in run.range(from, to) {
+            for part in piece.chunks(PARSE_SLICE) {
+                lock(screen).process(part);
+            }
+        }
+    };
+    let mut at = run.start;
+    let mut skipped = 0;
+    for skip in skips {
+        skipped += skip.to - skip.from;
+        parse(at, skip.from);
+        let mut screen = lock(screen);
+        screen.skip(skip.to - skip.from, &skip.pen);
+        for part in run.range(skip.to, skip.settled) {
+            screen.process(part);
+        }
+        at = skip.settled;
+    }
+    parse(at, run.end());
+    Parsed {
+        offset: lock(screen).offset(),
+        skipped,
+    }
+}
 
 impl Output {
     /// Feeds the screen until the output closes. Runs on its own thread.
