@@ -163,6 +163,11 @@ impl Output {
                 last_took = Some(std::time::Instant::now());
             }
             next_item += batch.len() as u64;
+            let mut feed = |run: Run| {
+                let done = parse_run(&self.screen, &mut skim, &run);
+                parsed = done.offset;
+                skimmed += done.skipped;
+            };
             let mut run: Option<Run> = None;
             for (offset, item) in batch {
                 match item {
@@ -175,9 +180,7 @@ impl Output {
                         .push(bytes),
                     Item::Resize { cols, rows } => {
                         if let Some(run) = run.take() {
-                            let done = parse_run(&self.screen, &mut skim, &run);
-                            parsed = done.offset;
-                            skimmed += done.skipped;
+                            feed(run);
                         }
                         let mut screen = lock(&self.screen);
                         *lock(&self.cached) = None;
@@ -186,9 +189,7 @@ impl Output {
                 }
             }
             if let Some(run) = run.take() {
-                let done = parse_run(&self.screen, &mut skim, &run);
-                parsed = done.offset;
-                skimmed += done.skipped;
+                feed(run);
             }
             // Output the PTY reader left in the recording's buffer (small
             // bursts, see `recording.rs`) goes to the file now, off the
