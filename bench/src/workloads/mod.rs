@@ -132,7 +132,7 @@ impl Workload {
     pub async fn run(self, ctx: &Ctx) -> Result<Vec<Row>> {
         match self {
             Workload::Throughput => throughput::run(ctx).await,
-            Workload::Echo => echo::run(ctx).await,
+            Workload::Echo => on_one_thread(echo::run(ctx)),
             Workload::CtrlC => ctrl_c::run(ctx).await,
             Workload::Sidecar => sidecar::run(ctx).await,
             Workload::Submit => submit::run(ctx).await,
@@ -165,6 +165,27 @@ pub fn chosen(a: &SuiteArgs) -> Vec<Workload> {
     .filter(|(on, _)| a.all || *on)
     .map(|(_, w)| w)
     .collect()
+}
+
+/// Runs a latency workload on a runtime of its own with one thread, which
+/// polls the sockets itself and runs the client: a reply goes from
+/// `epoll_wait` to `recvfrom` to the next `sendto` in one thread, as in a
+/// plain blocking client and as the bare lane reads its PTY. On the suite's
+/// runtime the workload's future runs on the `block_on` thread while a
+/// worker holds the I/O driver, so every reply would also cost the client a
+/// futex wake-up and a thread hop (profiled: `docs/benchmarks.md`), for the
+/// gateways but not for the bare PTY.
+fn on_one_thread<T: Send>(work: impl std::future::Future<Output = Result<T>> + Send) -> Result<T> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?
+                .block_on(work)
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("the workload's thread panicked"))?
+    })
 }
 
 /// Runs blocking baseline code off the async runtime.
