@@ -378,8 +378,17 @@ impl Client {
 
     /// Reads (processing terminal bytes) until the screen contains `text`.
     pub async fn until_screen(&mut self, text: &str) {
+        self.until_screen_any(&[text]).await;
+    }
+
+    /// Waits until the screen shows one of `texts`; returns which.
+    pub async fn until_screen_any(&mut self, texts: &[&str]) -> usize {
         tokio::time::timeout(DEADLINE, async {
-            while !self.screen.screen().contents().contains(text) {
+            loop {
+                let shown = self.screen.screen().contents();
+                if let Some(i) = texts.iter().position(|t| shown.contains(t)) {
+                    return i;
+                }
                 match self.ws.next().await {
                     Some(Ok(Message::Binary(b))) => {
                         self.term_bytes += b.len() as u64;
@@ -401,7 +410,7 @@ impl Client {
         .await
         .unwrap_or_else(|_| {
             panic!(
-                "screen never showed {text:?}; it shows:\n{}",
+                "screen never showed {texts:?}; it shows:\n{}",
                 self.screen.screen().contents()
             )
         })
