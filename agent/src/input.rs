@@ -22,8 +22,9 @@ use serde_json::Value;
 
 /// Longest line accepted; a longer one is skipped whole.
 pub const MAX_LINE_BYTES: usize = 1024 * 1024;
-/// Longest prompt a `submit` may carry.
-pub const MAX_SUBMIT_BYTES: usize = 64 * 1024;
+/// Longest prompt a `submit` may carry: what duet accepts and sends (a lower
+/// cap here lost prompts between 64 and 256 KiB after duet had taken them).
+pub use duet_protocol::command::MAX_SUBMIT_BYTES;
 /// How often the file is checked when inotify has said nothing.
 const POLL: Duration = Duration::from_secs(1);
 
@@ -327,6 +328,17 @@ mod tests {
         );
         assert!(matches!(&out[2], Input::Notice(n) if n.contains("line 4")));
         assert_eq!(out[3], submit("ok"));
+    }
+
+    #[test]
+    fn takes_every_prompt_duet_may_send_and_skips_a_longer_one() {
+        let mut lines = Lines::default();
+        let text = "x".repeat(MAX_SUBMIT_BYTES);
+        let line = format!("{{\"type\":\"submit\",\"text\":\"{text}\"}}\n");
+        assert_eq!(lines.push(line.as_bytes()), vec![submit(&text)]);
+        let over = format!("{{\"type\":\"submit\",\"text\":\"{text}x\"}}\n");
+        let out = lines.push(over.as_bytes());
+        assert!(matches!(&out[..], [Input::Notice(n)] if n.contains("submit longer than")));
     }
 
     #[test]

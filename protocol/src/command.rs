@@ -2,6 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The longest prompt duet sends (bytes of UTF-8), and so the longest the
+/// demo agent must take: one limit for both, so that a prompt duet accepted
+/// is never dropped by the agent after the browser cleared its box.
+pub const MAX_SUBMIT_BYTES: usize = 256 << 10;
+
 /// One line of the input file, as Qwen Code's dual-output mode reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -85,3 +85,40 @@ async fn oversized_submits_are_refused() {
     assert_eq!(resp.status(), 413);
     assert!(input_lines(&server, s.id).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blank_submits_are_refused_not_sent() {
+    // An agent ignores a blank prompt, so duet could never see it taken: it
+    // was written twice and then reported as dropped.
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.until_event(|e| kind(e) == "system").await;
+    match c.submit("  \n ").await {
+        ServerMessage::Error { code, message, .. } => {
+            assert_eq!(code, duet_protocol::ws::ErrorCode::BadMessage);
+            assert!(message.contains("empty"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let resp = server
+        .post_json(
+            &format!("/api/sessions/{}/submit", s.id),
+            serde_json::json!({"text": ""}),
+        )
+        .await;
+    assert_eq!(resp.status(), 400);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "bad_message", "{body}");
+    // A real prompt after them is the only line written.
+    match c.submit("after").await {
+        ServerMessage::Ack { queued, .. } => assert!(!queued),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        input_lines(&server, s.id),
+        [InputCommand::Submit {
+            text: "after".into()
+        }]
+    );
+}

@@ -16,6 +16,8 @@ pub(crate) enum SessionError {
     NoSidecar,
     #[error("submit text is {0} bytes; the limit is {1}")]
     TooLarge(usize, usize),
+    #[error("the prompt is empty (a bare Enter goes to the terminal, not the chat)")]
+    EmptyPrompt,
     #[error(transparent)]
     Decide(#[from] DecideError),
     #[error("too many clients on this session (limit {0})")]
@@ -48,7 +50,7 @@ impl SessionError {
             SessionError::Channel(ChannelError::Closed) => ErrorCode::SessionEnded,
             SessionError::Channel(ChannelError::Invalid(_)) => ErrorCode::BadMessage,
             SessionError::Channel(_) => ErrorCode::Internal,
-            SessionError::NoTerminal => ErrorCode::BadMessage,
+            SessionError::NoTerminal | SessionError::EmptyPrompt => ErrorCode::BadMessage,
         }
     }
 }

@@ -84,7 +84,7 @@ impl Default for SessionLimits {
             // thousand busy sessions keep (512 MiB rather than 4 GiB).
             event_cache_bytes: 512 << 10,
             max_held_submits: 32,
-            max_submit_bytes: 256 << 10,
+            max_submit_bytes: duet_protocol::command::MAX_SUBMIT_BYTES,
             max_clients: 128,
             kill_grace: Duration::from_secs(3),
             max_recording: 64 << 20,

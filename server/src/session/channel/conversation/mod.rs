@@ -229,6 +229,11 @@ impl Conversation {
 
     /// Sends a prompt (held while the agent cannot take it).
     pub(crate) fn submit(&self, text: String) -> Result<Accepted, SessionError> {
+        // Agents ignore a blank prompt, so delivery could never see it taken:
+        // it was sent twice and then reported dropped.
+        if text.trim().is_empty() {
+            return Err(SessionError::EmptyPrompt);
+        }
         if text.len() > self.max_submit_bytes {
             return Err(SessionError::TooLarge(text.len(), self.max_submit_bytes));
         }
