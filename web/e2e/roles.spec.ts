@@ -48,10 +48,26 @@ test('an owner shares a viewer link: the viewer sees the session but cannot type
   expect(await terminalText(page)).not.toContain('typed by the viewer');
   await expect(viewer.locator('.chat-log [data-kind=user]', { hasText: 'typed by the viewer' })).toHaveCount(0);
 
-  // Revoking disconnects it.
+  // Ending the session is the owner's: the viewer has no End button.
+  await expect(page.locator(`.session-row[data-session-id="${id}"] .session-end`)).toHaveCount(1);
+  await expect(viewer.locator('.session-end')).toHaveCount(0);
+  // A pending approval waits on the owner, not on the viewer.
+  await sendChat(page, 'run ls -la');
+  await expect(page.locator('.chat-status .status-jump')).toHaveText('Waiting for your approval');
+  await expect(viewer.locator('.chat-status .status-jump')).toHaveText('Waiting for an approval');
+  await page.locator('[data-kind=tool]').last().getByRole('button', { name: 'Allow' }).click();
+  await expect(viewer.locator('.chat-status .status-jump')).toBeHidden();
+
+  // Revoking disconnects it, and its tab says the link ended (it has no
+  // token to paste into the owner's sign-in form), also after a reload.
   await page.getByRole('button', { name: 'Share' }).click();
   await dialog.getByRole('button', { name: 'Revoke' }).click();
   await expect(dialog.locator('.share-item')).toHaveCount(0);
   await expect(page.locator('.presence-item[data-role=viewer]')).toHaveCount(0);
+  await expect(viewer.locator('.share-ended')).toContainText('This share link has ended');
+  await expect(viewer.locator('#token')).toHaveCount(0);
+  await viewer.reload();
+  await expect(viewer.locator('.share-ended')).toContainText('This share link has ended');
+  await expect(viewer.locator('#token')).toHaveCount(0);
   await ctx.close();
 });

@@ -4,6 +4,7 @@
 // hash (#/session/<id>, the board at #/board) so a reload or a second tab
 // lands on the same one. The session list comes from the live board stream.
 import type { Board, ProfileInfo } from './generated/protocol';
+import { markShared } from './auth';
 import { api, ApiError } from './net/api';
 import { BoardFeed } from './net/board';
 import type { SocketState } from './net/socket';
@@ -133,6 +134,7 @@ export class App {
       // A share link sees its one session and no profiles: nothing to show.
       if (err instanceof ApiError && err.status === 403) {
         document.documentElement.dataset.shared = 'true';
+        markShared();
       } else this.sidebar.showError(`Could not load profiles: ${err instanceof Error ? err.message : String(err)}`);
     }
     this.sidebar.setProfiles(this.profiles);
@@ -142,6 +144,13 @@ export class App {
     void this.notifier.start().then(() => this.push.renew()).catch((err: unknown) => { console.warn('duet: push', err); });
     this.feed.open();
     this.openFromHash();
+  }
+
+  /** Stops for good: the session's socket and the board's stream close, nothing reconnects. */
+  close(): void {
+    this.session?.dispose();
+    this.session = null;
+    this.feed.close();
   }
 
   /** The open replay (debugging and tests). */

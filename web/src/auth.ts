@@ -20,6 +20,34 @@ export async function consumeUrlToken(): Promise<void> {
   }
 }
 
+/** Set in this tab once the server showed it is a share link's (sessionStorage: it outlives a reload, not the tab). */
+const SHARED_KEY = 'duet.shared';
+
+/** Remembers that this tab runs on a share link's cookie. */
+export function markShared(): void {
+  try { sessionStorage.setItem(SHARED_KEY, '1'); } catch { /* storage off: the token form it is */ }
+}
+
+/** Whether this tab came from a share link (a 401 then means the link ended, not that a token is wanted). */
+export function isShared(): boolean {
+  try { return sessionStorage.getItem(SHARED_KEY) === '1'; } catch { return false; }
+}
+
+/**
+ * Tells a share link's guest that the link ended. The owner's token form
+ * would ask them for a credential they never had.
+ */
+export function showShareEnded(root: HTMLElement): void {
+  const card = h(
+    'section',
+    { class: 'login-card share-ended', role: 'alert' },
+    h('h1', {}, 'duet'),
+    h('p', {}, 'This share link has ended: it was revoked, or it expired.'),
+    h('p', {}, 'Ask the person who shared the session for a new link.'),
+  );
+  root.replaceChildren(h('main', { class: 'login' }, card));
+}
+
 /** Shows the "paste your token" form in `root`; resolves once logged in. */
 export function askForToken(root: HTMLElement): Promise<void> {
   return new Promise((resolve) => {
@@ -35,7 +63,10 @@ export function askForToken(root: HTMLElement): Promise<void> {
           button.disabled = true;
           error.textContent = '';
           api.login(input.value.trim()).then(
-            () => { resolve(); },
+            () => {
+              try { sessionStorage.removeItem(SHARED_KEY); } catch { /* nothing kept */ }
+              resolve();
+            },
             (err: unknown) => {
               button.disabled = false;
               error.textContent = err instanceof ApiError && err.status === 401 ? 'That token was not accepted.' : `Could not sign in: ${err instanceof Error ? err.message : String(err)}`;

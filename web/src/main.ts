@@ -3,7 +3,7 @@
 // the token form and restarts the app after it.
 import './styles.css';
 import { App } from './app';
-import { askForToken, consumeUrlToken } from './auth';
+import { askForToken, consumeUrlToken, isShared, showShareEnded } from './auth';
 import type { ChatState } from './chat/state';
 import type { ScreenDump } from './terminal/terminal';
 
@@ -58,6 +58,13 @@ async function boot(): Promise<void> {
   const app = new App(() => {
     if (relogging) return;
     relogging = true;
+    // A share link's cookie stops working when the link is revoked or
+    // expires; its guest has no token to paste.
+    if (isShared()) {
+      app.close();
+      showShareEnded(appRoot);
+      return;
+    }
     void askForToken(appRoot).then(() => { location.reload(); });
   });
   appRoot.replaceChildren(app.root);

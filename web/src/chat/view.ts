@@ -6,7 +6,7 @@
 // text node per open block and walks nothing else, O(1) in the transcript's
 // length; the block's markdown is rendered once, when the block ends.
 import type { ExitInfo } from '../generated/protocol';
-import { canDrive } from '../ui/roles';
+import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
 import { ResumeControl } from '../ui/resume';
 import type { ChatCallbacks, ChatContext } from './callbacks';
@@ -293,6 +293,9 @@ export class ChatView {
     if (!events) text = 'This program has no chat view; use the terminal.';
     if (this.statusText.textContent !== text) this.statusText.textContent = text;
     const link = status === 'awaiting_approval' && events;
+    // Only a role that may answer is waited on.
+    const waiting = canApprove(ctx.role) ? STATUS_TEXT.awaiting_approval : 'Waiting for an approval';
+    if (link && this.statusJump.textContent !== waiting) this.statusJump.textContent = waiting;
     this.statusText.hidden = link;
     this.statusJump.hidden = !link;
     this.statusEl.dataset.status = status;

@@ -165,7 +165,8 @@ export class Sidebar {
       ),
       s.resumable && this.resumeControl(s.id).root,
       !shared && !renaming && h('button', { type: 'button', class: 'btn btn-quiet session-rename', 'aria-label': `Rename session ${label}`, title: 'Rename', onclick: () => { this.startRename(s); } }, '✎'),
-      h(
+      // Ending a session is the owner's; a share link cannot.
+      !shared && h(
         'button',
         {
           type: 'button',
