@@ -172,6 +172,9 @@ async fn submits_and_decisions_are_recorded_with_who_and_what() {
     assert_eq!(terminal["outcome"], "allowed");
     assert_eq!(terminal["decided_by"], "terminal");
     assert_eq!(terminal["who"], Value::Null);
+    // Typed by this client: whoever sent the keys is named.
+    assert_eq!(terminal["keys_from"]["client"], json!(client_id));
+    assert_eq!(terminal["keys_from"]["role"], "owner");
 
     let abandoned = one(&lines, "approval", |l| {
         l["request_id"] == json!(fourth.request_id)

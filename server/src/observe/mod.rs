@@ -87,6 +87,7 @@ impl Observer {
             file: audit::open(&dir.join("audit.jsonl")),
             server: self.server_audit.clone(),
             requested: Mutex::new(HashMap::new()),
+            last_keys: Mutex::new(None),
         })
     }
 
@@ -111,7 +112,14 @@ pub(crate) struct SessionObserver {
     server: Option<Arc<File>>,
     /// When each pending approval was requested.
     requested: Mutex<HashMap<String, Instant>>,
+    /// Whose keystrokes reached the terminal last, and when: a decision
+    /// made in the terminal was typed by someone, and the audit names them.
+    last_keys: Mutex<Option<(Actor, Instant)>>,
 }
+
+/// How recent the last keystrokes must be for a terminal decision to be
+/// put down to them (an agent may also decide by itself, by its settings).
+const KEYS_DECIDE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A session's observer lives exactly as long as the session (held by the
 /// `Session` and its `Conversation` only), so this counts the sessions
@@ -164,6 +172,17 @@ impl SessionObserver {
         self.metrics.warning(code);
     }
 
+    /// `who` sent keystrokes to the terminal just now. Called per key
+    /// frame: the actor is cloned only when the typist changes.
+    pub(crate) fn keys_from(&self, who: &Actor) {
+        let now = Instant::now();
+        let mut last = lock(&self.last_keys);
+        match &mut *last {
+            Some((w, at)) if w.client == who.client => *at = now,
+            _ => *last = Some((who.clone(), now)),
+        }
+    }
+
     /// Approvals changed (requested, decided anywhere, abandoned): counts
     /// each request once, when it stops being pending, and records what
     /// no client call records (requests, terminal decisions, abandoned
@@ -200,7 +219,7 @@ impl SessionObserver {
                 }
             }
             if a.decided_by != Some(Decider::Client) {
-                self.record(json!({
+                let mut record = json!({
                     "kind": "approval",
                     "request_id": a.request_id,
                     "tool": a.tool_name,
@@ -208,7 +227,15 @@ impl SessionObserver {
                     "outcome": outcome,
                     "decided_by": (decided_by != "none").then_some(decided_by),
                     "who": null,
-                }));
+                });
+                if a.decided_by == Some(Decider::Terminal) {
+                    if let Some((who, at)) = &*lock(&self.last_keys) {
+                        if at.elapsed() <= KEYS_DECIDE_WITHIN {
+                            record["keys_from"] = who.json();
+                        }
+                    }
+                }
+                self.record(record);
             }
         }
     }

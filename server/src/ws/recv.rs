@@ -71,7 +71,11 @@ pub(super) async fn receive(
             }
             Ok(Message::Binary(bytes)) => {
                 match session.write_keys(counted(&keys_in, bytes)).await {
-                    Ok(()) => None,
+                    Ok(()) => {
+                        // After the write: the key is on its way first.
+                        session.observe.keys_from(&who);
+                        None
+                    }
                     Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), None)),
                 }
             }
