@@ -199,6 +199,8 @@ async fn a_mode_the_agent_offers_can_be_chosen() {
     assert_eq!(body["error"]["code"], "bad_message");
     let msg = body["error"]["message"].as_str().unwrap();
     assert!(msg.contains("default, plan"), "{msg}");
+    // The client's mistake, not an unreachable agent.
+    assert!(!msg.contains("could not be reached"), "{msg}");
 
     let resp = server
         .post_json(

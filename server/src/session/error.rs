@@ -24,7 +24,9 @@ pub(crate) enum SessionError {
     TooManyClients(u32),
     #[error(transparent)]
     Delivery(#[from] DeliveryError),
-    #[error("the agent could not be reached: {0}")]
+    /// The agent's channel said no; its message says why (a mode it does
+    /// not offer is the client's mistake, not an unreachable agent).
+    #[error("{0}")]
     Channel(#[from] ChannelError),
     #[error("this agent runs without a terminal: keys cannot reach it (use the chat)")]
     NoTerminal,

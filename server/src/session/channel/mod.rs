@@ -41,7 +41,7 @@ pub(crate) use conversation::Conversation;
 pub(crate) enum ChannelError {
     #[error("the agent is gone")]
     Closed,
-    #[error("{0}")]
+    #[error("the agent could not be reached: {0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Refused(String),
