@@ -33,6 +33,13 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<
         match Json::<T>::from_request(req, state).await {
             Ok(Json(v)) => Ok(ApiJson(v)),
             Err(JsonRejection::JsonDataError(e)) => Err(AppError::bad_request(e.body_text())),
+            // Over axum's default body limit: the same code as every other
+            // size limit, so a client can branch on it.
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(AppError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::TooLarge,
+                "the request body is too large (the limit is 2 MiB)",
+            )),
             Err(e) => Err(AppError::new(
                 e.status(),
                 ErrorCode::BadMessage,

@@ -68,3 +68,18 @@ async fn rest_failures_are_json_errors_with_codes() {
         .unwrap();
     expect_error(resp, 413, "too_large").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_body_over_the_limit_is_too_large_on_every_route() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let body = serde_json::to_vec(&serde_json::json!({"text": "x".repeat(3 << 20)})).unwrap();
+    let resp = server
+        .post(&format!("/api/sessions/{}/submit", s.id))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 413, "too_large").await;
+}
