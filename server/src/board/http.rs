@@ -141,11 +141,21 @@ pub(crate) async fn rename(
 }
 
 /// The name to keep: trimmed, `None` when empty; an error for control
-/// characters or more than [`MAX_NAME_CHARS`] characters.
+/// characters, bidirectional overrides or more than [`MAX_NAME_CHARS`]
+/// characters.
 fn clean_name(name: &str) -> Result<Option<String>, String> {
     let name = name.trim();
     if name.chars().any(char::is_control) {
         return Err("a session name may not hold control characters".into());
+    }
+    // Embeddings, overrides and isolates reorder the text shown after them
+    // (U+202E makes "txt.exe" read "exe.txt"): a shared board's names must
+    // read as they are.
+    if name
+        .chars()
+        .any(|c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'))
+    {
+        return Err("a session name may not hold bidirectional control characters".into());
     }
     let n = name.chars().count();
     if n > MAX_NAME_CHARS {
@@ -167,6 +177,9 @@ mod tests {
         assert_eq!(clean_name("ünïcødé ✓"), Ok(Some("ünïcødé ✓".into())));
         assert!(clean_name("a\nb").is_err());
         assert!(clean_name("\u{1b}[31mred").is_err());
+        assert!(clean_name("fix \u{202E}txt.exe").is_err());
+        assert!(clean_name("a\u{2067}b").is_err());
+        assert_eq!(clean_name("שלום build"), Ok(Some("שלום build".into())));
         assert!(clean_name(&"x".repeat(MAX_NAME_CHARS)).is_ok());
         assert!(clean_name(&"é".repeat(MAX_NAME_CHARS + 1)).is_err());
     }
