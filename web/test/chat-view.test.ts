@@ -234,6 +234,9 @@ describe('ChatView and the session', () => {
     resume?.click();
     await vi.waitFor(() => { expect(v.root.querySelector('.chat-status .resume-error')?.textContent).toBe('Could not resume: the agent cannot resume this conversation'); });
     expect(exitSentence({ signal: 'SIGTERM', success: false })).toBe('The program was ended by SIGTERM');
+    expect(exitSentence({ code: 143, success: false })).toBe('The program exited with code 143 (it was ended by SIGTERM)');
+    expect(exitSentence({ code: 130, success: false })).toBe('The program exited with code 130 (it was ended by SIGINT)');
+    expect(exitSentence({ code: 1, success: false })).toBe('The program exited with code 1');
   });
 
   it('shows a slash command as the user’s, pointing at the terminal', () => {

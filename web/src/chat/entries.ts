@@ -148,9 +148,16 @@ export function pendingEl(cb: ChatCallbacks, p: PendingSubmit, exited: boolean):
 }
 
 /** "The program exited with code 3", "The program was ended by SIGTERM". */
+/** Signals that programs commonly turn into exit code 128 + N when they catch them and exit. */
+const SIGNAL_CODES: Readonly<Record<number, string>> = { 129: 'SIGHUP', 130: 'SIGINT', 137: 'SIGKILL', 143: 'SIGTERM' };
+
 export function exitSentence(e: ExitInfo): string {
   if (e.signal !== undefined) return `The program was ended by ${e.signal}`;
-  return `The program exited with code ${e.code ?? '?'}`;
+  // A program that caught the signal (Node agents do, and the demo agent) exits 128 + N:
+  // code 143 after "End" read as a crash.
+  const caught = e.code === undefined ? undefined : SIGNAL_CODES[e.code];
+  if (caught !== undefined) return `The program exited with code ${String(e.code)} (it was ended by ${caught})`;
+  return `The program exited with code ${e.code === undefined ? '?' : String(e.code)}`;
 }
 
 function diffView(path: string, before: string, after: string): HTMLElement {
