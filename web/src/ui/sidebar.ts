@@ -159,7 +159,7 @@ export class Sidebar {
         { type: 'button', class: 'session-open', 'aria-current': current ? 'true' : undefined, onclick: () => { this.owner.open(s.id); } },
         h('span', { class: 'session-name' }, label),
         s.name !== undefined && s.title !== undefined && s.title !== '' && h('span', { class: 'session-meta session-title-meta' }, s.title),
-        h('span', { class: 'session-meta' }, h('span', { class: `dot dot-${s.status}`, 'aria-hidden': 'true' }), `${s.status} · ${s.id.slice(0, 8)}${s.clients > 0 ? ` · ${s.clients} viewer${s.clients === 1 ? '' : 's'}` : ''}`),
+        h('span', { class: 'session-meta' }, h('span', { class: `dot dot-${s.status}`, 'aria-hidden': 'true' }), `${s.status} · ${s.id.slice(0, 8)}${s.clients > 0 ? ` · ${String(s.clients)} connected` : ''}`),
         s.resumed_from !== undefined && h('span', { class: 'session-meta' }, `resumed from ${s.resumed_from.slice(0, 8)}`),
         pending > 0 && h('span', { class: 'badge badge-awaiting_approval session-badge', 'data-pending': pending }, `${pending} approval${pending === 1 ? '' : 's'}`),
       ),
