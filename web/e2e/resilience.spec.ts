@@ -39,3 +39,18 @@ test('leaving for the back/forward cache closes the socket; coming back catches 
   await expect(page.getByRole('status')).toContainText('Idle');
   expect(await transcript(page)).toEqual(await transcript(other));
 });
+
+test('an unsent prompt survives a reload of the tab, and is gone once sent', async ({ loggedIn: page }) => {
+  await startSession(page, 'demo');
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await box.fill('half a thought');
+  await page.reload();
+  await waitGreeted(page);
+  await expect(box).toHaveValue('half a thought');
+  await box.press('Enter');
+  await expect(page.locator('.chat-log [data-kind=assistant]').last()).toContainText('You said “half a thought”');
+  await expect(box).toHaveValue('');
+  await page.reload();
+  await waitGreeted(page);
+  await expect(box).toHaveValue('');
+});

@@ -98,6 +98,7 @@ export class SessionController {
       onResume: () => this.host.resume(this.id),
       onDiscard: (id) => { this.dispatch({ type: 'local_discard', id }); },
       onSetMode: (mode) => api.setMode(this.id, mode),
+      draftKey: `duet.draft.${id}`,
     });
     this.terminal = new TerminalPane(
       {

@@ -91,8 +91,9 @@ export class ChatView {
       'aria-describedby': 'composer-note',
       enterkeyhint: 'send',
       onkeydown: (ev: Event) => { this.onKey(ev as KeyboardEvent); },
-      oninput: () => { this.autosize(); },
+      oninput: () => { this.autosize(); this.keepDraft(); },
     });
+    this.input.value = readDraft(cb.draftKey);
     this.sendButton = h('button', { type: 'submit', class: 'btn btn-primary send' }, 'Send');
     this.composerNote = h('p', { id: 'composer-note', class: 'composer-note', hidden: true });
     const form = h('form', { class: 'composer', onsubmit: (ev: Event) => { ev.preventDefault(); this.send(); } }, this.composerNote, this.input, this.sendButton);
@@ -352,11 +353,28 @@ export class ChatView {
     if (this.cb.onSubmit(text)) {
       this.input.value = '';
       this.autosize();
+      this.keepDraft();
     }
+  }
+
+  /** Keeps the box's text across a reload of this tab (sessionStorage; full or off: not kept). */
+  private keepDraft(): void {
+    const key = this.cb.draftKey;
+    if (key === undefined) return;
+    try {
+      if (this.input.value === '') sessionStorage.removeItem(key);
+      else sessionStorage.setItem(key, this.input.value);
+    } catch { /* not kept */ }
   }
 
   private autosize(): void {
     this.input.style.height = 'auto';
     this.input.style.height = `${Math.min(this.input.scrollHeight, 200)}px`;
   }
+}
+
+/** The unsent text a reload left behind. */
+function readDraft(key: string | undefined): string {
+  if (key === undefined) return '';
+  try { return sessionStorage.getItem(key) ?? ''; } catch { return ''; }
 }
