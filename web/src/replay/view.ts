@@ -85,7 +85,7 @@ export class ReplayView {
       type: 'range', class: 'replay-scrubber', min: '0', max: '0', step: '0.01', value: '0', 'aria-label': 'Replay position',
       oninput: () => { this.seek(Number(this.scrubber.value)); },
     });
-    this.playButton = h('button', { type: 'button', class: 'btn replay-play', 'aria-label': 'Play', onclick: () => { this.toggle(); } }, '▶');
+    this.playButton = h('button', { type: 'button', class: 'btn replay-play', 'aria-label': 'Play', onclick: () => { this.toggle(); } }, playIcon(false));
     this.speedSelect = h('select', { class: 'replay-speed', 'aria-label': 'Speed', onchange: () => { this.speed = Number(this.speedSelect.value); } },
       ...SPEEDS.map((s) => h('option', { value: String(s) }, `${String(s)}×`)));
     this.timeEl = h('span', { class: 'replay-time', 'aria-live': 'off' }, '0:00.0');
@@ -177,7 +177,7 @@ export class ReplayView {
     if (this.playing) return;
     if (this.pos >= this.end) this.seek(0);
     this.playing = true;
-    this.playButton.textContent = '⏸';
+    this.playButton.replaceChildren(playIcon(true));
     this.playButton.setAttribute('aria-label', 'Pause');
     this.lastTick = performance.now();
     const tick = (now: number): void => {
@@ -193,7 +193,7 @@ export class ReplayView {
   pause(): void {
     this.playing = false;
     cancelAnimationFrame(this.raf);
-    this.playButton.textContent = '▶';
+    this.playButton.replaceChildren(playIcon(false));
     this.playButton.setAttribute('aria-label', 'Play');
   }
 
@@ -268,4 +268,15 @@ export class ReplayView {
     this.chat.root.remove();
     this.terminalRoot.remove();
   }
+}
+
+/** Play (a triangle) or pause (two bars), drawn inline: U+23F8 is a box where no emoji font is installed. */
+function playIcon(playing: boolean): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  for (const [k, v] of Object.entries({ viewBox: '0 0 12 12', width: '12', height: '12', fill: 'currentColor', 'aria-hidden': 'true' })) svg.setAttribute(k, v);
+  const shape = document.createElementNS(ns, 'path');
+  shape.setAttribute('d', playing ? 'M2 1h3v10H2zM7 1h3v10H7z' : 'M2 1l9 5-9 5z');
+  svg.append(shape);
+  return svg;
 }
