@@ -48,6 +48,9 @@ test('an owner shares a viewer link: the viewer sees the session but cannot type
   expect(await terminalText(page)).not.toContain('typed by the viewer');
   await expect(viewer.locator('.chat-log [data-kind=user]', { hasText: 'typed by the viewer' })).toHaveCount(0);
 
+  // The note does not stay over the terminal's bottom rows.
+  await expect(viewer.locator('.keys-note')).toBeHidden({ timeout: 10_000 });
+
   // Ending the session is the owner's: the viewer has no End button.
   await expect(page.locator(`.session-row[data-session-id="${id}"] .session-end`)).toHaveCount(1);
   await expect(viewer.locator('.session-end')).toHaveCount(0);

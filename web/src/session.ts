@@ -34,6 +34,8 @@ export interface SessionHost {
 
 /** The longest the chat waits for a replay to arrive whole before drawing what it has, in ms. */
 const BACKLOG_WAIT_MS = 3000;
+/** How long the "Read only" note stays over the terminal after the last refused key, in ms. */
+const KEYS_NOTE_MS = 5000;
 
 /** Chat states of sessions this tab has shown, so switching back resumes instead of replaying. */
 const cache = new Map<string, ChatState>();
@@ -81,6 +83,7 @@ export class SessionController {
   /** Over the terminal for roles that cannot type and for headless agents. */
   private readonly keysNote: HTMLElement;
   private readonly keysNoteText: HTMLElement;
+  private keysNoteTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly id: string,
@@ -154,6 +157,10 @@ export class SessionController {
       : 'Read only: your keystrokes are not sent.';
     if (this.keysNoteText.textContent !== text) this.keysNoteText.textContent = text;
     this.keysNote.hidden = false;
+    // The read-only note sits over the terminal's bottom rows: it goes a
+    // while after the last refused key (the headless note explains the pane, and stays).
+    clearTimeout(this.keysNoteTimer);
+    if (!isHeadless(this.channelInfo?.kind)) this.keysNoteTimer = setTimeout(() => { this.keysNote.hidden = true; }, KEYS_NOTE_MS);
   }
 
   /** Starts the terminal and the connection; the panes must be in the document. */
