@@ -1,7 +1,6 @@
 //! REST handlers under `/api`.
 
 use axum::body::Body;
-use axum::extract::rejection::JsonRejection;
 use axum::extract::{Extension, FromRequest, Path, Query, Request, State};
 use axum::http::header::{CONTENT_TYPE, SET_COOKIE};
 use axum::http::StatusCode;
@@ -30,9 +29,8 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<T>::from_request(req, state).await {
-            Ok(Json(v)) => Ok(ApiJson(v)),
-            Err(JsonRejection::JsonDataError(e)) => Err(AppError::bad_request(e.body_text())),
+        match Json::<serde_json::Value>::from_request(req, state).await {
+            Ok(Json(v)) => from_object(v).map(ApiJson),
             // Over axum's default body limit: the same code as every other
             // size limit, so a client can branch on it.
             Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(AppError::new(
@@ -47,6 +45,18 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<
             )),
         }
     }
+}
+
+/// A request body as `T`, which must be a JSON object: serde would also
+/// take a struct from an array of its fields in order (`["demo", 80, 24]`),
+/// which no client means.
+fn from_object<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Result<T, AppError> {
+    if !v.is_object() {
+        return Err(AppError::bad_request(
+            "the request body must be a JSON object",
+        ));
+    }
+    serde_json::from_value(v).map_err(|e| AppError::bad_request(format!("bad request body: {e}")))
 }
 
 /// Session `id` if `who` may see it (else 404, as if it did not exist)
@@ -134,7 +144,8 @@ pub async fn create(
     let req: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
         CreateSession::default()
     } else {
-        serde_json::from_slice(&body).map_err(|e| AppError::bad_request(e.to_string()))?
+        let v = serde_json::from_slice(&body).map_err(|e| AppError::bad_request(e.to_string()))?;
+        from_object(v)?
     };
     let profile = req.profile.clone();
     let session = state.registry.create(req).inspect_err(|e| {

@@ -3,6 +3,7 @@
 
 mod support;
 
+use serde_json::json;
 use support::*;
 
 async fn expect_error(resp: reqwest::Response, status: u16, code: &str) {
@@ -82,4 +83,38 @@ async fn a_json_body_over_the_limit_is_too_large_on_every_route() {
         .await
         .unwrap();
     expect_error(resp, 413, "too_large").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_must_be_a_json_object_of_the_right_shape() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    // serde would build a struct from an array of its fields in order.
+    for body in [json!([]), json!(["fake", 80, 24]), json!("fake")] {
+        let resp = server.post_json("/api/sessions", body.clone()).await;
+        expect_error(resp, 400, "bad_message").await;
+    }
+    let submit = format!("/api/sessions/{}/submit", s.id);
+    let resp = server.post_json(&submit, json!(["hi"])).await;
+    expect_error(resp, 400, "bad_message").await;
+    // A wrong type names the field, in duet's words, not the framework's.
+    let resp = server.post_json(&submit, json!({"text": 5})).await;
+    assert_eq!(resp.status(), 400);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("bad request body") && message.contains("string"),
+        "{message}"
+    );
+    assert!(!message.contains("Failed to deserialize"), "{message}");
+    // No session was made by any of them.
+    let list: serde_json::Value = server
+        .get("/api/sessions")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
 }

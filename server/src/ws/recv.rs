@@ -70,12 +70,12 @@ pub(super) async fn receive(
                 }
             }
             Ok(Message::Binary(bytes)) => {
+                // Before the write: the program may answer an approval
+                // with this key, and its decision be recorded, before this
+                // task runs again (seen under load).
+                session.observe.keys_from(&who);
                 match session.write_keys(counted(&keys_in, bytes)).await {
-                    Ok(()) => {
-                        // After the write: the key is on its way first.
-                        session.observe.keys_from(&who);
-                        None
-                    }
+                    Ok(()) => None,
                     Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), None)),
                 }
             }
