@@ -4,7 +4,7 @@
 // hash (#/session/<id>, the board at #/board) so a reload or a second tab
 // lands on the same one. The session list comes from the live board stream.
 import type { Board, ProfileInfo } from './generated/protocol';
-import { markShared } from './auth';
+import { clearShared, markShared } from './auth';
 import { api, ApiError } from './net/api';
 import { BoardFeed } from './net/board';
 import type { SocketState } from './net/socket';
@@ -126,6 +126,8 @@ export class App {
     onSystemThemeChange((t) => { this.setTheme(t, false); });
     try {
       this.profiles = await api.profiles();
+      // Not a share link's tab (any more): a 401 now asks for the token.
+      clearShared();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
         this.onUnauthorized();

@@ -28,6 +28,11 @@ export function markShared(): void {
   try { sessionStorage.setItem(SHARED_KEY, '1'); } catch { /* storage off: the token form it is */ }
 }
 
+/** This tab now runs on a credential of its own (a token login, or an owner's cookie). */
+export function clearShared(): void {
+  try { sessionStorage.removeItem(SHARED_KEY); } catch { /* nothing kept */ }
+}
+
 /** Whether this tab came from a share link (a 401 then means the link ended, not that a token is wanted). */
 export function isShared(): boolean {
   try { return sessionStorage.getItem(SHARED_KEY) === '1'; } catch { return false; }
@@ -64,7 +69,7 @@ export function askForToken(root: HTMLElement): Promise<void> {
           error.textContent = '';
           api.login(input.value.trim()).then(
             () => {
-              try { sessionStorage.removeItem(SHARED_KEY); } catch { /* nothing kept */ }
+              clearShared();
               resolve();
             },
             (err: unknown) => {
