@@ -108,13 +108,6 @@ async fn a_body_must_be_a_json_object_of_the_right_shape() {
     );
     assert!(!message.contains("Failed to deserialize"), "{message}");
     // No session was made by any of them.
-    let list: serde_json::Value = server
-        .get("/api/sessions")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: serde_json::Value = server.json("/api/sessions").await;
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
 }

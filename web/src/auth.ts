@@ -28,7 +28,7 @@ export function markShared(): void {
   try { sessionStorage.setItem(SHARED_KEY, '1'); } catch { /* storage off: the token form it is */ }
 }
 
-/** This tab now runs on a credential of its own (a token login, or an owner's cookie). */
+/** This tab now runs on a credential of its own: profiles loaded (also after the reload that follows a token login). */
 export function clearShared(): void {
   try { sessionStorage.removeItem(SHARED_KEY); } catch { /* nothing kept */ }
 }
@@ -68,10 +68,7 @@ export function askForToken(root: HTMLElement): Promise<void> {
           button.disabled = true;
           error.textContent = '';
           api.login(input.value.trim()).then(
-            () => {
-              clearShared();
-              resolve();
-            },
+            () => { resolve(); },
             (err: unknown) => {
               button.disabled = false;
               error.textContent = err instanceof ApiError && err.status === 401 ? 'That token was not accepted.' : `Could not sign in: ${err instanceof Error ? err.message : String(err)}`;

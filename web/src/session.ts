@@ -152,7 +152,8 @@ export class SessionController {
   }
 
   private showKeysNote(): void {
-    const text = isHeadless(this.channelInfo?.kind)
+    const headless = isHeadless(this.channelInfo?.kind);
+    const text = headless
       ? 'This agent runs without a terminal: keystrokes are not sent. This pane shows its error output and a line per prompt, tool call and turn; write to it in the chat.'
       : 'Read only: your keystrokes are not sent.';
     if (this.keysNoteText.textContent !== text) this.keysNoteText.textContent = text;
@@ -160,7 +161,7 @@ export class SessionController {
     // The read-only note sits over the terminal's bottom rows: it goes a
     // while after the last refused key (the headless note explains the pane, and stays).
     clearTimeout(this.keysNoteTimer);
-    if (!isHeadless(this.channelInfo?.kind)) this.keysNoteTimer = setTimeout(() => { this.keysNote.hidden = true; }, KEYS_NOTE_MS);
+    if (!headless) this.keysNoteTimer = setTimeout(() => { this.keysNote.hidden = true; }, KEYS_NOTE_MS);
   }
 
   /** Starts the terminal and the connection; the panes must be in the document. */

@@ -12,7 +12,7 @@ import type { ServerMessage, SessionInfo } from '../generated/protocol';
 import { ChatView } from '../chat/view';
 import type { ChatState } from '../chat/state';
 import { api, apiUrl } from '../net/api';
-import { h } from '../ui/dom';
+import { h, svgIcon } from '../ui/dom';
 import { terminalLook } from '../terminal/terminal';
 import { terminalThemes, type ThemeName } from '../ui/theme';
 import { CastError, parseCast, resizeOf, type Cast } from './cast';
@@ -272,11 +272,5 @@ export class ReplayView {
 
 /** Play (a triangle) or pause (two bars), drawn inline: U+23F8 is a box where no emoji font is installed. */
 function playIcon(playing: boolean): SVGSVGElement {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  for (const [k, v] of Object.entries({ viewBox: '0 0 12 12', width: '12', height: '12', fill: 'currentColor', 'aria-hidden': 'true' })) svg.setAttribute(k, v);
-  const shape = document.createElementNS(ns, 'path');
-  shape.setAttribute('d', playing ? 'M2 1h3v10H2zM7 1h3v10H7z' : 'M2 1l9 5-9 5z');
-  svg.append(shape);
-  return svg;
+  return svgIcon([playing ? 'M2 1h3v10H2zM7 1h3v10H7z' : 'M2 1l9 5-9 5z'], { viewBox: '0 0 12 12', width: '12', height: '12', fill: 'currentColor' });
 }

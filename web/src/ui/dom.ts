@@ -32,3 +32,20 @@ export function append(el: Element, children: Child[]): void {
     el.append(c);
   }
 }
+
+/**
+ * An icon drawn inline from SVG path data (an emoji or a symbol character
+ * renders as an empty box where no font has it). Hidden from screen
+ * readers: the control around it carries the name.
+ */
+export function svgIcon(paths: readonly string[], attrs: Record<string, string>): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  for (const [k, v] of Object.entries({ ...attrs, 'aria-hidden': 'true' })) svg.setAttribute(k, v);
+  for (const d of paths) {
+    const path = document.createElementNS(ns, 'path');
+    path.setAttribute('d', d);
+    svg.append(path);
+  }
+  return svg;
+}

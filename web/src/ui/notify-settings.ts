@@ -5,7 +5,7 @@
 // is given.
 import { Notifier, setTurnSeconds, turnSeconds } from '../notify/notifier';
 import { PushControl } from '../notify/push';
-import { h } from './dom';
+import { h, svgIcon } from './dom';
 
 function stateText(): string {
   if (!Notifier.supported) return 'This browser cannot show notifications here (it needs https, or localhost).';
@@ -19,18 +19,12 @@ function stateText(): string {
   }
 }
 
-const SVG = 'http://www.w3.org/2000/svg';
-
 /** A bell drawn inline (an emoji renders as a box where no emoji font is installed). */
 function bellIcon(): SVGSVGElement {
-  const svg = document.createElementNS(SVG, 'svg');
-  for (const [k, v] of Object.entries({ viewBox: '0 0 24 24', width: '18', height: '18', fill: 'none', stroke: 'currentColor', 'stroke-width': '2', 'stroke-linecap': 'round', 'stroke-linejoin': 'round', 'aria-hidden': 'true', class: 'icon-bell' })) svg.setAttribute(k, v);
-  for (const d of ['M6 8a6 6 0 0 1 12 0c0 7 3 9 3 9H3s3-2 3-9', 'M10.3 21a1.94 1.94 0 0 0 3.4 0']) {
-    const path = document.createElementNS(SVG, 'path');
-    path.setAttribute('d', d);
-    svg.append(path);
-  }
-  return svg;
+  return svgIcon(
+    ['M6 8a6 6 0 0 1 12 0c0 7 3 9 3 9H3s3-2 3-9', 'M10.3 21a1.94 1.94 0 0 0 3.4 0'],
+    { viewBox: '0 0 24 24', width: '18', height: '18', fill: 'none', stroke: 'currentColor', 'stroke-width': '2', 'stroke-linecap': 'round', 'stroke-linejoin': 'round', class: 'icon-bell' },
+  );
 }
 
 /**
