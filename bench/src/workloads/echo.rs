@@ -50,8 +50,13 @@ async fn timings(path: &Path) -> Result<Stamps> {
     bail!("the echo fixture wrote no timings")
 }
 
-/// Total, key → program, and program → reader, in µs.
-type Legs = (Samples, Samples, Samples);
+/// Total, key → program, and program → reader, in µs; then the
+/// program's own time per key (its `read` returned → its `write` of the
+/// echo returned). That last one is the same code in every lane, so what
+/// differs there is the kernel's work on the write: waking the TTY worker,
+/// and whatever the scheduler runs on the program's vCPU before the write
+/// returns (docs/benchmarks.md, "The echo's last microseconds").
+type Legs = (Samples, Samples, Samples, Samples);
 
 /// See [`Legs`].
 fn split(stamps: &Stamps, program: &Stamps) -> Legs {
@@ -68,6 +73,12 @@ fn split(stamps: &Stamps, program: &Stamps) -> Legs {
         Samples::new(
             pairs
                 .map(|((_, r), (_, o))| us(r.saturating_sub(*o)))
+                .collect(),
+        ),
+        Samples::new(
+            program[WARMUP.min(program.len())..]
+                .iter()
+                .map(|(i, o)| us(o.saturating_sub(*i)))
                 .collect(),
         ),
     )
@@ -342,8 +353,8 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     duet.stop(STOP_GRACE).await;
     let rtt = Samples::new(rtt);
 
-    let (d, d_in, d_out) = split(&stamps, &prog);
-    let (b, b_in, b_out) = split(&bare_stamps, &bare_prog);
+    let (d, d_in, d_out, d_own) = split(&stamps, &prog);
+    let (b, b_in, b_out, b_own) = split(&bare_stamps, &bare_prog);
     let ttyd = format!(
         "bare, duet and peers take turns: {ROUNDS} rounds of {} keys each, after {WARMUP} warm-up keys",
         n.div_ceil(ROUNDS)
@@ -394,6 +405,14 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         ),
         Row::new(
             "keystroke echo",
+            "p50 program reads the key → its echo's write returns",
+            "µs",
+            d_own.pct(50.0),
+            Some(b_own.pct(50.0)),
+            Target::Info,
+        ),
+        Row::new(
+            "keystroke echo",
             &format!("p50 WebSocket ping → pong, no PTY ({PINGS})"),
             "µs",
             rtt.pct(50.0),
@@ -402,19 +421,20 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         )
         .note(format!("p99 {:.0} µs", rtt.pct(99.0))),
     ];
-    // Peers fill the first four rows (there is no ping message to time).
+    // Peers fill the first five rows (there is no ping message to time).
     Ok(rows
         .into_iter()
         .enumerate()
         .map(|(i, mut row)| {
             for (name, r) in &peers {
                 row = match (r, i) {
-                    (Ok((t, _, _)), 0) => row.peer(name, t.pct(50.0), ""),
-                    (Ok((t, _, _)), 1) => {
+                    (Ok((t, ..)), 0) => row.peer(name, t.pct(50.0), ""),
+                    (Ok((t, ..)), 1) => {
                         row.peer(name, t.pct(99.0), format!("max {:.0} µs", t.max()))
                     }
-                    (Ok((_, t_in, _)), 2) => row.peer(name, t_in.pct(50.0), ""),
-                    (Ok((_, _, t_out)), 3) => row.peer(name, t_out.pct(50.0), ""),
+                    (Ok((_, t_in, ..)), 2) => row.peer(name, t_in.pct(50.0), ""),
+                    (Ok((_, _, t_out, _)), 3) => row.peer(name, t_out.pct(50.0), ""),
+                    (Ok((.., own)), 4) => row.peer(name, own.pct(50.0), ""),
                     (Err(e), 0) => row.peer_failed(name, e),
                     _ => row,
                 };
