@@ -240,6 +240,11 @@ impl Registry {
                 ),
             )
         })?;
+        // As the WebSocket's `resize` does: a zero size is a client's bug,
+        // not a size to clamp to (it made a 2-column terminal).
+        if req.cols == Some(0) || req.rows == Some(0) {
+            return Err(AppError::bad_request("cols and rows must be positive"));
+        }
         let cols = req.cols.unwrap_or(120).clamp(2, 1000);
         let rows = req.rows.unwrap_or(36).clamp(1, 500);
         // Check and reserve a slot under one lock, so concurrent creates

@@ -107,6 +107,14 @@ async fn a_body_must_be_a_json_object_of_the_right_shape() {
         "{message}"
     );
     assert!(!message.contains("Failed to deserialize"), "{message}");
+    // A zero size is refused, as a WebSocket `resize` to it is.
+    for body in [
+        json!({"profile": "fake", "cols": 0}),
+        json!({"profile": "fake", "rows": 0}),
+    ] {
+        let resp = server.post_json("/api/sessions", body).await;
+        expect_error(resp, 400, "bad_message").await;
+    }
     // No session was made by any of them.
     let list: serde_json::Value = server.json("/api/sessions").await;
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
