@@ -14,7 +14,7 @@ use crate::push::{
 use crate::rest::{
     ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
     ApprovalState, ChannelInfo, ConnectedClient, CreateSession, CreateShare, Decider, ExitInfo,
-    HistoryLine, ProfileInfo, Role, SessionInfo, SessionStatus, SetModeRequest, Share,
+    HistoryLine, Me, ProfileInfo, Role, SessionInfo, SessionStatus, SetModeRequest, Share,
     SubmitRequest, SubmitResponse,
 };
 use crate::sidecar::{
@@ -50,6 +50,7 @@ pub fn typescript() -> String {
         ConnectedClient::decl(&cfg),
         CreateShare::decl(&cfg),
         Share::decl(&cfg),
+        Me::decl(&cfg),
         Hello::decl(&cfg),
         ServerMessage::decl(&cfg),
         ClientMessage::decl(&cfg),
@@ -135,6 +136,7 @@ pub fn json_schema() -> String {
         api_error: ApiError,
         create_share: CreateShare,
         share: Share,
+        me: Me,
         history_line: HistoryLine,
         sidecar_event: SidecarEvent,
         rename_session: RenameSession,

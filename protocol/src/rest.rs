@@ -355,6 +355,24 @@ pub struct CreateShare {
     pub expires_in: u64,
 }
 
+/// `GET /api/me`: who the request's credential names. A browser tab asks
+/// first, to know whether it runs on a share link (one session, no
+/// profiles) before it asks for anything a share may not see.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct Me {
+    /// `owner` for the main token, a `[[token]]` name, or `share:<share id>`.
+    pub name: String,
+    pub role: Role,
+    /// For a share link: the one session it opens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub session: Option<SessionId>,
+    /// For a share link: when it stops working (Unix time in milliseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub expires_at: Option<u64>,
+}
+
 /// A share link of one session. `url` (with the secret) only in the answer
 /// to its creation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]

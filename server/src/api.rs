@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{
-    Approval, ApprovalDecision, CreateSession, CreateShare, ProfileInfo, SessionInfo,
+    Approval, ApprovalDecision, CreateSession, CreateShare, Me, ProfileInfo, SessionInfo,
     SetModeRequest, Share, SubmitRequest, SubmitResponse,
 };
 use duet_protocol::ws::ErrorCode;
@@ -121,6 +121,16 @@ pub async fn logout(State(state): State<AppState>) -> Response {
     resp.headers_mut()
         .insert(SET_COOKIE, state.auth.logout_cookie());
     resp
+}
+
+/// `GET /api/me`: any credential may ask who it is.
+pub async fn me(Extension(who): Extension<Principal>) -> Json<Me> {
+    Json(Me {
+        name: who.name,
+        role: who.role,
+        session: who.share.as_ref().map(|s| s.session),
+        expires_at: who.share.map(|s| s.expires_at),
+    })
 }
 
 /// `GET /api/profiles`.

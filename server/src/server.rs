@@ -133,6 +133,7 @@ pub(crate) struct AppState {
 /// Builds the router. Public for tests that want to drive it in-process.
 pub(crate) fn router(state: AppState) -> Router {
     let api = Router::new()
+        .route("/me", get(api::me))
         .route("/profiles", get(api::profiles))
         .route("/sessions", get(api::list).post(api::create))
         .route("/sessions/watch", get(board::http::watch))

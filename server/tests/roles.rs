@@ -45,6 +45,7 @@ async fn every_rest_route_checks_the_role() {
     let all = [Owner, Driver, Approver, Viewer];
     // (method, path, body, roles allowed). Destructive routes last.
     let routes: Vec<(&str, String, Value, Vec<Role>)> = vec![
+        ("GET", "/api/me".into(), Value::Null, all.to_vec()),
         ("GET", "/api/profiles".into(), Value::Null, all.to_vec()),
         ("GET", "/api/sessions".into(), Value::Null, all.to_vec()),
         (

@@ -3,7 +3,7 @@
 
 mod support;
 
-use duet_protocol::rest::{Role, Share};
+use duet_protocol::rest::{Me, Role, Share};
 use duet_protocol::ws::{ClientMessage, ServerMessage};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
@@ -85,6 +85,18 @@ async fn a_share_of_session_a_cannot_see_session_b() {
         assert_eq!(get(path).await.unwrap().status(), 404);
     }
     assert_eq!(get("/api/profiles".into()).await.unwrap().status(), 403);
+    // It may ask who it is: the browser learns it runs on a share link
+    // without a refused request.
+    let me: Me = get("/api/me".into()).await.unwrap().json().await.unwrap();
+    assert_eq!(me.name, format!("share:{}", share.id));
+    assert_eq!(me.role, Role::Viewer);
+    assert_eq!(me.session, Some(a.id));
+    assert_eq!(me.expires_at, Some(share.expires_at));
+    let owner: Me = server.json("/api/me").await;
+    assert_eq!((owner.name.as_str(), owner.role), ("owner", Role::Owner));
+    assert_eq!((owner.session, owner.expires_at), (None, None));
+    let anonymous = no_redirect.get(server.url("/api/me")).send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
     let create = no_redirect
         .post(server.url("/api/sessions"))
         .header("cookie", pair.clone())

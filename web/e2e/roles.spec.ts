@@ -23,6 +23,10 @@ test('an owner shares a viewer link: the viewer sees the session but cannot type
   // Another browser (no owner cookie) opens it.
   const ctx = await browser.newContext();
   const viewer = await ctx.newPage();
+  // The tab learns it runs on a share link from GET /api/me, not from a
+  // refused request (a red line in every share guest's console).
+  const refused: string[] = [];
+  viewer.on('response', (r) => { if (r.status() === 403) refused.push(r.url()); });
   await viewer.goto(url);
   await expect(viewer).toHaveURL(`${duet.baseURL}/#/session/${id}`);
   await waitGreeted(viewer);
@@ -33,6 +37,7 @@ test('an owner shares a viewer link: the viewer sees the session but cannot type
   await expect(viewer.getByRole('textbox', { name: 'Message' })).toBeHidden();
   await expect(viewer.getByRole('button', { name: 'Share' })).toBeHidden();
   await expect(viewer.locator('.presence-item', { hasText: 'viewer' })).toHaveCount(1);
+  expect(refused).toEqual([]);
   // The owner sees the viewer connect.
   await expect(page.locator('.presence-item[data-role=viewer]')).toHaveCount(1);
 

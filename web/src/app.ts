@@ -125,19 +125,23 @@ export class App {
     this.setLayout(this.layout);
     onSystemThemeChange((t) => { this.setTheme(t, false); });
     try {
-      this.profiles = await api.profiles();
-      // Not a share link's tab (any more): a 401 now asks for the token.
-      clearShared();
+      // A share link sees its one session and no profiles: ask who this is
+      // first, rather than learn it from a refused request.
+      const me = await api.me();
+      if (me.session !== undefined) {
+        document.documentElement.dataset.shared = 'true';
+        markShared();
+      } else {
+        this.profiles = await api.profiles();
+        // Not a share link's tab (any more): a 401 now asks for the token.
+        clearShared();
+      }
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
         this.onUnauthorized();
         return;
       }
-      // A share link sees its one session and no profiles: nothing to show.
-      if (err instanceof ApiError && err.status === 403) {
-        document.documentElement.dataset.shared = 'true';
-        markShared();
-      } else this.sidebar.showError(`Could not load profiles: ${err instanceof Error ? err.message : String(err)}`);
+      this.sidebar.showError(`Could not load profiles: ${err instanceof Error ? err.message : String(err)}`);
     }
     this.sidebar.setProfiles(this.profiles);
     window.addEventListener('hashchange', () => { this.openFromHash(); });

@@ -4,7 +4,7 @@ import { diffLines, splitLines } from '../src/chat/diff';
 import { presentTool, toolSummary } from '../src/chat/tools';
 import { backoffDelay, defaultBackoff } from '../src/net/backoff';
 import { FlowControl } from '../src/terminal/flow';
-import { isProfileInfo, isSessionInfo, parseServerMessage } from '../src/net/guards';
+import { isMe, isProfileInfo, isSessionInfo, parseServerMessage } from '../src/net/guards';
 import { blocksOf, canUseTool, knownDelta, knownEvent, knownStreamEvent } from '../src/chat/sidecar';
 
 describe('diffLines', () => {
@@ -120,6 +120,10 @@ describe('the guards and the new protocol fields', () => {
     expect(isSessionInfo({ ...info, resumable: undefined })).toBe(false);
     expect(isSessionInfo({ ...info, channel: { kind: 'none' } })).toBe(false);
     expect(isProfileInfo({ name: 'shell', sidecar: false, default: false, channel: { kind: 'none', events: false, submit: false, approve: false }, resume: false })).toBe(true);
+    expect(isMe({ name: 'owner', role: 'owner' })).toBe(true);
+    expect(isMe({ name: 'share:x', role: 'viewer', session: 's', expires_at: 1 })).toBe(true);
+    expect(isMe({ name: 'share:x', role: 'admin' })).toBe(false);
+    expect(isMe({ name: 'share:x', role: 'viewer', session: 5 })).toBe(false);
   });
 });
 

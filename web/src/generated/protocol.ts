@@ -120,6 +120,20 @@ expires_at: number,
  */
 url?: string, };
 
+export type Me = { 
+/**
+ * `owner` for the main token, a `[[token]]` name, or `share:<share id>`.
+ */
+name: string, role: Role, 
+/**
+ * For a share link: the one session it opens.
+ */
+session?: SessionId, 
+/**
+ * For a share link: when it stops working (Unix time in milliseconds).
+ */
+expires_at?: number, };
+
 export type Hello = { session_id: SessionId, client_id: ClientId, 
 /**
  * What this client may do.

@@ -2,9 +2,9 @@
 // runtime (net/guards.ts). Requests carry the session cookie (same origin);
 // a 401 surfaces as `ApiError` with code `unauthorized`, which the app turns
 // into the token form.
-import type { ApprovalDecision, CreateSession, CreateShare, ErrorCode, ProfileInfo, PushDevice, PushKey, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
+import type { ApprovalDecision, CreateSession, CreateShare, ErrorCode, Me, ProfileInfo, PushDevice, PushKey, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
 import { isObject } from '../chat/json';
-import { isListOf, isProfileInfo, isSessionInfo } from './guards';
+import { isListOf, isMe, isProfileInfo, isSessionInfo } from './guards';
 
 /** A failed request: the server's `{error: {code, message}}`, or a transport problem. */
 export class ApiError extends Error {
@@ -68,6 +68,10 @@ export const api = {
   /** Trades the access token for the session cookie. */
   async login(token: string): Promise<void> {
     await call('POST', 'api/login', { token });
+  },
+  /** Who this tab's credential is: the owner, a named token, or a share link. */
+  async me(): Promise<Me> {
+    return expect(await call('GET', 'api/me'), isMe, 'me');
   },
   async profiles(): Promise<ProfileInfo[]> {
     return expect(await call('GET', 'api/profiles'), isListOf(isProfileInfo), 'profiles');

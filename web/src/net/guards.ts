@@ -2,7 +2,7 @@
 // server promises; these guards make sure a frame or a body really has that
 // shape before it is typed as such, so a bad or foreign reply cannot turn
 // into `undefined is not a function` deep inside a view.
-import type { Approval, ApprovalOption, Board, BoardEntry, ChannelInfo, ExitInfo, ProfileInfo, ServerMessage, SessionInfo } from '../generated/protocol';
+import type { Approval, ApprovalOption, Board, BoardEntry, ChannelInfo, ExitInfo, Me, ProfileInfo, Role, ServerMessage, SessionInfo } from '../generated/protocol';
 import { isObject, type JsonObject } from '../chat/json';
 
 const isStr = (v: unknown): v is string => typeof v === 'string';
@@ -83,6 +83,13 @@ function parseJson(text: string): unknown {
 export function parseBoard(text: string): Board | undefined {
   const v = parseJson(text);
   return isObject(v) && Array.isArray(v.sessions) && v.sessions.every(isBoardEntry) ? (v as unknown as Board) : undefined;
+}
+
+const ROLES: readonly Role[] = ['owner', 'driver', 'approver', 'viewer'];
+
+/** A `Me` body (`GET /api/me`). */
+export function isMe(v: unknown): v is Me {
+  return isObject(v) && isStr(v.name) && ROLES.includes(v.role as Role) && optional(v.session, isStr) && optional(v.expires_at, isNum);
 }
 
 /** A `ProfileInfo` body. */
