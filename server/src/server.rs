@@ -212,6 +212,14 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let port = listener.local_addr()?.port();
+    let mut opts = opts;
+    // Programs run in their session's work directory and are handed paths
+    // inside the state directory ({events_file}, {input_file}): relative to
+    // duet's own directory, those named files that were not there, and the
+    // side channel never started (every prompt stayed queued). Absolute,
+    // not canonical: a symlinked state directory must still be refused.
+    opts.state_dir = std::path::absolute(&opts.state_dir)
+        .map_err(|e| anyhow::anyhow!("the state directory {}: {e}", opts.state_dir.display()))?;
     crate::state_dir::prepare(&opts.state_dir)?;
     let observe = Observer::new(&opts.state_dir, opts.behind_tls_proxy, opts.token.is_some())?;
     let metrics_listener = match &opts.metrics_listen {

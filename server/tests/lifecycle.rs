@@ -436,3 +436,20 @@ async fn attached_clients_are_closed_when_their_session_is_purged() {
     let frame = closed.expect("a close frame");
     assert_eq!(frame.reason.as_str(), "the session was removed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relative_state_dir_still_carries_prompts() {
+    // Relative to the test's working directory, as `--state-dir state` is
+    // to duet's. The program runs elsewhere (its work directory), so the
+    // files of its side channel must be named absolutely.
+    let base = tempfile::tempdir_in(".").unwrap();
+    let relative = PathBuf::from(base.path().file_name().unwrap()).join("state");
+    assert!(relative.is_relative(), "{}", relative.display());
+    let server = TestServer::start_with(|o| o.state_dir = relative).await;
+    let s = server.create("demo").await;
+    let mut c = server.connect(s.id, None).await;
+    let ack = c.submit("hello").await;
+    assert!(matches!(ack, ServerMessage::Ack { .. }), "{ack:?}");
+    let (_, reply) = c.until_event(|e| kind(e) == "assistant").await;
+    assert!(assistant_text(&reply).contains("hello"), "{reply}");
+}
