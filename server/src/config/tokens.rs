@@ -34,23 +34,11 @@ pub struct NamedToken {
 
 impl ConfigFile {
     /// The checked `[[token]]`s: names unique, `owner` reserved for the
-    /// main token, hashes 64 hex digits.
+    /// main token, hashes 64 hex digits and unique.
     pub fn named_tokens(&self) -> Result<Vec<NamedToken>> {
         let mut out: Vec<NamedToken> = Vec::new();
         for t in &self.tokens {
-            if t.name.is_empty()
-                || t.name == "owner"
-                || t.name.starts_with("share:")
-                || !t
-                    .name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-            {
-                bail!(
-                    "token name {:?} must be non-empty, not \"owner\", and use only letters, digits, '-', '_' and '.'",
-                    t.name
-                );
-            }
+            check_name(&t.name)?;
             if out.iter().any(|o| o.name == t.name) {
                 bail!("token {:?} is defined twice", t.name);
             }
@@ -60,6 +48,16 @@ impl ConfigFile {
                     t.name
                 );
             };
+            // One token, two entries: which role it gets would depend on
+            // their order, and an operator who adds a lesser entry for a
+            // token and forgets the old one could still be granting owner.
+            if let Some(o) = out.iter().find(|o| o.sha256 == sha256) {
+                bail!(
+                    "tokens {:?} and {:?} have the same sha256: one token can have one role; remove one of them",
+                    o.name,
+                    t.name
+                );
+            }
             out.push(NamedToken {
                 name: t.name.clone(),
                 role: t.role,
@@ -70,9 +68,28 @@ impl ConfigFile {
     }
 }
 
+/// A name `[[token]]` may have: it shows in audit lines and in who is
+/// connected, next to `owner` and `share:<id>`.
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty()
+        || name == "owner"
+        || name.starts_with("share:")
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        bail!(
+            "token name {name:?} must be non-empty, not \"owner\", and use only letters, digits, '-', '_' and '.'"
+        );
+    }
+    Ok(())
+}
+
 /// A new random token for `[[token]]` `name` with `role`: the token (to
-/// hand out once) and the config snippet (with its hash only).
+/// hand out once) and the config snippet (with its hash only). A name the
+/// config would refuse is refused here, before a token is handed out.
 pub fn mint_token(name: &str, role: duet_protocol::rest::Role) -> Result<(String, String)> {
+    check_name(name)?;
     let token = crate::auth::random_token()?;
     let hash = crate::auth::hex(&crate::auth::sha256(token.as_bytes()));
     let snippet = format!(
@@ -81,4 +98,46 @@ pub fn mint_token(name: &str, role: duet_protocol::rest::Role) -> Result<(String
         role.as_str()
     );
     Ok((token, snippet))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duet_protocol::rest::Role;
+
+    fn config(entries: &[(&str, &str, &str)]) -> ConfigFile {
+        let text: String = entries
+            .iter()
+            .map(|(name, role, sha)| {
+                format!("[[token]]\nname = \"{name}\"\nrole = \"{role}\"\nsha256 = \"{sha}\"\n")
+            })
+            .collect();
+        toml::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn one_token_cannot_have_two_roles() {
+        let a = "a".repeat(64);
+        let b = "b".repeat(64);
+        for order in [
+            [("y", "owner", a.as_str()), ("x", "viewer", a.as_str())],
+            [("x", "viewer", a.as_str()), ("y", "owner", a.as_str())],
+        ] {
+            let err = config(&order).named_tokens().unwrap_err().to_string();
+            assert!(err.contains("same sha256"), "{err}");
+        }
+        let ok = config(&[("x", "viewer", &a), ("y", "owner", &b)]);
+        assert_eq!(ok.named_tokens().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_name_the_config_refuses_is_not_minted() {
+        for bad in ["", "owner", "my bot", "a\"b", "share:x"] {
+            assert!(mint_token(bad, Role::Viewer).is_err(), "{bad:?}");
+        }
+        let (token, snippet) = mint_token("ci-1.bot_2", Role::Driver).unwrap();
+        let file: ConfigFile = toml::from_str(&snippet).unwrap();
+        let named = file.named_tokens().unwrap();
+        assert_eq!(named[0].sha256, crate::auth::sha256(token.as_bytes()));
+    }
 }
