@@ -189,6 +189,19 @@ async fn session_files_are_private() {
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&dir.join("events.jsonl")), 0o600);
     assert_eq!(mode(&dir.join("input.jsonl")), 0o600);
+    // Every file duet writes there (the program's own are in `work`).
+    let mut c = server.connect(s.id, None).await;
+    c.submit("hello").await;
+    drop(c);
+    let mut seen = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            assert_eq!(mode(&path), 0o600, "{}", path.display());
+            seen.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    assert!(seen.iter().any(|f| f == "session.json"), "{seen:?}");
 }
 
 /// Sends `method path` with a `Host` (and a matching `Origin`) of our choice,

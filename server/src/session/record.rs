@@ -3,6 +3,8 @@
 //! program an earlier duet left running, and lists the session, transcript
 //! and all, until its retention is over.
 
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use duet_protocol::ids::SessionId;
@@ -46,7 +48,16 @@ impl Record {
     pub(crate) fn save(&self, dir: &Path) -> std::io::Result<()> {
         let tmp = dir.join(".session.json.tmp");
         let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&tmp, text)?;
+        // Private like every file of a session (it names the program, its
+        // arguments and who started it), whatever the umask.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(&text)?;
+        drop(file);
         std::fs::rename(&tmp, dir.join(FILE))
     }
 
