@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use clap::builder::BoolishValueParser;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Profiles;
@@ -107,12 +108,12 @@ pub struct ServeArgs {
     pub allowed_hosts: Vec<String>,
 
     /// Turn authentication off. Only allowed on a loopback address.
-    #[arg(long, env = "DUET_NO_AUTH", conflicts_with_all = ["token", "token_file"])]
+    #[arg(long, env = "DUET_NO_AUTH", conflicts_with_all = ["token", "token_file"], value_parser = BoolishValueParser::new())]
     pub no_auth: bool,
 
     /// TLS is terminated by a reverse proxy in front of duet: allows a
     /// non-loopback --listen and marks cookies Secure.
-    #[arg(long, env = "DUET_BEHIND_TLS_PROXY")]
+    #[arg(long, env = "DUET_BEHIND_TLS_PROXY", value_parser = BoolishValueParser::new())]
     pub behind_tls_proxy: bool,
 
     /// The URL users reach duet at (behind a proxy); used in the printed
@@ -162,7 +163,7 @@ pub struct ServeArgs {
 
     /// Web Push: allow plain-http push endpoints on a loopback address.
     /// For tests with a local push service only; real ones are https.
-    #[arg(long, env = "DUET_PUSH_INSECURE_LOOPBACK")]
+    #[arg(long, env = "DUET_PUSH_INSECURE_LOOPBACK", value_parser = BoolishValueParser::new())]
     pub push_insecure_loopback: bool,
 
     /// Web Push: a turn that ran at least this long notifies when it
@@ -206,6 +207,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// The `host[:port]` of an `http(s)://` URL.
+/// The start URL's base for a server listening on `local`: an unspecified
+/// address is shown as loopback, and an IPv6 one in brackets (a bare
+/// `http://::1:8080` is no URL).
+pub fn local_base_url(local: SocketAddr) -> String {
+    let ip = match local.ip() {
+        ip if ip.is_unspecified() => std::net::IpAddr::from([127, 0, 0, 1]),
+        ip => ip,
+    };
+    format!("http://{}", SocketAddr::new(ip, local.port()))
+}
+
 fn url_host(url: &str) -> Option<String> {
     let (_, rest) = url.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
@@ -271,8 +283,19 @@ impl ServeArgs {
         if token.is_none() && !tokens.is_empty() {
             bail!("[[token]]s in the config need authentication: drop --no-auth");
         }
-        if self.max_connections == 0 || self.header_read_timeout.is_zero() {
-            bail!("--max-connections and --header-read-timeout must be above zero");
+        if self.max_connections == 0
+            || self.max_sessions == 0
+            || self.max_clients == 0
+            || self.header_read_timeout.is_zero()
+        {
+            bail!("--max-sessions, --max-clients, --max-connections and --header-read-timeout must be above zero");
+        }
+        // It is printed as the start URL and allowed as a Host: a typo must
+        // not become a link that leads nowhere.
+        if let Some(u) = &self.public_url {
+            if !(u.starts_with("http://") || u.starts_with("https://")) || url_host(u).is_none() {
+                bail!("--public-url must be an http:// or https:// URL with a host, not {u:?}");
+            }
         }
         let mut opts = ServerOptions::new(profiles, token);
         opts.tokens = tokens;
@@ -317,6 +340,29 @@ mod tests {
             bail!("not serve")
         };
         a.into_options("duet".into())
+    }
+
+    #[test]
+    fn limits_of_zero_and_a_public_url_that_is_no_url_are_refused() {
+        for bad in [
+            &["serve", "--max-sessions", "0"][..],
+            &["serve", "--max-clients", "0"],
+            &["serve", "--public-url", "notaurl"],
+            &["serve", "--public-url", "https://"],
+            &["serve", "--public-url", "ftp://duet.example.com"],
+        ] {
+            assert!(serve(bad).is_err(), "{bad:?}");
+        }
+        assert!(serve(&["serve", "--public-url", "https://duet.example.com/"]).is_ok());
+    }
+
+    #[test]
+    fn the_start_url_of_an_ipv6_listener_has_brackets() {
+        let url = |a: &str| local_base_url(a.parse().unwrap());
+        assert_eq!(url("[::1]:8080"), "http://[::1]:8080");
+        assert_eq!(url("127.0.0.1:80"), "http://127.0.0.1:80");
+        assert_eq!(url("0.0.0.0:80"), "http://127.0.0.1:80");
+        assert_eq!(url("[::]:80"), "http://127.0.0.1:80");
     }
 
     #[test]

@@ -79,14 +79,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("listening on {addr}: {e}"))?;
     let local = listener.local_addr()?;
-    let base = public_url.unwrap_or_else(|| {
-        let host = if local.ip().is_unspecified() {
-            "127.0.0.1".to_string()
-        } else {
-            local.ip().to_string()
-        };
-        format!("http://{host}:{}", local.port())
-    });
+    let base = public_url.unwrap_or_else(|| duet_server::cli::local_base_url(local));
     let base = base.trim_end_matches('/');
     let url = match &opts.token {
         Some(_) if token_supplied => format!("{base}/ (sign in with the configured token)"),
