@@ -131,12 +131,23 @@ impl AllowedHosts {
     /// its URI authority.
     fn check(&self, req: &Request) -> Result<(), AppError> {
         let local = req.extensions().get::<Conn>().map(|c| c.local);
-        let header = req
-            .headers()
-            .get(HOST)
-            .map(|v| v.to_str().unwrap_or("\u{fffd}"));
+        let mut headers = req.headers().get_all(HOST).iter();
+        let header = headers.next().map(|v| v.to_str().unwrap_or("\u{fffd}"));
+        // Only the first would be checked, and a proxy may route by another.
+        if headers.next().is_some() {
+            return Err(AppError::bad_request(
+                "a request must have exactly one Host header",
+            ));
+        }
         let authority = req.uri().authority().map(|a| a.as_str());
         if header.is_none() && authority.is_none() {
+            // HTTP/1.1 requires it (RFC 9112, 3.2); HTTP/1.0 clients may
+            // leave it out.
+            if req.version() >= axum::http::Version::HTTP_11 {
+                return Err(AppError::bad_request(
+                    "an HTTP/1.1 request must name the host in a Host header",
+                ));
+            }
             if self.allow_missing {
                 return Ok(());
             }

@@ -320,6 +320,44 @@ async fn the_host_check_applies_with_auth_on_too() {
     assert_eq!(resp.status(), 200);
 }
 
+/// The status line of a request written by hand (clients add a Host).
+async fn raw_status(server: &TestServer, head: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 1024];
+    let n = s.read(&mut buf).await.unwrap();
+    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_names_its_host_once() {
+    let server = TestServer::start().await;
+    let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+    let here = format!("Host: 127.0.0.1:{}\r\n", server.addr.port());
+    let ok = raw_status(
+        &server,
+        &format!("GET /api/sessions HTTP/1.1\r\n{here}{auth}\r\n"),
+    )
+    .await;
+    assert!(ok.contains(" 200 "), "{ok}");
+    // HTTP/1.1 without a Host is malformed (RFC 9112, 3.2).
+    let missing = raw_status(
+        &server,
+        &format!("GET /api/sessions HTTP/1.1\r\n{auth}\r\n"),
+    )
+    .await;
+    assert!(missing.contains(" 400 "), "{missing}");
+    // Two: only one would be checked, and a proxy might route by the other.
+    let twice = raw_status(
+        &server,
+        &format!("GET /api/sessions HTTP/1.1\r\n{here}Host: evil.example\r\n{auth}\r\n"),
+    )
+    .await;
+    assert!(twice.contains(" 400 "), "{twice}");
+}
+
 async fn login(http: &reqwest::Client, server: &TestServer, token: &str) -> reqwest::Response {
     http.post(server.url("/api/login"))
         .json(&serde_json::json!({ "token": token }))
