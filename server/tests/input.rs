@@ -122,3 +122,33 @@ async fn blank_submits_are_refused_not_sent() {
         }]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_after_stopping_a_running_command_is_answered() {
+    // The demo agent, like an agent may, writes only the stopped command's
+    // tool_result after Escape; the turn must not stay open for good.
+    let server = TestServer::start().await;
+    let s = server.create("demo").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("run sleep 30").await;
+    let a = c.pending_approval().await;
+    c.send(&duet_protocol::ws::ClientMessage::Approve {
+        request_id: a.request_id,
+        allowed: Some(true),
+        option: None,
+        id: None,
+    })
+    .await;
+    c.until_screen("running · esc to cancel").await;
+    c.send(&duet_protocol::ws::ClientMessage::Cancel { id: None })
+        .await;
+    c.until_event(|e| kind(e) == "user" && e.to_string().contains("tool_result"))
+        .await;
+    c.submit("hello after the stop").await;
+    let (_, reply) = c
+        .until_event(|e| {
+            kind(e) == "assistant" && assistant_text(e).contains("hello after the stop")
+        })
+        .await;
+    assert!(assistant_text(&reply).starts_with("Hello"), "{reply}");
+}

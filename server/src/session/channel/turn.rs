@@ -8,14 +8,19 @@
 //! `assistant` message without tool calls plus its `message_stop`, in either
 //! order (Qwen writes the message first, the docs the stop first) — or a
 //! `result` arrives, or a client denied a tool (Qwen then waits for the next
-//! prompt without calling the model).
+//! prompt without calling the model), or the user interrupted the turn. An
+//! agent that stops a running tool on Escape may write only that tool's
+//! result and then wait for a prompt: after an interrupt, tool results do
+//! not reopen the turn; the model's next message does.
 
 /// What an event means for the turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
     SessionStart,
-    /// A prompt or tool results went to the model.
+    /// A prompt went to the model.
     UserTurn,
+    /// Tool results (the model is usually called next).
+    ToolResults,
     MessageStart,
     MessageStop,
     /// A complete assistant message; `tool_use` says whether it asks for tools.
@@ -26,6 +31,8 @@ pub enum Signal {
     ControlRequest,
     /// A client denied a tool.
     Denied,
+    /// The user interrupted the turn (Escape, Ctrl-C, a client's cancel).
+    Interrupted,
     Result,
 }
 
@@ -36,6 +43,8 @@ pub struct Turn {
     busy: bool,
     final_message: bool,
     stopped: bool,
+    /// Interrupted since the model last started a message.
+    interrupted: bool,
 }
 
 impl Turn {
@@ -50,6 +59,19 @@ impl Turn {
                 self.busy = true;
                 self.final_message = false;
                 self.stopped = false;
+                self.interrupted = false;
+            }
+            // A stopped tool's result, after an interrupt: no model call
+            // follows unless a message starts.
+            Signal::ToolResults if self.interrupted => {}
+            Signal::ToolResults => {
+                self.busy = true;
+                self.final_message = false;
+                self.stopped = false;
+            }
+            Signal::Interrupted => {
+                self.busy = false;
+                self.interrupted = true;
             }
             Signal::MessageStop => self.stopped = true,
             Signal::Assistant { tool_use } => {
@@ -118,5 +140,25 @@ mod tests {
         t.on(UserTurn);
         t.on(ControlRequest);
         assert!(t.on(Denied));
+    }
+
+    #[test]
+    fn an_interrupted_tool_ends_the_turn_even_if_only_its_result_follows() {
+        let mut t = Turn::default();
+        t.on(SessionStart);
+        t.on(UserTurn);
+        t.on(Assistant { tool_use: true });
+        t.on(MessageStop);
+        assert!(!t.on(ToolResults));
+        // A tool runs; the user presses Escape; the agent writes the
+        // stopped tool's result and waits.
+        t.on(Assistant { tool_use: true });
+        assert!(t.on(Interrupted));
+        assert!(t.on(ToolResults));
+        // An agent that calls the model anyway is busy again...
+        assert!(!t.on(MessageStart));
+        // ...and, that message started, a later tool result keeps it so.
+        t.on(Assistant { tool_use: true });
+        assert!(!t.on(ToolResults));
     }
 }

@@ -112,12 +112,13 @@ impl Conversation {
                     // waiting for, is over. It may be the one in flight.
                     changed = st.approvals.abandon_pending();
                     st.delivery.echoed(&msg.message.content.text());
+                    self.turn(&mut st, Signal::UserTurn);
                 } else {
                     for (id, is_error) in results {
                         changed.extend(st.approvals.tool_finished(&id, is_error));
                     }
+                    self.turn(&mut st, Signal::ToolResults);
                 }
-                self.turn(&mut st, Signal::UserTurn);
             }
             KnownEvent::Result(_) => {
                 changed = st.approvals.abandon_pending();

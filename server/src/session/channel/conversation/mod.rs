@@ -283,17 +283,21 @@ impl Conversation {
 
     /// The user interrupted (Escape): Qwen Code writes nothing when Escape
     /// dismisses an approval, so pending approvals are abandoned here
-    /// rather than left pending forever, and prompts may go again. An agent
-    /// that does report the outcome corrects this.
+    /// rather than left pending forever, and prompts may go again. The same
+    /// for a turn with nothing pending: an agent that stops a running
+    /// command may write nothing more than its `tool_result` (duet's demo
+    /// agent does), and every later prompt was held for good. An agent that
+    /// was not stopped after all drops or queues the next prompt, which
+    /// delivery handles. An agent that does report the outcome corrects
+    /// this.
     pub(crate) fn interrupted(&self) {
         let mut st = lock(&self.state);
         let changed = st.approvals.abandon_pending();
-        if changed.is_empty() {
-            return;
-        }
-        self.turn(&mut st, Signal::Denied);
+        self.turn(&mut st, Signal::Interrupted);
         drop(st);
-        self.announce(changed);
+        if !changed.is_empty() {
+            self.announce(changed);
+        }
     }
 
     /// The program is gone: nothing pending will be answered, nothing held
