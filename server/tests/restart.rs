@@ -57,7 +57,7 @@ async fn after_a_crash_no_program_is_left_and_every_transcript_is_listed() {
 name = "stubborn"
 command = "sh"
 # A program that survives its terminal's hangup, as some agents do.
-args = ["-c", "trap '' HUP; echo '{\"type\":\"system\",\"subtype\":\"session_start\"}' >> {events_file}; while :; do sleep 1; done"]
+args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subtype\":\"session_start\"}' >> {events_file}; while :; do sleep 1; done"]
 "#,
     )
     .unwrap();
@@ -93,7 +93,10 @@ args = ["-c", "trap '' HUP; echo '{\"type\":\"system\",\"subtype\":\"session_sta
                 .json()
                 .await
                 .unwrap();
-            if info.last_seq > 0 {
+            // ...and its line is in the recording on disk.
+            let cast = state.join(id.to_string()).join("recording.cast");
+            let recorded = std::fs::read_to_string(cast).unwrap_or_default();
+            if info.last_seq > 0 && recorded.contains("SCREEN-MARK") {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -153,6 +156,20 @@ args = ["-c", "trap '' HUP; echo '{\"type\":\"system\",\"subtype\":\"session_sta
     }
     let info = list.iter().find(|s| s.id == running.id).unwrap();
     assert!(info.last_seq >= 1);
+    // Each shows its last screen, replayed from its recording (it was
+    // blank: the screen lived only in the earlier duet's memory).
+    for id in [running.id, ended.id] {
+        let screen = http
+            .get(format!("{url}/api/sessions/{id}/screen"))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(screen.contains("SCREEN-MARK"), "{id}: {screen:?}");
+    }
     second.kill().unwrap();
     second.wait().unwrap();
 }

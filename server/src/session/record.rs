@@ -96,6 +96,16 @@ impl Session {
             limits.output,
             None,
         )?);
+        let cast = dir.join(super::RECORDING_FILE);
+        match terminal::recording::replay_tail(
+            &cast,
+            &terminal.output,
+            terminal::recording::REPLAY_TAIL,
+        ) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::warn!(?e, "replaying the recording into the screen"),
+        }
         terminal.abandon();
         let control = broadcast::channel(16).0;
         let events_path = dir.join("events.jsonl");

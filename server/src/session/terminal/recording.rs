@@ -17,7 +17,7 @@
 //! in stream order.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -188,6 +188,54 @@ fn incomplete_tail(data: &[u8]) -> usize {
     0
 }
 
+/// How much of a recording's end a session recovered after a restart
+/// replays into its screen: a TUI's last several redraws, and a bound on
+/// what each recovered session holds in its output ring.
+pub(crate) const REPLAY_TAIL: u64 = 512 << 10;
+
+/// Feeds the last `max` bytes of the cast at `path`, whole lines only, into
+/// `output` (output and resizes), so that a session recovered after a
+/// restart shows its last screen instead of a blank one: the screen lived
+/// only in the memory of the duet that ran it.
+pub(crate) fn replay_tail(
+    path: &Path,
+    output: &super::output::Output,
+    max: u64,
+) -> std::io::Result<()> {
+    let mut file = File::open(path)?;
+    let start = file.metadata()?.len().saturating_sub(max);
+    file.seek(SeekFrom::Start(start))?;
+    let mut text = Vec::new();
+    file.take(max).read_to_end(&mut text)?;
+    // From the middle of the file, the first line is cut: skip it.
+    let body = match start {
+        0 => &text[..],
+        _ => match text.iter().position(|&b| b == b'\n') {
+            Some(i) => &text[i + 1..],
+            None => return Ok(()),
+        },
+    };
+    for line in body.split(|&b| b == b'\n') {
+        // The header (an object) and a torn last line do not parse.
+        let Ok((_, kind, data)) = serde_json::from_slice::<(f64, String, String)>(line) else {
+            continue;
+        };
+        match kind.as_str() {
+            "o" => output.push(bytes::Bytes::from(data.into_bytes())),
+            "r" => {
+                let size = data
+                    .split_once('x')
+                    .and_then(|(c, r)| Some((c.parse().ok()?, r.parse().ok()?)));
+                if let Some((cols, rows)) = size {
+                    output.resize(cols, rows);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +269,35 @@ mod tests {
         assert!(lines.iter().any(|l| l[1] == "r" && l[2] == "100x30"));
         assert!(out.contains("recording stopped"));
         assert!(cast.len() < 600);
+    }
+
+    #[test]
+    fn a_recording_s_tail_replays_whole_lines_only() {
+        use super::super::output::{Output, OutputLimits, ReadResult};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.cast");
+        let rec = Recording::create(&path, 80, 24, 1 << 20, Instant::now()).unwrap();
+        for i in 0..100 {
+            rec.output(format!("line {i:03}\r\n").as_bytes());
+            rec.flush();
+        }
+        rec.resize(90, 20);
+        rec.output(b"the end");
+        rec.flush();
+        let output = Output::new(80, 24, OutputLimits::default());
+        replay_tail(&path, &output, 300).unwrap();
+        let mut all = Vec::new();
+        let mut cursor = 0;
+        while let ReadResult::Data(b, next) = output.read(cursor, 1 << 20) {
+            all.extend_from_slice(&b);
+            cursor = next;
+        }
+        let text = String::from_utf8(all).unwrap();
+        assert!(text.ends_with("line 099\r\nthe end"), "{text:?}");
+        // Only whole lines of the cast: each replayed line is a whole one.
+        assert!(text.starts_with("line "), "{text:?}");
+        assert!(!text.contains("line 000"), "{text:?}");
+        assert!(replay_tail(&dir.path().join("none.cast"), &output, 300).is_err());
     }
 
     #[test]
