@@ -143,6 +143,15 @@ pub(crate) fn check_endpoint(endpoint: &str, insecure_loopback: bool) -> Result<
         reqwest::Url::parse(endpoint).map_err(|e| format!("the endpoint is not a URL: {e}"))?;
     let host = url.host_str().unwrap_or("");
     let ip: Option<IpAddr> = host.trim_matches(['[', ']']).parse().ok();
+    // RFC 6761: `localhost`, with a final dot or under it, is loopback. (A
+    // public name that resolves inward is refused at delivery:
+    // `resolve.rs`.)
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    let host = if name == "localhost" || name.ends_with(".localhost") {
+        "localhost"
+    } else {
+        host
+    };
     let loopback = ip.is_some_and(|ip| ip.is_loopback());
     match url.scheme() {
         "http" if insecure_loopback && loopback => Ok(()),
@@ -189,6 +198,8 @@ mod tests {
         assert!(check_endpoint("http://10.0.0.1/p", true).is_err());
         assert!(check_endpoint("https://10.0.0.1/p", false).is_err());
         assert!(check_endpoint("https://localhost/p", false).is_err());
+        assert!(check_endpoint("https://localhost./p", false).is_err());
+        assert!(check_endpoint("https://foo.LOCALHOST/p", false).is_err());
         assert!(check_endpoint("ftp://push.example/p", false).is_err());
         assert!(check_endpoint("nonsense", false).is_err());
         let long = format!("https://p.example/{}", "x".repeat(MAX_ENDPOINT));

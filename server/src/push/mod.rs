@@ -8,6 +8,7 @@
 pub(crate) mod encrypt;
 pub(crate) mod http;
 pub(crate) mod keys;
+pub(crate) mod resolve;
 pub(crate) mod send;
 pub(crate) mod store;
 pub(crate) mod triggers;
@@ -75,6 +76,7 @@ impl Push {
             vapid.clone(),
             store.clone(),
             config.subject.clone(),
+            config.insecure_loopback,
             metrics,
         )?;
         let push = Arc::new(Self {

@@ -89,9 +89,11 @@ pub(crate) fn start(
     vapid: Arc<Vapid>,
     store: Arc<Store>,
     subject: String,
+    allow_loopback: bool,
     metrics: &Metrics,
 ) -> anyhow::Result<Sender> {
     let client = reqwest::Client::builder()
+        .dns_resolver(Arc::new(super::resolve::PublicOnly { allow_loopback }))
         .timeout(TIMEOUT)
         .connect_timeout(TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
