@@ -359,7 +359,9 @@ impl Registry {
         };
         let own_work = session.dir.join("work");
         let result = if work_users > 0 && session.work_dir == own_work {
-            remove_all_but(&session.dir, "work")
+            // The marker stays too: it is what lets the last user of the
+            // work dir (or a later duet) delete this directory as duet's.
+            remove_all_but(&session.dir, &["work", state_dir::MARKER])
         } else {
             if work_users == 0 && !parent_live && !session.work_dir.starts_with(&session.dir) {
                 // An adopted work dir (of the session this one resumed),
@@ -419,10 +421,10 @@ fn last_change(dir: &std::path::Path) -> std::time::SystemTime {
 }
 
 /// Deletes everything in `dir` but its entry `keep`.
-fn remove_all_but(dir: &std::path::Path, keep: &str) -> std::io::Result<()> {
+fn remove_all_but(dir: &std::path::Path, keep: &[&str]) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
-        if entry.file_name() == keep {
+        if keep.iter().any(|k| entry.file_name() == *k) {
             continue;
         }
         let path = entry.path();

@@ -142,3 +142,30 @@ async fn a_chain_of_resumptions_keeps_every_earlier_conversation_in_order() {
     assert_eq!(info.agent_session_id.as_deref(), Some("fake-session-1"));
     end(&server, &mut c, cc.id).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purging_a_resumed_chain_leaves_nothing_behind() {
+    let server = server().await;
+    let a = server.create("fake").await;
+    let mut c = converse(&server, a.id, "hello one").await;
+    end(&server, &mut c, a.id).await;
+    let b = resume(&server, a.id).await;
+    let state = server.state_dir.path().join("state");
+    let purge = |id: SessionId| {
+        let path = format!("/api/sessions/{id}?purge=true");
+        let server = &server;
+        async move { server.delete(&path).await.status() }
+    };
+    // A goes first; B still works in A's work directory...
+    assert_eq!(purge(a.id).await, 204);
+    assert!(state.join(a.id.to_string()).join("work").is_dir());
+    // ...and takes it along when it goes.
+    assert_eq!(purge(b.id).await, 204);
+    let left: Vec<_> = std::fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_str().is_some_and(|n| n.parse::<SessionId>().is_ok()))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
