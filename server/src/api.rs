@@ -162,7 +162,7 @@ pub async fn create(
         if e.code == ErrorCode::Internal {
             state
                 .observe
-                .start_failed(profile.as_deref(), &e.message, &actor);
+                .start_failed(profile.as_deref(), None, &e.message, &actor);
         }
     })?;
     let info = session.info();
@@ -172,14 +172,26 @@ pub async fn create(
 
 /// `POST /api/sessions/{id}/resume` → 201: a new session that continues
 /// the ended session's conversation (its profile's `resume_args`).
+/// Audited like a create (with `resumed_from`), and in the ended
+/// session's trail, which would otherwise not say where it went on.
 pub async fn resume(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
+    actor: Actor,
 ) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
-    let id = session(&state, &who, &id, Action::Manage)?.id;
-    let session = state.registry.resume(id)?;
-    Ok((StatusCode::CREATED, Json(session.info())))
+    let old = session(&state, &who, &id, Action::Manage)?;
+    let session = state.registry.resume(old.id).inspect_err(|e| {
+        if e.code == ErrorCode::Internal {
+            state
+                .observe
+                .start_failed(Some(&old.profile), Some(old.id), &e.message, &actor);
+        }
+    })?;
+    let info = session.info();
+    session.observe.created(&info, &actor);
+    old.observe.resumed_as(info.id, &actor);
+    Ok((StatusCode::CREATED, Json(info)))
 }
 
 /// `GET /api/sessions`.

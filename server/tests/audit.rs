@@ -286,3 +286,57 @@ async fn the_audit_trail_outlives_a_restart() {
         .collect();
     assert_eq!(kinds, [json!("session_create"), json!("session_end")]);
 }
+
+/// The lines of the server's own trail.
+fn server_trail(server: &TestServer) -> Vec<Value> {
+    std::fs::read_to_string(server.state_dir.path().join("state/audit.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_is_recorded_with_who_and_where_from() {
+    let server = TestServer::with_profiles(vec![resumable_profile()]).await;
+    let a = server.create("fake").await;
+    let mut c = server.connect(a.id, None).await;
+    c.until_event(|e| e["subtype"] == "session_start").await;
+    assert_eq!(
+        server
+            .delete(&format!("/api/sessions/{}", a.id))
+            .await
+            .status(),
+        200
+    );
+    let resp = server
+        .post_json(&format!("/api/sessions/{}/resume", a.id), json!({}))
+        .await;
+    assert_eq!(resp.status(), 201);
+    let r: duet_protocol::rest::SessionInfo = resp.json().await.unwrap();
+
+    // The new session's trail starts like any other's, and says what it
+    // continues.
+    let lines = audit(&server, r.id).await;
+    assert_eq!(lines[0]["kind"], "session_create", "{lines:#?}");
+    assert_eq!(lines[0]["session"], json!(r.id));
+    assert_eq!(lines[0]["resumed_from"], json!(a.id));
+    assert_eq!(lines[0]["profile"], "fake");
+    assert_eq!(lines[0]["who"]["principal"], "token");
+    assert_eq!(lines[0]["who"]["name"], "owner");
+    assert_eq!(lines[0]["who"]["remote"], "127.0.0.1");
+    // The ended session's trail says where it went on.
+    let earlier = audit(&server, a.id).await;
+    let resumed = one(&earlier, "session_resume", |_| true);
+    assert_eq!(resumed["resumed_as"], json!(r.id));
+    assert_eq!(resumed["who"]["name"], "owner");
+    assert_eq!(
+        one(&earlier, "session_create", |_| true)["resumed_from"],
+        Value::Null
+    );
+    // The server's trail has the new session's start.
+    let trail = server_trail(&server);
+    let created = one(&trail, "session_create", |l| l["session"] == json!(r.id));
+    assert_eq!(created["resumed_from"], json!(a.id));
+    assert_eq!(created["who"]["name"], "owner");
+}

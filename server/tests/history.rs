@@ -10,30 +10,11 @@ mod support;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{HistoryLine, SessionInfo};
 use duet_protocol::ws::ServerMessage;
-use duet_server::config::{ChannelKind, Profile};
 use serde_json::{json, Value};
 use support::{kind, Client, TestServer};
 
-fn resumable_fake() -> Profile {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/fake_stream_json.py")
-        .to_string_lossy()
-        .into_owned();
-    Profile {
-        name: "fake".into(),
-        description: None,
-        command: "python3".into(),
-        args: vec![script.clone()],
-        env: Default::default(),
-        cwd: None,
-        ready_text: None,
-        channel: Some(ChannelKind::StreamJson),
-        resume_args: Some(vec![script, "--resume".into(), "{agent_session_id}".into()]),
-    }
-}
-
 async fn server() -> TestServer {
-    TestServer::with_profiles(vec![resumable_fake()]).await
+    TestServer::with_profiles(vec![support::resumable_profile()]).await
 }
 
 /// Attaches, waits for the handshake, asks `prompt` and waits for its result.

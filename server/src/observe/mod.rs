@@ -91,12 +91,20 @@ impl Observer {
         })
     }
 
-    /// A session could not be started.
-    pub(crate) fn start_failed(&self, profile: Option<&str>, error: &str, who: &Actor) {
+    /// A session could not be started (`resumed_from`: as the
+    /// continuation of that ended session).
+    pub(crate) fn start_failed(
+        &self,
+        profile: Option<&str>,
+        resumed_from: Option<SessionId>,
+        error: &str,
+        who: &Actor,
+    ) {
         self.metrics.start_failures.inc();
         self.record(json!({
             "kind": "session_start_failed",
             "profile": profile,
+            "resumed_from": resumed_from,
             "error": error,
             "who": who.json(),
         }));
@@ -149,7 +157,8 @@ impl SessionObserver {
         self.record(record);
     }
 
-    /// The session started, at a client's request.
+    /// The session started, at a client's request (a create, or a resume
+    /// of the ended session `info.resumed_from`).
     pub(crate) fn created(&self, info: &SessionInfo, who: &Actor) {
         self.metrics.sessions_started.inc();
         self.record_both(json!({
@@ -158,8 +167,14 @@ impl SessionObserver {
             "cols": info.cols,
             "rows": info.rows,
             "pid": info.pid,
+            "resumed_from": info.resumed_from,
             "who": who.json(),
         }));
+    }
+
+    /// This ended session's conversation goes on in session `next`.
+    pub(crate) fn resumed_as(&self, next: SessionId, who: &Actor) {
+        self.record(json!({"kind": "session_resume", "resumed_as": next, "who": who.json()}));
     }
 
     /// The program exited.
