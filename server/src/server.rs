@@ -150,10 +150,13 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions/{id}/mode", post(api::set_mode))
         .route("/sessions/{id}/approvals", get(api::approvals))
         .route("/sessions/{id}/approvals/{request_id}", post(api::approve))
-        .route("/sessions/{id}/shares", get(api::shares).post(api::share))
+        .route(
+            "/sessions/{id}/shares",
+            get(api::shares::list).post(api::shares::create),
+        )
         .route(
             "/sessions/{id}/shares/{share_id}",
-            axum::routing::delete(api::revoke_share),
+            axum::routing::delete(api::shares::revoke),
         )
         .route("/sessions/{id}/ws", get(ws::upgrade))
         .route("/sessions/{id}/audit", get(observe::http::audit))

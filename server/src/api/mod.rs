@@ -1,4 +1,6 @@
-//! REST handlers under `/api`.
+//! REST handlers under `/api` (share links in `shares.rs`).
+
+pub(crate) mod shares;
 
 use axum::body::Body;
 use axum::extract::{Extension, FromRequest, Path, Query, Request, State};
@@ -8,8 +10,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{
-    Approval, ApprovalDecision, CreateSession, CreateShare, Me, ProfileInfo, SessionInfo,
-    SetModeRequest, Share, SubmitRequest, SubmitResponse,
+    Approval, ApprovalDecision, CreateSession, Me, ProfileInfo, SessionInfo, SetModeRequest,
+    SubmitRequest, SubmitResponse,
 };
 use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
@@ -432,70 +434,4 @@ pub async fn approvals(
     Path(id): Path<String>,
 ) -> Result<Json<Vec<Approval>>, AppError> {
     Ok(Json(session(&state, &who, &id, Action::Read)?.approvals()))
-}
-
-/// `POST /api/sessions/{id}/shares` → 201: a share link (owner only; an
-/// owner share is refused).
-pub async fn share(
-    State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
-    Path(id): Path<String>,
-    actor: Actor,
-    ApiJson(body): ApiJson<CreateShare>,
-) -> Result<(StatusCode, Json<Share>), AppError> {
-    let s = session(&state, &who, &id, Action::Manage)?;
-    let share = state
-        .auth
-        .shares
-        .create(s.id, body.role, body.expires_in)
-        .map_err(|e| match e {
-            crate::shares::ShareError::Owner => {
-                AppError::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, e.to_string())
-            }
-            crate::shares::ShareError::Full => AppError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                ErrorCode::LimitReached,
-                e.to_string(),
-            ),
-            crate::shares::ShareError::Random(_) => AppError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::Internal,
-                e.to_string(),
-            ),
-            crate::shares::ShareError::Lifetime => AppError::bad_request(e.to_string()),
-        })?;
-    tracing::info!(session = %s.id, share = %share.id, role = share.role.as_str(), by = %who.name, "share created");
-    s.observe.shared(&share, &actor);
-    Ok((StatusCode::CREATED, Json(share)))
-}
-
-/// `GET /api/sessions/{id}/shares`: the live ones, without their secrets.
-pub async fn shares(
-    State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
-    Path(id): Path<String>,
-) -> Result<Json<Vec<Share>>, AppError> {
-    let s = session(&state, &who, &id, Action::Manage)?;
-    Ok(Json(state.auth.shares.list(s.id)))
-}
-
-/// `DELETE /api/sessions/{id}/shares/{share_id}` → 204: the link stops
-/// working and its open WebSockets close.
-pub async fn revoke_share(
-    State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
-    Path((id, share_id)): Path<(String, String)>,
-    actor: Actor,
-) -> Result<StatusCode, AppError> {
-    let s = session(&state, &who, &id, Action::Manage)?;
-    if !state.auth.shares.revoke(s.id, &share_id) {
-        return Err(AppError::new(
-            StatusCode::NOT_FOUND,
-            ErrorCode::UnknownRequest,
-            "no such share link on this session (it may have expired)",
-        ));
-    }
-    tracing::info!(session = %s.id, share = %share_id, by = %who.name, "share revoked");
-    s.observe.unshared(&share_id, &actor);
-    Ok(StatusCode::NO_CONTENT)
 }
