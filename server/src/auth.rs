@@ -72,6 +72,16 @@ impl Action {
         )
     }
 
+    /// Its name in the audit trail.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Read => "read",
+            Action::Drive => "drive",
+            Action::Approve => "approve",
+            Action::Manage => "manage",
+        }
+    }
+
     /// The roles that may, for messages.
     pub fn roles(self) -> &'static str {
         match self {

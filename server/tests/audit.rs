@@ -298,7 +298,7 @@ fn server_trail(server: &TestServer) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_session_is_recorded_with_who_and_where_from() {
-    let server = TestServer::with_profiles(vec![resumable_profile()]).await;
+    let server = TestServer::with_profiles(vec![servers::resumable_profile()]).await;
     let a = server.create("fake").await;
     let mut c = server.connect(a.id, None).await;
     c.until_event(|e| e["subtype"] == "session_start").await;

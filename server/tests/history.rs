@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use support::{kind, Client, TestServer};
 
 async fn server() -> TestServer {
-    TestServer::with_profiles(vec![support::resumable_profile()]).await
+    TestServer::with_profiles(vec![support::servers::resumable_profile()]).await
 }
 
 /// Attaches, waits for the handshake, asks `prompt` and waits for its result.

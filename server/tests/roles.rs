@@ -8,28 +8,8 @@ use duet_protocol::rest::Role;
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
 use duet_server::config::{mint_token, ConfigFile};
 use serde_json::{json, Value};
+use support::servers::server_with_roles;
 use support::*;
-
-/// A server with one named token per non-owner role; returns the tokens.
-async fn server_with_roles() -> (TestServer, Vec<(Role, String)>) {
-    let mut config = String::new();
-    let mut tokens = vec![(Role::Owner, TOKEN.to_string())];
-    for (name, role) in [
-        ("drv", Role::Driver),
-        ("apr", Role::Approver),
-        ("vw", Role::Viewer),
-    ] {
-        let (token, snippet) = mint_token(name, role).unwrap();
-        config.push_str(&snippet);
-        tokens.push((role, token));
-    }
-    let named = toml::from_str::<ConfigFile>(&config)
-        .unwrap()
-        .named_tokens()
-        .unwrap();
-    let server = TestServer::start_with(|o| o.tokens = named).await;
-    (server, tokens)
-}
 
 fn can(role: Role, allowed: &[Role]) -> bool {
     allowed.contains(&role)

@@ -78,6 +78,57 @@ pub(crate) fn session(
     Ok(s)
 }
 
+/// What a request that changes something does: the role it needs, and the
+/// kind of its audit line, under which a refusal is recorded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Act {
+    pub(crate) action: Action,
+    pub(crate) kind: &'static str,
+}
+
+impl Act {
+    /// Keystrokes, prompts, mode (driver or owner); `kind` as in the audit.
+    pub(crate) const fn drive(kind: &'static str) -> Self {
+        Self {
+            action: Action::Drive,
+            kind,
+        }
+    }
+
+    /// A tool approval decision (approver or owner).
+    pub(crate) const fn approve(kind: &'static str) -> Self {
+        Self {
+            action: Action::Approve,
+            kind,
+        }
+    }
+
+    /// Creating, ending, resuming, naming and sharing (owner).
+    pub(crate) const fn manage(kind: &'static str) -> Self {
+        Self {
+            action: Action::Manage,
+            kind,
+        }
+    }
+}
+
+/// [`session`] for `act` by `actor`: a refusal for the role (403) is also
+/// written to the session's audit trail, as a refused submit is. Only a
+/// principal that authenticated gets this far, and its refusal lines are
+/// bounded (`observe/refusals.rs`).
+pub(crate) fn session_for(
+    state: &AppState,
+    who: &Principal,
+    actor: &Actor,
+    id: &str,
+    act: Act,
+) -> Result<std::sync::Arc<Session>, AppError> {
+    let s = session(state, who, id, Action::Read)?;
+    who.require(act.action)
+        .inspect_err(|_| s.observe.forbidden(act.kind, act.action, actor))?;
+    Ok(s)
+}
+
 /// 403 for a share link: it grants its one session, nothing server-wide.
 fn not_share(who: &Principal) -> Result<(), AppError> {
     match who.share {
@@ -151,7 +202,11 @@ pub async fn create(
     actor: Actor,
     body: axum::body::Bytes,
 ) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
-    who.require(Action::Manage)?;
+    who.require(Action::Manage).inspect_err(|_| {
+        state
+            .observe
+            .forbidden("session_create", Action::Manage, &actor)
+    })?;
     // An empty body means "the default profile at the default size".
     let req: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
         CreateSession::default()
@@ -182,7 +237,7 @@ pub async fn resume(
     Path(id): Path<String>,
     actor: Actor,
 ) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
-    let old = session(&state, &who, &id, Action::Manage)?;
+    let old = session_for(&state, &who, &actor, &id, Act::manage("session_resume"))?;
     let session = state.registry.resume(old.id).inspect_err(|e| {
         if e.code == ErrorCode::Internal {
             state
@@ -232,7 +287,7 @@ pub async fn delete(
     Query(q): Query<DeleteQuery>,
     actor: Actor,
 ) -> Result<Response, AppError> {
-    let s = session(&state, &who, &id, Action::Manage)?;
+    let s = session_for(&state, &who, &actor, &id, Act::manage("session_delete"))?;
     s.observe.deleted(q.purge, &actor);
     s.terminate();
     let wait = s.limits.kill_grace + std::time::Duration::from_secs(2);
@@ -383,7 +438,7 @@ pub async fn submit(
     actor: Actor,
     ApiJson(body): ApiJson<SubmitRequest>,
 ) -> Result<Json<SubmitResponse>, AppError> {
-    let s = session(&state, &who, &id, Action::Drive)?;
+    let s = session_for(&state, &who, &actor, &id, Act::drive("submit"))?;
     let delivery = s.submit_as(body.text, &actor)?;
     Ok(Json(SubmitResponse {
         queued: delivery == Accepted::Queued,
@@ -400,7 +455,7 @@ pub async fn set_mode(
     actor: Actor,
     ApiJson(body): ApiJson<SetModeRequest>,
 ) -> Result<StatusCode, AppError> {
-    let s = session(&state, &who, &id, Action::Drive)?;
+    let s = session_for(&state, &who, &actor, &id, Act::drive("set_mode"))?;
     s.set_mode_as(&body.mode, &actor)?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -414,7 +469,7 @@ pub async fn approve(
     actor: Actor,
     ApiJson(body): ApiJson<ApprovalDecision>,
 ) -> Result<Json<Approval>, AppError> {
-    let s = session(&state, &who, &id, Action::Approve)?;
+    let s = session_for(&state, &who, &actor, &id, Act::approve("approval"))?;
     let choice = match (body.option, body.allowed) {
         (Some(option), _) => Choice::Option(option),
         (None, Some(allowed)) => Choice::Allowed(allowed),

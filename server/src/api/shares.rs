@@ -7,8 +7,8 @@ use axum::Json;
 use duet_protocol::rest::{CreateShare, Share};
 use duet_protocol::ws::ErrorCode;
 
-use super::{session, ApiJson};
-use crate::auth::{Action, Principal};
+use super::{session_for, Act, ApiJson};
+use crate::auth::Principal;
 use crate::error::AppError;
 use crate::observe::Actor;
 use crate::server::AppState;
@@ -23,7 +23,7 @@ pub(crate) async fn create(
     actor: Actor,
     ApiJson(body): ApiJson<CreateShare>,
 ) -> Result<(StatusCode, Json<Share>), AppError> {
-    let s = session(&state, &who, &id, Action::Manage)?;
+    let s = session_for(&state, &who, &actor, &id, Act::manage("share_create"))?;
     let share = state
         .auth
         .shares
@@ -54,8 +54,9 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
+    actor: Actor,
 ) -> Result<Json<Vec<Share>>, AppError> {
-    let s = session(&state, &who, &id, Action::Manage)?;
+    let s = session_for(&state, &who, &actor, &id, Act::manage("share_list"))?;
     Ok(Json(state.auth.shares.list(s.id)))
 }
 
@@ -67,7 +68,7 @@ pub(crate) async fn revoke(
     Path((id, share_id)): Path<(String, String)>,
     actor: Actor,
 ) -> Result<StatusCode, AppError> {
-    let s = session(&state, &who, &id, Action::Manage)?;
+    let s = session_for(&state, &who, &actor, &id, Act::manage("share_revoke"))?;
     if !state.auth.shares.revoke(s.id, &share_id) {
         return Err(AppError::new(
             StatusCode::NOT_FOUND,

@@ -21,9 +21,10 @@ use duet_protocol::board::{RenameSession, MAX_NAME_CHARS};
 use duet_protocol::rest::SessionInfo;
 use tokio::sync::watch;
 
-use crate::api::{session, ApiJson};
-use crate::auth::{Action, Principal};
+use crate::api::{session_for, Act, ApiJson};
+use crate::auth::Principal;
 use crate::error::AppError;
+use crate::observe::Actor;
 use crate::server::AppState;
 
 /// A watcher waits this long after a change before it looks, so a burst
@@ -121,9 +122,10 @@ pub(crate) async fn rename(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
+    actor: Actor,
     ApiJson(body): ApiJson<RenameSession>,
 ) -> Result<Json<SessionInfo>, AppError> {
-    let s = session(&state, &who, &id, Action::Manage)?;
+    let s = session_for(&state, &who, &actor, &id, Act::manage("session_rename"))?;
     let name = clean_name(&body.name).map_err(AppError::bad_request)?;
     tracing::info!(session = %s.id, ?name, by = %who.name, "session renamed");
     let named = s.clone();

@@ -25,8 +25,10 @@ use crate::state_dir;
 pub(crate) async fn metrics_for_owner(
     state: State<AppState>,
     Extension(who): Extension<Principal>,
+    actor: super::Actor,
 ) -> Result<Response, AppError> {
-    who.require(Action::Manage)?;
+    who.require(Action::Manage)
+        .inspect_err(|_| state.observe.forbidden("metrics", Action::Manage, &actor))?;
     Ok(metrics(state).await)
 }
 
@@ -52,13 +54,20 @@ pub(crate) async fn audit(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
+    actor: super::Actor,
 ) -> Result<Response, AppError> {
     let id: SessionId = id.parse().map_err(|_| AppError::no_session())?;
     if !who.sees(id) {
         return Err(AppError::no_session());
     }
-    // Who did what from where is for the session's owners.
-    who.require(Action::Manage)?;
+    // Who did what from where is for the session's owners. A refusal is
+    // recorded in the trail of a listed session (as for every action on
+    // it); a kept directory that is not listed has no observer to write it.
+    who.require(Action::Manage).inspect_err(|_| {
+        if let Some(s) = state.registry.get(id) {
+            s.observe.forbidden("audit_read", Action::Manage, &actor);
+        }
+    })?;
     let dir = match state.registry.get(id) {
         Some(s) => s.dir.clone(),
         None => {

@@ -6,6 +6,7 @@
 pub(crate) mod audit;
 pub(crate) mod http;
 pub(crate) mod metrics;
+mod refusals;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -44,6 +45,8 @@ pub(crate) struct Observer {
     /// `--behind-tls-proxy`: the proxy's `X-Forwarded-For` names the client.
     trust_forwarded: bool,
     auth_enabled: bool,
+    /// Bounds the refusals written to the server's file.
+    refusals: refusals::Refusals,
 }
 
 impl Observer {
@@ -62,6 +65,7 @@ impl Observer {
             state_dir: state_dir.to_path_buf(),
             trust_forwarded,
             auth_enabled,
+            refusals: Default::default(),
         }))
     }
 
@@ -88,6 +92,7 @@ impl Observer {
             server: self.server_audit.clone(),
             requested: Mutex::new(HashMap::new()),
             last_keys: Mutex::new(None),
+            refusals: Default::default(),
         })
     }
 
@@ -123,6 +128,8 @@ pub(crate) struct SessionObserver {
     /// Whose keystrokes reached the terminal last, and when: a decision
     /// made in the terminal was typed by someone, and the audit names them.
     last_keys: Mutex<Option<(Actor, Instant)>>,
+    /// Bounds the refusals written to the session's file.
+    refusals: refusals::Refusals,
 }
 
 /// How recent the last keystrokes must be for a terminal decision to be

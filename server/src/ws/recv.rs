@@ -59,6 +59,8 @@ pub(super) async fn receive(
                     None
                 } else {
                     keys_refused_at = Some(now);
+                    // As often as the client is told: once per 10 s.
+                    session.observe.forbidden("keys", Action::Drive, &who);
                     refused(role, Action::Drive, None).map(|e| match e {
                         ServerMessage::Error { code, message, id } => ServerMessage::Error {
                             code,
@@ -169,16 +171,17 @@ pub(crate) fn parse(text: &str) -> Result<ClientMessage, Box<ServerMessage>> {
     })
 }
 
-/// What a message needs, and its id.
-fn needs(msg: &ClientMessage) -> (Action, Option<String>) {
+/// What a message needs, its id, and the kind of its audit line (under
+/// which a refusal is recorded).
+fn needs(msg: &ClientMessage) -> (Action, Option<String>, &'static str) {
     match msg {
-        ClientMessage::Submit { id, .. }
-        | ClientMessage::Resize { id, .. }
-        | ClientMessage::Cancel { id } => (Action::Drive, id.clone()),
-        ClientMessage::Approve { id, .. } => (Action::Approve, id.clone()),
-        ClientMessage::Pause { id } | ClientMessage::Resume { id } | ClientMessage::Ping { id } => {
-            (Action::Read, id.clone())
-        }
+        ClientMessage::Submit { id, .. } => (Action::Drive, id.clone(), "submit"),
+        ClientMessage::Resize { id, .. } => (Action::Drive, id.clone(), "resize"),
+        ClientMessage::Cancel { id } => (Action::Drive, id.clone(), "cancel"),
+        ClientMessage::Approve { id, .. } => (Action::Approve, id.clone(), "approval"),
+        ClientMessage::Pause { id } => (Action::Read, id.clone(), "pause"),
+        ClientMessage::Resume { id } => (Action::Read, id.clone(), "resume"),
+        ClientMessage::Ping { id } => (Action::Read, id.clone(), "ping"),
     }
 }
 
@@ -193,8 +196,9 @@ async fn handle_text(
         Ok(m) => m,
         Err(reply) => return Some(*reply),
     };
-    let (action, id) = needs(&msg);
+    let (action, id, kind) = needs(&msg);
     if let Some(err) = refused(role, action, id) {
+        session.observe.forbidden(kind, action, who);
         return Some(err);
     }
     let ack = |id: Option<String>, queued: bool| id.map(|id| ServerMessage::Ack { id, queued });

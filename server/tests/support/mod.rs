@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod installed;
+pub mod servers;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -72,27 +73,6 @@ pub fn demo_profile(name: &str, cwd: Option<String>) -> Profile {
         ready_text: None,
         channel: None,
         resume_args: None,
-    }
-}
-
-/// The scripted stream-json agent (`fixtures/fake_stream_json.py`) as
-/// profile "fake": its `initialize` answer names its conversation, so an
-/// ended session of it can be resumed.
-pub fn resumable_profile() -> Profile {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/fake_stream_json.py")
-        .to_string_lossy()
-        .into_owned();
-    Profile {
-        name: "fake".into(),
-        description: None,
-        command: "python3".into(),
-        args: vec![script.clone()],
-        env: Default::default(),
-        cwd: None,
-        ready_text: None,
-        channel: Some(duet_server::config::ChannelKind::StreamJson),
-        resume_args: Some(vec![script, "--resume".into(), "{agent_session_id}".into()]),
     }
 }
 
