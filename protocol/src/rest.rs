@@ -193,7 +193,9 @@ pub struct Approval {
     /// The tool's arguments as the program reported them.
     pub input: Value,
     pub state: ApprovalState,
-    /// Who decided, once decided.
+    /// Who decided, once decided; absent for an abandoned request, and
+    /// for a decision of a session from an earlier run of duet that did
+    /// not keep its deciders (not known, rather than guessed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub decided_by: Option<Decider>,

@@ -208,3 +208,102 @@ async fn requests_the_program_abandons_do_not_stay_pending() {
         _ => unreachable!(),
     }
 }
+
+/// The next approval of `request_id` that the program has confirmed.
+async fn confirmed(c: &mut Client, request_id: &str) -> Approval {
+    match c
+        .until(|m| matches!(m, ServerMessage::Approval(a) if a.request_id == request_id && a.confirmed))
+        .await
+    {
+        ServerMessage::Approval(a) => a,
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn who_decided_is_kept_across_a_restart() {
+    use duet_protocol::rest::Role;
+    let (token, snippet) = duet_server::config::mint_token("ci", Role::Approver).unwrap();
+    let named = toml::from_str::<duet_server::config::ConfigFile>(&snippet)
+        .unwrap()
+        .named_tokens()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let start = || {
+        let named = named.clone();
+        let state = state.clone();
+        TestServer::start_with(move |o| {
+            o.tokens = named;
+            o.state_dir = state;
+        })
+    };
+    let first = start().await;
+    let s = first.create("demo").await;
+    let mut c = first.connect(s.id, None).await;
+
+    // Allowed over REST by the named token, confirmed by the program.
+    c.submit("run echo one").await;
+    let by_client = pending_approval(&mut c).await;
+    let resp = first
+        .http
+        .post(first.url(&format!(
+            "/api/sessions/{}/approvals/{}",
+            s.id, by_client.request_id
+        )))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"allowed": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let before = confirmed(&mut c, &by_client.request_id).await;
+    assert_eq!(before.decided_by, Some(Decider::Client));
+    assert_eq!(before.decided_by_name.as_deref(), Some("ci"));
+    // Denied in the terminal.
+    c.submit("run echo two").await;
+    let in_terminal = pending_approval(&mut c).await;
+    c.keys(b"n").await;
+    let d = confirmed(&mut c, &in_terminal.request_id).await;
+    assert_eq!(d.decided_by, Some(Decider::Terminal));
+    let live: Vec<Approval> = first
+        .json(&format!("/api/sessions/{}/approvals", s.id))
+        .await;
+    drop(c);
+    first.shutdown().await;
+
+    // A new duet over the same state directory tells the same story.
+    let second = start().await;
+    let after: Vec<Approval> = second
+        .json(&format!("/api/sessions/{}/approvals", s.id))
+        .await;
+    let find = |list: &[Approval], id: &str| list.iter().find(|a| a.request_id == id).cloned();
+    let a = find(&after, &by_client.request_id).unwrap();
+    assert_eq!(
+        (a.state, a.decided_by, a.decided_by_name.as_deref()),
+        (ApprovalState::Allowed, Some(Decider::Client), Some("ci")),
+        "{after:#?}"
+    );
+    assert_eq!(a.chosen, before.chosen);
+    let t = find(&after, &in_terminal.request_id).unwrap();
+    assert_eq!(
+        (t.state, t.decided_by),
+        (ApprovalState::Denied, Some(Decider::Terminal))
+    );
+    for (old, new) in live.iter().zip(&after) {
+        assert_eq!(
+            (
+                &old.request_id,
+                old.state,
+                old.decided_by,
+                &old.decided_by_name
+            ),
+            (
+                &new.request_id,
+                new.state,
+                new.decided_by,
+                &new.decided_by_name
+            )
+        );
+    }
+}

@@ -109,16 +109,22 @@ impl Session {
         terminal.abandon();
         let control = broadcast::channel(16).0;
         let events_path = dir.join("events.jsonl");
-        let conversation = Arc::new(Conversation::new(
-            Arc::new(
-                EventLog::new(events_path.clone(), limits.event_cache_bytes).with_times(
-                    channel::times::EventTimes::load(&dir.join(channel::times::FILE)),
+        let conversation = Arc::new(
+            Conversation::new(
+                Arc::new(
+                    EventLog::new(events_path.clone(), limits.event_cache_bytes).with_times(
+                        channel::times::EventTimes::load(&dir.join(channel::times::FILE)),
+                    ),
                 ),
-            ),
-            control.clone(),
-            limits.max_held_submits,
-            limits.max_submit_bytes,
-        ));
+                control.clone(),
+                limits.max_held_submits,
+                limits.max_submit_bytes,
+            )
+            // Who decided what, which the events alone do not tell.
+            .with_decisions(channel::decisions::Decisions::load(
+                &dir.join(channel::decisions::FILE),
+            )),
+        );
         let mut tail = channel::tail::Tail::new(limits.max_sidecar_line);
         if let Ok(batch) = tail.read(&events_path) {
             channel::dual_output::ingest::batch(&conversation, batch, limits.max_sidecar_line);

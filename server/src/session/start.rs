@@ -82,12 +82,18 @@ impl Session {
         let times = channel::times::EventTimes::create(&opts.dir.join(channel::times::FILE), epoch)
             .context("creating the event times file")?;
         let log = log.with_times(times);
-        let conversation = Arc::new(Conversation::new(
-            Arc::new(log),
-            control.clone(),
-            opts.limits.max_held_submits,
-            opts.limits.max_submit_bytes,
-        ));
+        let decisions =
+            channel::decisions::Decisions::create(&opts.dir.join(channel::decisions::FILE))
+                .context("creating the approval decisions file")?;
+        let conversation = Arc::new(
+            Conversation::new(
+                Arc::new(log),
+                control.clone(),
+                opts.limits.max_held_submits,
+                opts.limits.max_submit_bytes,
+            )
+            .with_decisions(decisions),
+        );
         if let Some(why) = history_lost {
             conversation.warn("history_incomplete", why, None);
         }

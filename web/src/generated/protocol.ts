@@ -45,7 +45,9 @@ export type Approval = { request_id: string, tool_name: string, tool_use_id?: st
  */
 input: JsonValue, state: ApprovalState, 
 /**
- * Who decided, once decided.
+ * Who decided, once decided; absent for an abandoned request, and
+ * for a decision of a session from an earlier run of duet that did
+ * not keep its deciders (not known, rather than guessed).
  */
 decided_by?: Decider, 
 /**

@@ -14,6 +14,8 @@ use std::collections::{HashMap, VecDeque};
 use duet_protocol::rest::{Approval, ApprovalOption, ApprovalState, Decider};
 use duet_protocol::sidecar::{CanUseTool, ControlResponseBody};
 
+use super::decisions::Decision;
+
 /// Resolved approvals kept for clients that attach later.
 const KEEP_RESOLVED: usize = 100;
 
@@ -49,6 +51,9 @@ pub struct Approvals {
     entries: HashMap<String, Entry>,
     /// Request ids in arrival order, for pruning and listing.
     order: VecDeque<String>,
+    /// Set for a replay that cannot tell a client's decision from the
+    /// terminal's (see [`Approvals::deciders_unknown`]).
+    deciders_unknown: bool,
 }
 
 fn state_name(state: ApprovalState) -> &'static str {
@@ -98,6 +103,40 @@ impl Approvals {
         }
         self.prune();
         approval
+    }
+
+    /// The events are replayed without the record of who decided
+    /// (`decisions.rs`; a session recorded by an earlier version): an
+    /// outcome the program reports may have been a client's, so it is not
+    /// put down to the terminal but left without a decider.
+    pub(crate) fn deciders_unknown(&mut self) {
+        self.deciders_unknown = true;
+    }
+
+    /// Who decided an outcome the program reported without a client's
+    /// decision before it: the terminal, unless that cannot be told.
+    fn reporter(&self) -> Option<Decider> {
+        (!self.deciders_unknown).then_some(Decider::Terminal)
+    }
+
+    /// Replaying after a restart: the outcome written down when request
+    /// `decision.request_id` was live (a client's decision), applied as it
+    /// was then. Returns the approval if it changed.
+    pub(crate) fn restore(&mut self, decision: Decision) -> Option<Approval> {
+        let entry = self.entries.get_mut(&decision.request_id)?;
+        let decided = matches!(
+            decision.state,
+            ApprovalState::Allowed | ApprovalState::Denied
+        );
+        if entry.approval.state != ApprovalState::Pending || !decided {
+            return None;
+        }
+        let a = &mut entry.approval;
+        a.state = decision.state;
+        a.decided_by = Some(Decider::Client);
+        a.decided_by_name = decision.by;
+        a.chosen = decision.chosen;
+        Some(a.clone())
     }
 
     /// A client decided (as credential `by`, when known). Returns the
@@ -161,6 +200,7 @@ impl Approvals {
     /// The program reported an outcome. Returns the approval if its visible
     /// state changed (a client's decision becoming confirmed counts).
     pub fn responded(&mut self, response: &ControlResponseBody) -> Option<Approval> {
+        let reporter = self.reporter();
         let entry = self.entries.get_mut(response.request_id())?;
         if entry.confirmed {
             // E.g. the error the program answers to a late duplicate.
@@ -180,7 +220,7 @@ impl Approvals {
                     && entry.approval.state == state;
                 if !client_agrees {
                     entry.approval.state = state;
-                    entry.approval.decided_by = Some(Decider::Terminal);
+                    entry.approval.decided_by = reporter;
                     entry.approval.decided_by_name = None;
                     entry.approval.chosen = None;
                 }
@@ -204,6 +244,7 @@ impl Approvals {
     /// A tool result for `tool_use_id` arrived. If its approval is still
     /// pending the program went ahead without telling us how it was decided.
     pub fn tool_finished(&mut self, tool_use_id: &str, is_error: bool) -> Option<Approval> {
+        let reporter = self.reporter();
         let entry = self.entries.values_mut().find(|e| {
             e.approval.tool_use_id.as_deref() == Some(tool_use_id)
                 && e.approval.state == ApprovalState::Pending
@@ -215,7 +256,7 @@ impl Approvals {
         } else {
             ApprovalState::Allowed
         };
-        entry.approval.decided_by = (!is_error).then_some(Decider::Terminal);
+        entry.approval.decided_by = if is_error { None } else { reporter };
         Some(entry.approval.clone())
     }
 
@@ -374,6 +415,54 @@ mod tests {
             a.decide("r1", &Choice::Allowed(true), None),
             Err(DecideError::AlreadyResolved(_, "abandoned"))
         ));
+    }
+
+    #[test]
+    fn a_replay_restores_who_decided_and_the_program_still_has_the_last_word() {
+        let mut a = Approvals::default();
+        a.requested("r1", &tool(), 5, super::super::allow_deny());
+        a.requested("r2", &tool(), 6, super::super::allow_deny());
+        let decision = |id: &str, seq, state| Decision {
+            request_id: id.into(),
+            seq,
+            state,
+            by: Some("ci".into()),
+            chosen: Some("allow".into()),
+        };
+        let r1 = a
+            .restore(decision("r1", 5, ApprovalState::Allowed))
+            .unwrap();
+        assert_eq!(
+            (r1.state, r1.decided_by, r1.decided_by_name.as_deref()),
+            (ApprovalState::Allowed, Some(Decider::Client), Some("ci"))
+        );
+        // The program confirms it: still the client's.
+        let r1 = a.responded(&success("r1", true)).unwrap();
+        assert_eq!(r1.decided_by, Some(Decider::Client));
+        // The terminal answered first: the program's word stands.
+        a.restore(decision("r2", 6, ApprovalState::Allowed));
+        let r2 = a.responded(&success("r2", false)).unwrap();
+        assert_eq!(
+            (r2.state, r2.decided_by),
+            (ApprovalState::Denied, Some(Decider::Terminal))
+        );
+        // Only a pending request takes a decision, and only a decision.
+        assert_eq!(a.restore(decision("r2", 6, ApprovalState::Allowed)), None);
+        a.requested("r3", &tool(), 7, super::super::allow_deny());
+        assert_eq!(a.restore(decision("r3", 7, ApprovalState::Pending)), None);
+        assert_eq!(a.pending(), 1);
+    }
+
+    #[test]
+    fn without_the_record_the_decider_is_unknown_not_the_terminal() {
+        let mut a = Approvals::default();
+        a.deciders_unknown();
+        a.requested("r1", &tool(), 5, super::super::allow_deny());
+        let r1 = a.responded(&success("r1", true)).unwrap();
+        assert_eq!((r1.state, r1.decided_by), (ApprovalState::Allowed, None));
+        a.requested("r2", &tool(), 6, super::super::allow_deny());
+        let r2 = a.tool_finished("t1", false).unwrap();
+        assert_eq!((r2.state, r2.decided_by), (ApprovalState::Allowed, None));
     }
 
     #[test]

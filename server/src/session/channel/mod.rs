@@ -21,6 +21,7 @@ pub(crate) mod acp;
 pub(crate) mod approvals;
 pub(crate) mod claude;
 pub(crate) mod conversation;
+pub(crate) mod decisions;
 pub(crate) mod delivery;
 pub(crate) mod dual_output;
 pub(crate) mod log;

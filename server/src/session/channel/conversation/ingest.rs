@@ -86,7 +86,13 @@ impl Conversation {
                         .get()
                         .map(|c| c.options(tool))
                         .unwrap_or_else(super::super::allow_deny);
-                    changed.push(st.approvals.requested(&req.request_id, tool, seq, options));
+                    let mut approval = st.approvals.requested(&req.request_id, tool, seq, options);
+                    // Replayed after a restart: what a client made of it
+                    // then, which the events do not say.
+                    if let Some(d) = st.decisions.take(&req.request_id, seq) {
+                        approval = st.approvals.restore(d).unwrap_or(approval);
+                    }
+                    changed.push(approval);
                 }
             }
             KnownEvent::ControlResponse(resp) => {

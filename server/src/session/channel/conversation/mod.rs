@@ -23,6 +23,7 @@ use tokio::sync::broadcast;
 use tracing::{info, warn};
 
 use super::approvals::{Approvals, Choice};
+use super::decisions::{Decision, Decisions};
 use super::delivery::{Accepted, Delivery, Overdue};
 use super::log::EventLog;
 use super::turn::{Signal, Turn};
@@ -32,6 +33,8 @@ pub(crate) use peek::validate;
 
 struct State {
     approvals: Approvals,
+    /// Outcomes the events will not show, kept for a restart.
+    decisions: Decisions,
     turn: Turn,
     /// When the agent last became idle (`None` while busy or not started).
     idle_since: Option<Instant>,
@@ -75,6 +78,7 @@ impl Conversation {
             log,
             state: Mutex::new(State {
                 approvals: Approvals::default(),
+                decisions: Decisions::default(),
                 turn: Turn::default(),
                 idle_since: None,
                 busy_since: None,
@@ -91,6 +95,19 @@ impl Conversation {
             max_submit_bytes,
             observer: OnceLock::new(),
         }
+    }
+
+    /// Keeps (a new session) or replays (a recovered one) the approval
+    /// outcomes the events do not show: see `decisions.rs`.
+    pub(crate) fn with_decisions(self, decisions: Decisions) -> Self {
+        {
+            let mut st = lock(&self.state);
+            if !decisions.kept() {
+                st.approvals.deciders_unknown();
+            }
+            st.decisions = decisions;
+        }
+        self
     }
 
     /// Connects the channel prompts and decisions go out through.
@@ -269,6 +286,13 @@ impl Conversation {
         } else {
             st.approvals.confirm(request_id).unwrap_or(approval)
         };
+        st.decisions.write(&Decision {
+            request_id: request_id.to_string(),
+            seq: approval.seq,
+            state: approval.state,
+            by: approval.decided_by_name.clone(),
+            chosen: approval.chosen.clone(),
+        });
         if !option.kind.allows() {
             // Agents do not call the model again after a denial; the turn
             // is over until the next prompt.
