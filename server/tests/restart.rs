@@ -1,12 +1,19 @@
 //! A duet killed with SIGKILL and started again on the same `--state-dir`:
-//! no program of the earlier run is left running, and every earlier
-//! session is listed, its transcript readable, until its retention ends.
+//! no program of the earlier run is left running, every earlier session is
+//! listed, its transcript readable, until its retention ends, and the
+//! audit trail gets the ends the killed duet could not write.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use duet_protocol::rest::{SessionInfo, SessionStatus};
+mod support;
+
+use duet_protocol::ids::SessionId;
+use duet_protocol::rest::{Approval, ApprovalState, SessionInfo, SessionStatus};
+use duet_protocol::ws::ServerMessage;
+use serde_json::Value;
+use support::Client;
 
 const TOKEN: &str = "restart-test-token";
 
@@ -172,4 +179,163 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
     }
     second.kill().unwrap();
     second.wait().unwrap();
+}
+
+/// A `duet serve` of its own over `state`, killed with SIGKILL by
+/// [`Duet::kill`].
+struct Duet {
+    child: Child,
+    url: String,
+    http: reqwest::Client,
+}
+
+impl Duet {
+    fn start(state: &std::path::Path, config: &std::path::Path) -> Self {
+        let (child, url) = start_duet(state, config);
+        Self {
+            child,
+            url,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder) -> reqwest::Response {
+        let resp = req.bearer_auth(TOKEN).send().await.unwrap();
+        assert!(resp.status().is_success(), "{}", resp.status());
+        resp
+    }
+
+    async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        let req = self.http.get(format!("{}{path}", self.url));
+        self.send(req).await.json().await.unwrap()
+    }
+
+    async fn create(&self) -> SessionInfo {
+        let req = self.http.post(format!("{}/api/sessions", self.url));
+        self.send(req.json(&serde_json::json!({"profile": "fake"})))
+            .await
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// The session's trail (which also waits until every audit line so far,
+    /// the server's too, is on disk).
+    async fn audit(&self, id: SessionId) -> Vec<Value> {
+        let req = self
+            .http
+            .get(format!("{}/api/sessions/{id}/audit", self.url));
+        lines(&self.send(req).await.text().await.unwrap())
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+fn lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The lines of `kind` in `trail` about `id`: the session's, or a request's.
+fn about<'a>(trail: &'a [Value], kind: &str, id: &str) -> Vec<&'a Value> {
+    trail
+        .iter()
+        .filter(|l| l["kind"] == kind && (l["session"] == id || l["request_id"] == id))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_crash_the_trail_gets_the_ends_it_missed_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let config = tmp.path().join("duet.toml");
+    let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake_tui.py");
+    std::fs::write(
+        &config,
+        format!(
+            "[[profile]]\nname = \"fake\"\ncommand = \"python3\"\n\
+             args = [\"{fake}\", \"--json-file\", \"{{events_file}}\", \"--input-file\", \"{{input_file}}\"]\n"
+        ),
+    )
+    .unwrap();
+    let first = Duet::start(&state, &config);
+    let open = first.create().await;
+    let ended = first.create().await;
+    let ws = format!(
+        "{}/api/sessions/{}/ws",
+        first.url.replace("http", "ws"),
+        open.id
+    );
+    let mut c = Client::connect(&ws, TOKEN).await;
+    // One request answered in the terminal, one still open at the crash.
+    c.submit("tool one").await;
+    let answered = c.pending_approval().await;
+    c.keys(b"y").await;
+    c.until(|m| matches!(m, ServerMessage::Approval(a) if a.request_id == answered.request_id && a.confirmed))
+        .await;
+    c.submit("tool two").await;
+    let open_request = c.pending_approval().await;
+    // Another session ends before the crash, as usual.
+    let req = first
+        .http
+        .delete(format!("{}/api/sessions/{}", first.url, ended.id));
+    first.send(req).await;
+    let before = first.audit(open.id).await;
+    assert_eq!(
+        about(&before, "approval", &open_request.request_id).len(),
+        0
+    );
+    drop(c);
+    first.kill();
+
+    let second = Duet::start(&state, &config);
+    let trail = second.audit(open.id).await;
+    // The open request: abandoned, written at the restart.
+    let written = about(&trail, "approval", &open_request.request_id);
+    assert_eq!(written.len(), 1, "{trail:#?}");
+    assert_eq!(written[0]["outcome"], "abandoned");
+    assert_eq!(written[0]["recovered"], true);
+    assert_eq!(written[0]["decided_by"], Value::Null);
+    assert_eq!(written[0]["tool"], "run_shell_command");
+    // The answered one was recorded at the time, and only then.
+    let then = about(&trail, "approval", &answered.request_id);
+    assert_eq!(then.len(), 1, "{trail:#?}");
+    assert_eq!(then[0]["decided_by"], "terminal");
+    assert_eq!(then[0]["recovered"], Value::Null);
+    let end = about(&trail, "session_end", &open.id.to_string());
+    assert_eq!(end.len(), 1, "{trail:#?}");
+    assert_eq!(end[0]["recovered"], true);
+    assert_eq!(end[0]["exit"]["success"], false);
+    let approvals: Vec<Approval> = second
+        .get(&format!("/api/sessions/{}/approvals", open.id))
+        .await;
+    let shown = approvals
+        .iter()
+        .find(|a| a.request_id == open_request.request_id)
+        .unwrap();
+    assert_eq!(shown.state, ApprovalState::Abandoned);
+
+    // The server's trail: the crashed session's end, marked; the other
+    // session's end once, as written when it ended.
+    let server_trail = || lines(&std::fs::read_to_string(state.join("audit.jsonl")).unwrap());
+    let all = server_trail();
+    let open_end = about(&all, "session_end", &open.id.to_string());
+    assert_eq!(open_end.len(), 1, "{all:#?}");
+    assert_eq!(open_end[0]["recovered"], true);
+    let ended_end = about(&all, "session_end", &ended.id.to_string());
+    assert_eq!(ended_end.len(), 1, "{all:#?}");
+    assert_eq!(ended_end[0]["recovered"], Value::Null);
+    let ended_trail = second.audit(ended.id).await;
+    second.kill();
+
+    // Started once more: nothing is missing, so nothing is written.
+    let third = Duet::start(&state, &config);
+    assert_eq!(third.audit(open.id).await, trail);
+    assert_eq!(third.audit(ended.id).await, ended_trail);
+    assert_eq!(server_trail(), all);
+    third.kill();
 }

@@ -1,11 +1,14 @@
 //! What duet tells its operators: Prometheus metrics (`metrics.rs`) and the
-//! audit trail (`audit.rs`), fed from the few places where things happen
-//! (the WebSocket halves, the REST handlers, a session's conversation and
-//! process), and served over HTTP (`http.rs`).
+//! audit trail (`audit.rs`; refusals for a role bounded in `refusals.rs`,
+//! the lines a restart writes for a crashed run in `recovery.rs`), fed from
+//! the few places where things happen (the WebSocket halves, the REST
+//! handlers, a session's conversation and process), and served over HTTP
+//! (`http.rs`).
 
 pub(crate) mod audit;
 pub(crate) mod http;
 pub(crate) mod metrics;
+mod recovery;
 mod refusals;
 
 use std::collections::HashMap;

@@ -150,7 +150,7 @@ impl Session {
             state: Mutex::new(State {
                 cols: record.cols,
                 rows: record.rows,
-                exit: Some(exit),
+                exit: Some(exit.clone()),
                 ended_at: Some(record.ended_at.unwrap_or_else(now_ms)),
                 name: record.name.clone(),
             }),
@@ -163,6 +163,10 @@ impl Session {
             observe,
         });
         session.save_record();
+        // The end and the outcomes the earlier duet did not live to write.
+        session
+            .observe
+            .recovered(&session.dir, &exit, &session.approvals());
         Ok(session)
     }
 

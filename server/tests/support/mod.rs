@@ -224,26 +224,8 @@ impl TestServer {
         token: &str,
     ) -> Client {
         let query = from.map(|f| format!("?from={f}")).unwrap_or_default();
-        let mut req = format!("ws://{}/api/sessions/{id}/ws{query}", self.addr)
-            .into_client_request()
-            .unwrap();
-        req.headers_mut().insert(
-            "authorization",
-            HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
-        );
-        let (ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
-        let mut client = Client {
-            ws,
-            screen: vt100::Parser::new(30, 100, 1000),
-            texts: Vec::new(),
-            pending: Default::default(),
-            term_bytes: 0,
-        };
-        match client.next().await {
-            ServerMessage::Hello(_) => {}
-            other => panic!("expected hello, got {other:?}"),
-        }
-        client
+        let url = format!("ws://{}/api/sessions/{id}/ws{query}", self.addr);
+        Client::connect(&url, token).await
     }
 
     /// Stops the server and waits for it to finish.
@@ -284,6 +266,29 @@ pub struct Client {
 }
 
 impl Client {
+    /// Connects to the WebSocket at `url` (a duet of its own, as a
+    /// separate process) with `token`; the hello is in `texts[0]`.
+    pub async fn connect(url: &str, token: &str) -> Client {
+        let mut req = url.into_client_request().unwrap();
+        req.headers_mut().insert(
+            "authorization",
+            HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
+        );
+        let (ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+        let mut client = Client {
+            ws,
+            screen: vt100::Parser::new(30, 100, 1000),
+            texts: Vec::new(),
+            pending: Default::default(),
+            term_bytes: 0,
+        };
+        match client.next().await {
+            ServerMessage::Hello(_) => {}
+            other => panic!("expected hello, got {other:?}"),
+        }
+        client
+    }
+
     /// The next approval request that is still pending.
     pub async fn pending_approval(&mut self) -> duet_protocol::rest::Approval {
         match self
