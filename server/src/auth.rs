@@ -56,8 +56,12 @@ pub enum Action {
     Drive,
     /// Decide tool approvals.
     Approve,
-    /// Create, delete, resume and share sessions.
+    /// Create, name, delete, resume and share sessions.
     Manage,
+    /// Read a session's audit trail (who did what, from where).
+    Audit,
+    /// Read the server's metrics.
+    Metrics,
 }
 
 impl Action {
@@ -79,6 +83,8 @@ impl Action {
             Action::Drive => "drive",
             Action::Approve => "approve",
             Action::Manage => "manage",
+            Action::Audit => "audit",
+            Action::Metrics => "metrics",
         }
     }
 
@@ -88,7 +94,7 @@ impl Action {
             Action::Read => "any role",
             Action::Drive => "the driver or owner role",
             Action::Approve => "the approver or owner role",
-            Action::Manage => "the owner role",
+            Action::Manage | Action::Audit | Action::Metrics => "the owner role",
         }
     }
 
@@ -97,7 +103,9 @@ impl Action {
             Action::Read => "reading",
             Action::Drive => "typing, prompts, cancel and resize",
             Action::Approve => "approving or denying tool calls",
-            Action::Manage => "creating, ending, resuming and sharing sessions",
+            Action::Manage => "creating, naming, ending, resuming and sharing sessions",
+            Action::Audit => "reading a session's audit trail",
+            Action::Metrics => "reading the server's metrics",
         }
     }
 }

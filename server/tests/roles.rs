@@ -437,3 +437,34 @@ async fn the_audit_trail_names_the_token_and_role_that_acted() {
     assert_eq!(decision["who"]["name"], "apr");
     assert_eq!(decision["who"]["role"], "approver");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_says_what_was_refused() {
+    let (server, tokens) = server_with_roles().await;
+    let s = server.create("fake").await;
+    let audit = format!("/api/sessions/{}/audit", s.id);
+    let rename = format!("/api/sessions/{}", s.id);
+    for (role, token) in tokens.iter().filter(|(r, _)| *r != Role::Owner) {
+        for (method, path, what) in [
+            ("GET", audit.as_str(), "reading a session's audit trail"),
+            ("GET", "/metrics", "reading the server's metrics"),
+            ("PATCH", rename.as_str(), "naming"),
+        ] {
+            let resp = server
+                .http
+                .request(method.parse().unwrap(), server.url(path))
+                .bearer_auth(token)
+                .json(&json!({"name": "x"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), 403, "{role:?} {method} {path}");
+            let v: Value = resp.json().await.unwrap();
+            let msg = v["error"]["message"].as_str().unwrap();
+            assert!(
+                msg.contains(what) && msg.contains("owner") && msg.contains(role.as_str()),
+                "{role:?} {method} {path}: {msg}"
+            );
+        }
+    }
+}

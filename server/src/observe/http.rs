@@ -27,8 +27,8 @@ pub(crate) async fn metrics_for_owner(
     Extension(who): Extension<Principal>,
     actor: super::Actor,
 ) -> Result<Response, AppError> {
-    who.require(Action::Manage)
-        .inspect_err(|_| state.observe.forbidden("metrics", Action::Manage, &actor))?;
+    who.require(Action::Metrics)
+        .inspect_err(|_| state.observe.forbidden("metrics", Action::Metrics, &actor))?;
     Ok(metrics(state).await)
 }
 
@@ -63,9 +63,9 @@ pub(crate) async fn audit(
     // Who did what from where is for the session's owners. A refusal is
     // recorded in the trail of a listed session (as for every action on
     // it); a kept directory that is not listed has no observer to write it.
-    who.require(Action::Manage).inspect_err(|_| {
+    who.require(Action::Audit).inspect_err(|_| {
         if let Some(s) = state.registry.get(id) {
-            s.observe.forbidden("audit_read", Action::Manage, &actor);
+            s.observe.forbidden("audit_read", Action::Audit, &actor);
         }
     })?;
     let dir = match state.registry.get(id) {
