@@ -79,6 +79,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("listening on {addr}: {e}"))?;
     let local = listener.local_addr()?;
+    let shutdown = shutdown_signal()?;
     let base = public_url.unwrap_or_else(|| duet_server::cli::local_base_url(local));
     let base = base.trim_end_matches('/');
     let url = match &opts.token {
@@ -90,20 +91,24 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     {
         println!("duet is ready: {url}");
     }
-    duet_server::run(listener, opts, shutdown_signal()).await
+    duet_server::run(listener, opts, shutdown).await
 }
 
-async fn shutdown_signal() {
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed
+/// here, before the ready line is printed, not when the future is first
+/// polled (by the accept loop): a SIGTERM sent as soon as duet said it was
+/// ready (by a supervisor, a test) killed it outright, status 143, without
+/// the orderly stop.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+    let mut int = signal(SignalKind::interrupt())
+        .map_err(|e| anyhow::anyhow!("installing the SIGINT handler: {e}"))?;
+    let mut term = signal(SignalKind::terminate())
+        .map_err(|e| anyhow::anyhow!("installing the SIGTERM handler: {e}"))?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
+    })
 }
