@@ -1,6 +1,7 @@
 //! The `duet` binary: parses flags, sets up logging and signals, and hands
 //! over to the library.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -43,6 +44,7 @@ fn serve(args: ServeArgs) -> ExitCode {
                 .unwrap_or_else(|_| EnvFilter::new("duet_server=info,tower_http=warn")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(log_colour())
         .init();
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = args.worker_threads {
@@ -62,6 +64,13 @@ fn serve(args: ServeArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Colour codes in log lines only for a person at a terminal: journald,
+/// `docker logs` and log files get plain text. A non-empty `NO_COLOR`
+/// turns colour off everywhere (https://no-color.org).
+fn log_colour() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
