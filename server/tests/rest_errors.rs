@@ -6,17 +6,20 @@ mod support;
 use serde_json::json;
 use support::*;
 
-async fn expect_error(resp: reqwest::Response, status: u16, code: &str) {
+/// Checks the status, the JSON error and its code; returns the message.
+async fn expect_error(resp: reqwest::Response, status: u16, code: &str) -> String {
     assert_eq!(resp.status(), status, "{}", resp.url());
     let ty = resp.headers()["content-type"].to_str().unwrap().to_string();
     assert!(ty.starts_with("application/json"), "{ty}");
     let body: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], code, "{body}");
-    assert!(
-        !body["error"]["message"].as_str().unwrap().is_empty(),
-        "{body}"
-    );
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(!message.is_empty(), "{body}");
+    message.to_string()
 }
+
+/// duet's words for a body over the limit, on every route.
+const TOO_LARGE: &str = "the request body is too large (the limit is 2 MiB)";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rest_failures_are_json_errors_with_codes() {
@@ -67,7 +70,7 @@ async fn rest_failures_are_json_errors_with_codes() {
         .send()
         .await
         .unwrap();
-    expect_error(resp, 413, "too_large").await;
+    assert_eq!(expect_error(resp, 413, "too_large").await, TOO_LARGE);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -82,7 +85,7 @@ async fn a_json_body_over_the_limit_is_too_large_on_every_route() {
         .send()
         .await
         .unwrap();
-    expect_error(resp, 413, "too_large").await;
+    assert_eq!(expect_error(resp, 413, "too_large").await, TOO_LARGE);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

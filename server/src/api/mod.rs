@@ -24,6 +24,38 @@ use crate::session::channel::approvals::Choice;
 use crate::session::channel::delivery::Accepted;
 use crate::session::Session;
 
+/// 413 for a body over axum's default limit: the same code as every other
+/// size limit, so a client can branch on it, and the same words on every
+/// route.
+fn body_too_large() -> AppError {
+    AppError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::TooLarge,
+        "the request body is too large (the limit is 2 MiB)",
+    )
+}
+
+/// A request body of at most axum's default limit (2 MiB), its rejections
+/// duet's JSON errors.
+pub struct RawBody(pub axum::body::Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        axum::body::Bytes::from_request(req, state)
+            .await
+            .map(RawBody)
+            .map_err(|e| {
+                if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    body_too_large()
+                } else {
+                    AppError::new(e.status(), ErrorCode::BadMessage, e.body_text())
+                }
+            })
+    }
+}
+
 /// `Json<T>` whose rejections are duet's JSON errors, not plain text.
 pub struct ApiJson<T>(pub T);
 
@@ -33,13 +65,7 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         match Json::<serde_json::Value>::from_request(req, state).await {
             Ok(Json(v)) => from_object(v).map(ApiJson),
-            // Over axum's default body limit: the same code as every other
-            // size limit, so a client can branch on it.
-            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(AppError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::TooLarge,
-                "the request body is too large (the limit is 2 MiB)",
-            )),
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(body_too_large()),
             Err(e) => Err(AppError::new(
                 e.status(),
                 ErrorCode::BadMessage,
@@ -200,7 +226,7 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     actor: Actor,
-    body: axum::body::Bytes,
+    RawBody(body): RawBody,
 ) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
     who.require(Action::Manage).inspect_err(|_| {
         state
