@@ -325,6 +325,18 @@ impl Auth {
         }
     }
 
+    /// 403 unless [`Auth::origin_allowed`].
+    pub fn require_origin(&self, headers: &HeaderMap) -> Result<(), AppError> {
+        if self.origin_allowed(headers) {
+            return Ok(());
+        }
+        Err(AppError::new(
+            StatusCode::FORBIDDEN,
+            ErrorCode::Forbidden,
+            "requests from this Origin are not allowed (see --allow-origin)",
+        ))
+    }
+
     /// `Set-Cookie` value that logs a browser in with `token` (the one it
     /// presented: a named token must not become the owner's).
     pub fn login_cookie(&self, token: &str) -> HeaderValue {
@@ -403,13 +415,8 @@ pub async fn require_auth(State(state): State<AppState>, req: Request, next: Nex
         Ok(p) => p,
         Err(e) => return e.into_response(),
     };
-    if !state.auth.origin_allowed(req.headers()) {
-        return AppError::new(
-            StatusCode::FORBIDDEN,
-            ErrorCode::Forbidden,
-            "requests from this Origin are not allowed (see --allow-origin)",
-        )
-        .into_response();
+    if let Err(e) = state.auth.require_origin(req.headers()) {
+        return e.into_response();
     }
     let mut req = req;
     req.extensions_mut().insert(principal);

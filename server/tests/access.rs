@@ -422,3 +422,25 @@ async fn failed_logins_are_rate_limited_per_address() {
         .unwrap();
     assert_eq!(login(&other, &server, TOKEN).await.status(), 204);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_sites_page_cannot_post_to_login() {
+    let server = TestServer::start().await;
+    // A form-encoded or text/plain post needs no CORS preflight, and a JSON
+    // body is taken whatever its type: the Origin check is what stops it.
+    let post = |origin: String| {
+        server
+            .http
+            .post(server.url("/api/login"))
+            .header("origin", origin)
+            .header("content-type", "text/plain")
+            .body(format!(r#"{{"token": "{TOKEN}"}}"#))
+            .send()
+    };
+    let resp = post("https://evil.example".into()).await.unwrap();
+    assert_eq!(resp.status(), 403);
+    assert!(resp.headers().get("set-cookie").is_none());
+    let own = post(format!("http://{}", server.addr)).await.unwrap();
+    assert_eq!(own.status(), 204);
+    assert!(own.headers().get("set-cookie").is_some());
+}

@@ -122,3 +122,50 @@ async fn a_body_must_be_a_json_object_of_the_right_shape() {
     let list: serde_json::Value = server.json("/api/sessions").await;
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_body_is_taken_whatever_its_content_type() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let submit = format!("/api/sessions/{}/submit", s.id);
+    // `curl -d` says form-encoded; a bare script says nothing.
+    for ty in [
+        Some("application/x-www-form-urlencoded"),
+        Some("text/plain"),
+        None,
+    ] {
+        let mut req = server.post(&submit).body(r#"{"text": "hello"}"#);
+        if let Some(ty) = ty {
+            req = req.header("content-type", ty);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), 200, "{ty:?}: {}", resp.text().await.unwrap());
+    }
+    let resp = server
+        .http
+        .patch(server.url(&format!("/api/sessions/{}", s.id)))
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(r#"{"name": "scripted"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(server.info(s.id).await.name.as_deref(), Some("scripted"));
+    // What is not JSON is refused in duet's words.
+    let resp = server
+        .post(&submit)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("text=hello")
+        .send()
+        .await
+        .unwrap();
+    let message = expect_error(resp, 400, "bad_message").await;
+    assert!(
+        message.starts_with("the request body is not JSON"),
+        "{message}"
+    );
+    let resp = server.post(&submit).send().await.unwrap();
+    let message = expect_error(resp, 400, "bad_message").await;
+    assert!(message.contains("empty"), "{message}");
+}

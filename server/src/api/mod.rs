@@ -5,7 +5,7 @@ pub(crate) mod shares;
 use axum::body::Body;
 use axum::extract::{Extension, FromRequest, Path, Query, Request, State};
 use axum::http::header::{CONTENT_TYPE, SET_COOKIE};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use duet_protocol::ids::SessionId;
@@ -56,29 +56,34 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     }
 }
 
-/// `Json<T>` whose rejections are duet's JSON errors, not plain text.
+/// A JSON object body as `T`, whatever the request's `Content-Type`:
+/// scripts send JSON with `curl -d` (form-encoded) or with no type at all,
+/// and the body says what it is. Taking it costs no protection: a page on
+/// another site could post such a body without a CORS preflight, but every
+/// `/api` route checks the Origin (`auth.rs`) and the cookie is
+/// SameSite=Strict. Rejections are duet's JSON errors.
 pub struct ApiJson<T>(pub T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<serde_json::Value>::from_request(req, state).await {
-            Ok(Json(v)) => from_object(v).map(ApiJson),
-            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(body_too_large()),
-            Err(e) => Err(AppError::new(
-                e.status(),
-                ErrorCode::BadMessage,
-                e.body_text(),
-            )),
+        let RawBody(body) = RawBody::from_request(req, state).await?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(AppError::bad_request(
+                "the request body is empty; send a JSON object",
+            ));
         }
+        json_object(&body).map(ApiJson)
     }
 }
 
-/// A request body as `T`, which must be a JSON object: serde would also
-/// take a struct from an array of its fields in order (`["demo", 80, 24]`),
-/// which no client means.
-fn from_object<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Result<T, AppError> {
+/// `body` as `T`: it must be JSON, and a JSON object (serde would also
+/// take a struct from an array of its fields in order, `["demo", 80, 24]`,
+/// which no client means).
+fn json_object<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, AppError> {
+    let v: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| AppError::bad_request(format!("the request body is not JSON: {e}")))?;
     if !v.is_object() {
         return Err(AppError::bad_request(
             "the request body must be a JSON object",
@@ -178,12 +183,19 @@ pub struct Login {
     token: String,
 }
 
-/// `POST /api/login`: trades the token for the HttpOnly cookie.
+/// `POST /api/login`: trades the token for the HttpOnly cookie. Outside
+/// `require_auth`, so it checks the Origin itself, as every other `/api`
+/// route does: its JSON body needs no `Content-Type` (`ApiJson`), so no
+/// CORS preflight keeps another site's page from posting tokens to it.
 pub async fn login(
     State(state): State<AppState>,
     conn: Option<Extension<Conn>>,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<Login>,
 ) -> Response {
+    if let Err(e) = state.auth.require_origin(&headers) {
+        return e.into_response();
+    }
     let peer = conn.map(|c| c.remote.ip());
     if let Err(e) = state.auth.verify(&body.token, peer) {
         return e.into_response();
@@ -237,8 +249,7 @@ pub async fn create(
     let req: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
         CreateSession::default()
     } else {
-        let v = serde_json::from_slice(&body).map_err(|e| AppError::bad_request(e.to_string()))?;
-        from_object(v)?
+        json_object(&body)?
     };
     let profile = req.profile.clone();
     let session = state.registry.create(req).inspect_err(|e| {
