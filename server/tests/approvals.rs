@@ -306,4 +306,62 @@ async fn who_decided_is_kept_across_a_restart() {
             )
         );
     }
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_naming_both_an_option_and_allowed_is_refused() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut a = server.connect(s.id, None).await;
+    a.submit("tool make").await;
+    let req = pending_approval(&mut a).await;
+    let allow = req
+        .options
+        .first()
+        .expect("the approval has options")
+        .id
+        .clone();
+    let path = format!("/api/sessions/{}/approvals/{}", s.id, req.request_id);
+    let resp = server
+        .post_json(
+            &path,
+            serde_json::json!({"option": allow, "allowed": false}),
+        )
+        .await;
+    assert_eq!(resp.status(), 400);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "bad_message", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not both"),
+        "{body}"
+    );
+    a.send(&ClientMessage::Approve {
+        request_id: req.request_id.clone(),
+        allowed: Some(true),
+        option: Some(allow.clone()),
+        id: Some("both".into()),
+    })
+    .await;
+    match a
+        .until(|m| matches!(m, ServerMessage::Error { id: Some(i), .. } if i == "both"))
+        .await
+    {
+        ServerMessage::Error { code, message, .. } => {
+            assert_eq!(code, ErrorCode::BadMessage);
+            assert!(message.contains("not both"), "{message}");
+        }
+        _ => unreachable!(),
+    }
+    // Nothing was decided: the request still waits for a clear answer.
+    let info = server.info(s.id).await;
+    assert_eq!(info.pending_approvals, 1);
+    let resp = server
+        .post_json(&path, serde_json::json!({"option": allow}))
+        .await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        decided(&mut a, &req.request_id).await.state,
+        ApprovalState::Allowed
+    );
 }

@@ -507,15 +507,7 @@ pub async fn approve(
     ApiJson(body): ApiJson<ApprovalDecision>,
 ) -> Result<Json<Approval>, AppError> {
     let s = session_for(&state, &who, &actor, &id, Act::approve("approval"))?;
-    let choice = match (body.option, body.allowed) {
-        (Some(option), _) => Choice::Option(option),
-        (None, Some(allowed)) => Choice::Allowed(allowed),
-        (None, None) => {
-            return Err(AppError::bad_request(
-                "send \"option\" (one of the approval's options) or \"allowed\"",
-            ))
-        }
-    };
+    let choice = Choice::from_fields(body.option, body.allowed).map_err(AppError::bad_request)?;
     Ok(Json(s.approve_as(&request_id, &choice, &actor)?))
 }
 

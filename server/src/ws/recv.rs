@@ -213,16 +213,16 @@ async fn handle_text(
             option,
             id,
         } => {
-            let choice =
-                match (option, allowed) {
-                    (Some(option), _) => Choice::Option(option),
-                    (None, Some(allowed)) => Choice::Allowed(allowed),
-                    (None, None) => return Some(ServerMessage::error(
+            let choice = match Choice::from_fields(option, allowed) {
+                Ok(c) => c,
+                Err(why) => {
+                    return Some(ServerMessage::error(
                         ErrorCode::BadMessage,
-                        "approve needs \"option\" (one of the approval's options) or \"allowed\"",
+                        format!("approve: {why}"),
                         id,
-                    )),
-                };
+                    ))
+                }
+            };
             match session.approve_as(&request_id, &choice, who) {
                 Ok(_) => ack(id, false),
                 Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), id)),

@@ -39,6 +39,24 @@ pub enum Choice {
     Option(String),
 }
 
+impl Choice {
+    /// The choice of a request's `option` and `allowed` fields (REST body,
+    /// WebSocket `approve`): exactly one of them. Both is refused rather
+    /// than one of them picked: `{"option": "allow", "allowed": false}`
+    /// contradicts itself, and which option ids allow is the agent's to say.
+    pub fn from_fields(
+        option: Option<String>,
+        allowed: Option<bool>,
+    ) -> Result<Self, &'static str> {
+        match (option, allowed) {
+            (Some(option), None) => Ok(Choice::Option(option)),
+            (None, Some(allowed)) => Ok(Choice::Allowed(allowed)),
+            (None, None) => Err("send \"option\" (one of the approval's options) or \"allowed\""),
+            (Some(_), Some(_)) => Err("send \"option\" or \"allowed\", not both"),
+        }
+    }
+}
+
 struct Entry {
     approval: Approval,
     /// The program's `control_response` has been seen.
