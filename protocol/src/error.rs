@@ -37,6 +37,10 @@ pub enum ErrorCode {
     Internal,
     /// The session cannot be resumed (no resume support, still running, ...).
     NotResumable,
+    /// The profile cannot start as the server configures it: its program
+    /// or its working directory is missing. The operator's to fix; the
+    /// request itself was fine.
+    ProfileMisconfigured,
 }
 
 impl ErrorCode {
@@ -57,6 +61,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => "forbidden",
             ErrorCode::Internal => "internal",
             ErrorCode::NotResumable => "not_resumable",
+            ErrorCode::ProfileMisconfigured => "profile_misconfigured",
         }
     }
 }

@@ -286,6 +286,7 @@ mod tests {
             ErrorCode::BadMessage,
             ErrorCode::AlreadyResolved,
             ErrorCode::NoSidecar,
+            ErrorCode::ProfileMisconfigured,
         ] {
             assert_eq!(
                 serde_json::to_value(code).unwrap(),

@@ -17,6 +17,7 @@ use crate::config::Profiles;
 use crate::error::AppError;
 use crate::session::channel::watcher::Watcher;
 use crate::session::record::Record;
+use crate::session::terminal::program::Misconfigured;
 use crate::session::{Session, SessionLimits, SessionOptions};
 use crate::state_dir;
 
@@ -289,11 +290,20 @@ impl Registry {
         })
         .map_err(|e| {
             let _ = std::fs::remove_dir_all(&dir);
-            AppError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::Internal,
-                format!("starting profile {:?}: {e:#}", profile.name),
-            )
+            // Still a 5xx: the request was fine, the server's profile is
+            // not; the code tells the two apart.
+            match e.downcast_ref::<Misconfigured>() {
+                Some(why) => AppError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::ProfileMisconfigured,
+                    format!("profile {:?} cannot start: {why}", profile.name),
+                ),
+                None => AppError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::Internal,
+                    format!("starting profile {:?}: {e:#}", profile.name),
+                ),
+            }
         })?;
         {
             let mut table = self.table();

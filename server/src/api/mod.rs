@@ -251,12 +251,16 @@ pub async fn create(
     } else {
         json_object(&body)?
     };
-    let profile = req.profile.clone();
+    let requested = req.profile.clone();
     let session = state.registry.create(req).inspect_err(|e| {
-        if e.code == ErrorCode::Internal {
+        // A refused request (no such profile, a bad size, the session
+        // limit) is no failed start.
+        if e.status.is_server_error() {
+            // The profile used, also when the request named none.
+            let used = state.registry.profiles().get(requested.as_deref());
             state
                 .observe
-                .start_failed(profile.as_deref(), None, &e.message, &actor);
+                .start_failed(used.map(|p| p.name.as_str()), None, &e.message, &actor);
         }
     })?;
     let info = session.info();

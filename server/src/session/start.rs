@@ -170,6 +170,12 @@ impl Session {
         let (pid, exit, pty, channel): (u32, Exit, _, _) =
             if profile.channel == ChannelKind::StreamJsonPerTurn {
                 // No process of its own: one per turn, run by the channel.
+                // A program or directory that is missing fails the start,
+                // as it does for the other channels, not the first turn.
+                if let Err(e) = terminal::program::program_path(&spawn) {
+                    terminal.abandon();
+                    return Err(e.into());
+                }
                 let c = PerTurn::start(
                     PerTurnOptions {
                         resume: profile

@@ -9,7 +9,7 @@ export type SessionId = string;
 
 export type ClientId = number;
 
-export type ErrorCode = "bad_message" | "unknown_type" | "too_large" | "session_not_found" | "unknown_profile" | "unknown_request" | "already_resolved" | "session_ended" | "no_sidecar" | "limit_reached" | "unauthorized" | "forbidden" | "internal" | "not_resumable";
+export type ErrorCode = "bad_message" | "unknown_type" | "too_large" | "session_not_found" | "unknown_profile" | "unknown_request" | "already_resolved" | "session_ended" | "no_sidecar" | "limit_reached" | "unauthorized" | "forbidden" | "internal" | "not_resumable" | "profile_misconfigured";
 
 export type SessionStatus = "running" | "exited";
 

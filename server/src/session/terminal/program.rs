@@ -9,8 +9,6 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use anyhow::{anyhow, bail, Result};
-
 use super::pty::SpawnOptions;
 
 /// How a program ended, in the protocol's terms.
@@ -28,9 +26,31 @@ fn signal_name(signal: i32) -> String {
         .unwrap_or_else(|_| format!("signal {signal}"))
 }
 
+/// Why a profile cannot start as configured: what it names is missing.
+/// The operator's to fix (the request was fine), so the REST answer says
+/// which (`profile_misconfigured`) rather than failing as duet's own error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Misconfigured {
+    #[error("the working directory {0:?} does not exist")]
+    NoCwd(PathBuf),
+    #[error("the working directory {0:?} is not a directory")]
+    CwdNotDir(PathBuf),
+    #[error("the working directory {0:?} cannot be entered (permission denied)")]
+    CwdDenied(PathBuf),
+    #[error("the program {0:?} does not exist")]
+    NoProgram(String),
+    #[error("the program {0:?} is not executable")]
+    NotExecutable(String),
+    #[error("the program {0:?} was not found on PATH")]
+    NotOnPath(String),
+}
+
 /// The program of `opts`, found as the shell would find it on the PATH
-/// the program will have.
-pub(crate) fn program_path(opts: &SpawnOptions) -> Result<PathBuf> {
+/// the program will have, after checking its working directory: the
+/// process would fail to change into a missing one with ENOENT, which
+/// reads as if the program were missing.
+pub(crate) fn program_path(opts: &SpawnOptions) -> Result<PathBuf, Misconfigured> {
+    check_cwd(&opts.cwd)?;
     let path_var = opts
         .env
         .iter()
@@ -70,23 +90,42 @@ pub(super) fn setsid() -> Option<&'static Path> {
         .as_deref()
 }
 
+/// A working directory the program can be started in.
+fn check_cwd(cwd: &Path) -> Result<(), Misconfigured> {
+    match std::fs::metadata(cwd) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(Misconfigured::NoCwd(cwd.to_path_buf()))
+        }
+        Ok(m) if !m.is_dir() => Err(Misconfigured::CwdNotDir(cwd.to_path_buf())),
+        _ if rustix::fs::access(cwd, rustix::fs::Access::EXEC_OK).is_err() => {
+            Err(Misconfigured::CwdDenied(cwd.to_path_buf()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Finds the program the way the shell would, so that a profile naming a
 /// missing program fails at start with a clear error rather than starting
 /// `setsid`, which would print its complaint into the terminal and exit 1.
-fn resolve_program(program: &str, cwd: &Path, path: Option<&std::ffi::OsStr>) -> Result<PathBuf> {
+fn resolve_program(
+    program: &str,
+    cwd: &Path,
+    path: Option<&std::ffi::OsStr>,
+) -> Result<PathBuf, Misconfigured> {
     if program.contains('/') {
         // Absolute: setsid runs in `cwd` and would resolve a relative path
-        // again from there.
-        let p = std::path::absolute(cwd.join(program))?;
+        // again from there. (`absolute` fails only for an empty path.)
+        let p = std::path::absolute(cwd.join(program))
+            .map_err(|_| Misconfigured::NoProgram(program.into()))?;
         if !p.is_file() {
-            bail!("{program:?} does not exist");
+            return Err(Misconfigured::NoProgram(program.into()));
         }
         if !is_executable(&p) {
-            bail!("{program:?} is not executable");
+            return Err(Misconfigured::NotExecutable(program.into()));
         }
         return Ok(p);
     }
-    find_on_path(program, path).ok_or_else(|| anyhow!("{program:?} was not found on PATH"))
+    find_on_path(program, path).ok_or_else(|| Misconfigured::NotOnPath(program.into()))
 }
 
 fn find_on_path(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
@@ -123,6 +162,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("not executable"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_working_directory_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("gone");
+        let err = check_cwd(&missing).unwrap_err();
+        assert!(matches!(err, Misconfigured::NoCwd(_)), "{err}");
+        assert!(err.to_string().contains("working directory"), "{err}");
+        std::fs::write(&missing, "a file").unwrap();
+        let err = check_cwd(&missing).unwrap_err();
+        assert!(matches!(err, Misconfigured::CwdNotDir(_)), "{err}");
+        assert!(check_cwd(dir.path()).is_ok());
     }
 
     #[test]
