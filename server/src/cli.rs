@@ -67,8 +67,10 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
 
     /// TOML file with the agent profiles clients may start (see
-    /// the README). Without it: the demo agent, a login shell,
-    /// and Qwen Code if `qwen` is on the PATH.
+    /// the README). Without it: the demo agent (the default), a
+    /// login shell, Qwen Code and Claude Code when `qwen` and
+    /// `claude` are on the PATH, and Claude Code over ACP when
+    /// `claude-agent-acp` (or `claude-code-acp`) is.
     #[arg(long, env = "DUET_CONFIG")]
     pub config: Option<PathBuf>,
 

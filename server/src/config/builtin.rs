@@ -1,5 +1,6 @@
 //! The profiles duet offers with no config file: its demo agent, a login
-//! shell, and Qwen Code and Claude Code when they are on the PATH.
+//! shell, Qwen Code and Claude Code when they are on the PATH, and Claude
+//! Code over ACP when its adapter is.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

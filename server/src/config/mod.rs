@@ -1,24 +1,70 @@
 //! Agent profiles: what duet may run. Profiles come from a TOML file chosen by
 //! the operator; a client only ever picks one by name (and a size), so no
-//! command line is ever taken from a client.
+//! command line is ever taken from a client. This header is the file's
+//! reference; `deploy/duet.example.toml` shows each field in use.
 //!
 //! ```toml
-//! default_profile = "demo"
+//! default_profile = "qwen"      # default: the first profile
 //!
 //! [[profile]]
 //! name = "qwen"
 //! description = "Qwen Code with dual output"
 //! command = "qwen"
 //! args = ["--json-file", "{events_file}", "--input-file", "{input_file}"]
-//! env = { HOME = "/var/lib/duet/qwen-home" }
+//! resume_args = ["--json-file", "{events_file}", "--input-file", "{input_file}",
+//!                "--resume", "{agent_session_id}"]
+//! env = { QWEN_CODE_NO_RELAUNCH = "1" }
 //! cwd = "/srv/project"          # default: a fresh private directory per session
+//! ready_text = "? for shortcuts"
+//! channel = "dual_output"       # the default for a profile with {events_file}
+//!
+//! [[token]]                     # `duet token --name ci --role driver` prints one
+//! name = "ci"
+//! role = "driver"
+//! sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 //! ```
 //!
-//! Placeholders in `command`, `args`, `env` values and `cwd`: `{events_file}`,
-//! `{input_file}`, `{session_dir}`, `{work_dir}`, `{session_id}`, `{cols}`,
-//! `{rows}`, and `{duet}` (this duet executable). A profile has the sidecar
-//! (chat view) when it mentions `{events_file}`, and takes submits and
-//! approvals when it mentions `{input_file}`.
+//! A `[[profile]]`'s fields (`name` and `command` required):
+//! - `name`: what clients pick; letters, digits, `-`, `_` and `.`.
+//! - `description`: shown to clients with the name.
+//! - `command`: the program, a path or a name looked up on the PATH it will
+//!   have (its `env`'s `PATH`, else duet's).
+//! - `args`: its arguments.
+//! - `resume_args`: the arguments, instead of `args`, that continue an
+//!   ended session's conversation (`POST /api/sessions/{id}/resume`, in the
+//!   ended session's work directory); without them a profile's sessions
+//!   cannot be resumed.
+//! - `env`: added to what the program inherits from duet (never duet's own
+//!   `DUET_*` settings).
+//! - `cwd`: its working directory, which must exist; default `{work_dir}`.
+//! - `ready_text`: prompts wait until the screen shows this text.
+//! - `channel`: how duet learns what the agent does and tells it what the
+//!   user wants: `dual_output`, `claude`, `stream_json`,
+//!   `stream_json_per_turn`, `acp` or `none` (docs/agents.md). Default:
+//!   `dual_output` for a profile that mentions `{events_file}`, else `none`.
+//!
+//! A `[[token]]` gives a named credential a role (`owner`, `driver`,
+//! `approver` or `viewer`); only the token's SHA-256 is written here.
+//!
+//! Placeholders in `command`, `args`, `resume_args`, `env` values and `cwd`:
+//! - `{events_file}`, `{input_file}`: the dual-output sidecar files. A
+//!   profile that mentions `{events_file}` has the chat view; one that
+//!   mentions `{input_file}` takes submits and approvals.
+//! - `{session_dir}`: the session's private directory; `{work_dir}`: the
+//!   default working directory inside it (the ended session's, on resume).
+//! - `{session_id}`, `{cols}`, `{rows}`: the session's id and initial
+//!   terminal size.
+//! - `{duet}`: this duet executable.
+//! - `{agent_session_id}`: the agent's own conversation id: a fresh one
+//!   duet picks at start (Claude Code takes it with `--session-id`); in
+//!   `resume_args`, the one the agent reported for the ended session (for
+//!   `stream_json_per_turn`, the one it reported in the last prompt's
+//!   process, which the next one continues).
+//! - `{claude_settings}`: for `channel = "claude"`, which needs it: the
+//!   `--settings` JSON that leads Claude Code's hooks to duet.
+//! - `{prompt}`: for `channel = "stream_json_per_turn"` only, the prompt of
+//!   the turn, in `args` and `resume_args` (without it, the prompt goes to
+//!   the program's stdin).
 
 mod builtin;
 mod profile;
