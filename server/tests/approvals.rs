@@ -306,6 +306,8 @@ async fn who_decided_is_kept_across_a_restart() {
             )
         );
     }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decision_naming_both_an_option_and_allowed_is_refused() {
     let server = TestServer::start().await;

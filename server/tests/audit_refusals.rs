@@ -169,7 +169,7 @@ async fn refusals_for_the_role_are_audited_where_they_happened() {
     refusal(&lines, "session_resume", "drv", Driver, "manage");
     refusal(&lines, "session_rename", "apr", Approver, "manage");
     refusal(&lines, "share_create", "drv", Driver, "manage");
-    refusal(&lines, "audit_read", "vw", Viewer, "manage");
+    refusal(&lines, "audit_read", "vw", Viewer, "audit");
     let submits = refusals(&lines, "submit", "vw");
     assert_eq!(submits.len(), 2, "REST and WebSocket: {submits:#?}");
     for l in &submits {
@@ -193,7 +193,7 @@ async fn refusals_for_the_role_are_audited_where_they_happened() {
             .collect();
     let create = refusal(&trail, "session_create", "vw", Viewer, "manage");
     assert_eq!(create["session"], Value::Null);
-    refusal(&trail, "metrics", "drv", Driver, "manage");
+    refusal(&trail, "metrics", "drv", Driver, "metrics");
     assert_eq!(trail.len(), 3, "{trail:#?}");
 }
 
