@@ -261,6 +261,12 @@ export class SessionController {
         this.clients = m.clients;
         this.scheduleRender();
         return;
+      case 'error': {
+        // A refused prompt goes back into the box; the log says why.
+        const refused = m.id === undefined ? undefined : this.state.pending.find((p) => p.id === m.id);
+        if (refused) this.chat.restoreDraft(refused.text);
+        break;
+      }
       case 'exit':
         // Say so in the terminal too: a terminal-only profile has no status line.
         if (!this.expectSnapshot && !this.state.exit) this.terminal.write(new TextEncoder().encode(`\r\n\x1b[2m[${lowerFirst(exitSentence(m))}]\x1b[0m\r\n`));

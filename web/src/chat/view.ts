@@ -11,6 +11,7 @@ import { h } from '../ui/dom';
 import { ResumeControl } from '../ui/resume';
 import type { ChatCallbacks, ChatContext } from './callbacks';
 import { exitSentence, historyHeading, pendingEl, renderItem } from './entries';
+import { tooLongToSend } from './limits';
 import { agentModes, ModePicker } from './modes';
 import type { HistorySegment } from './history';
 import { approvalOf, chatStatus, type ApprovalView, type ChatItem, type ChatState, type ChatStatus, type PendingSubmit } from './state';
@@ -52,6 +53,8 @@ export class ChatView {
   private readonly stopButton: HTMLButtonElement;
   private readonly modes: ModePicker;
   private readonly composerNote: HTMLElement;
+  /** Why the text in the box was not sent (too long); cleared by the next edit. */
+  private readonly composerError: HTMLElement;
   private readonly composer: HTMLFormElement;
   private readonly resume: ResumeControl;
   private readonly rendered = new Map<string, Rendered>();
@@ -88,15 +91,16 @@ export class ChatView {
       placeholder: 'Message the agent…',
       title: 'Enter sends; Shift+Enter starts a new line',
       'aria-label': 'Message',
-      'aria-describedby': 'composer-note',
+      'aria-describedby': 'composer-note composer-error',
       enterkeyhint: 'send',
       onkeydown: (ev: Event) => { this.onKey(ev as KeyboardEvent); },
-      oninput: () => { this.autosize(); this.keepDraft(); },
+      oninput: () => { this.autosize(); this.keepDraft(); this.showComposerError(undefined); },
     });
     this.input.value = readDraft(cb.draftKey);
     this.sendButton = h('button', { type: 'submit', class: 'btn btn-primary send' }, 'Send');
     this.composerNote = h('p', { id: 'composer-note', class: 'composer-note', hidden: true });
-    const form = h('form', { class: 'composer', onsubmit: (ev: Event) => { ev.preventDefault(); this.send(); } }, this.composerNote, this.input, this.sendButton);
+    this.composerError = h('p', { id: 'composer-error', class: 'composer-error', role: 'alert', hidden: true });
+    const form = h('form', { class: 'composer', onsubmit: (ev: Event) => { ev.preventDefault(); this.send(); } }, this.composerNote, this.composerError, this.input, this.sendButton);
     this.composer = form;
     this.root = h('section', { class: 'pane chat-pane', 'aria-label': 'Chat' }, this.statusEl, h('div', { class: 'chat-log-wrap' }, this.log, this.jumpButton), form);
     // The log changes size (layout switch, window or keyboard): keep following, and re-check the jump control.
@@ -347,9 +351,31 @@ export class ChatView {
     }
   }
 
+  /**
+   * Puts a prompt the server refused back into the box, ahead of anything
+   * typed since, so that no typed text is lost (the log says why).
+   */
+  restoreDraft(text: string): void {
+    const now = this.input.value;
+    if (now === text) return;
+    this.input.value = now === '' ? text : `${text}\n${now}`;
+    this.autosize();
+    this.keepDraft();
+  }
+
+  private showComposerError(message: string | undefined): void {
+    if (this.composerError.hidden && message === undefined) return;
+    this.composerError.hidden = message === undefined;
+    this.composerError.textContent = message ?? '';
+  }
+
   private send(): void {
     const text = this.input.value;
     if (text.trim() === '' || this.input.disabled) return;
+    // Checked here: the server would refuse it after the box was cleared.
+    const tooLong = tooLongToSend(text);
+    this.showComposerError(tooLong);
+    if (tooLong !== undefined) return;
     if (this.cb.onSubmit(text)) {
       this.input.value = '';
       this.autosize();
