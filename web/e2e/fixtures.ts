@@ -104,6 +104,9 @@ export { expect };
 
 /** Starts a session of `profile` through the UI and waits until its socket is greeted. */
 export async function startSession(page: Page, profile: string): Promise<string> {
+  // Below 1024 px the sidebar is a drawer: open it first.
+  const menu = page.locator('.topbar .menu');
+  if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) === 'false') await menu.click();
   const select = page.locator('.profile-select');
   if (await select.isVisible()) await select.selectOption(profile);
   await page.locator('.new-session button[type=submit]').click();

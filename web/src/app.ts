@@ -12,6 +12,7 @@ import { SessionController } from './session';
 import { h } from './ui/dom';
 import { applyTheme, currentTheme, onSystemThemeChange, type ThemeName } from './ui/theme';
 import { Sidebar } from './ui/sidebar';
+import { SidebarToggle } from './ui/menu';
 import { BoardView } from './ui/board';
 import { Notifier } from './notify/notifier';
 import { PushControl } from './notify/push';
@@ -63,7 +64,7 @@ export class App {
   private readonly bannerText: HTMLElement;
   private readonly titleEl: HTMLElement;
   private readonly themeButton: HTMLButtonElement;
-  private readonly menuButton: HTMLButtonElement;
+  private readonly menu: SidebarToggle;
   private readonly layoutButtons = new Map<Layout, HTMLButtonElement>();
   private readonly layoutGroup: HTMLElement;
   private readonly boardView: BoardView;
@@ -91,7 +92,8 @@ export class App {
       end: (id) => this.endSession(id),
       resume: (id) => this.resumeSession(id),
     });
-    this.menuButton = h('button', { type: 'button', class: 'btn btn-icon menu', 'aria-label': 'Sessions', 'aria-controls': 'sidebar', 'aria-expanded': 'false', onclick: () => { this.toggleSidebar(); } }, '☰');
+    this.root = h('div', { class: 'app' });
+    this.menu = new SidebarToggle(this.root);
     this.titleEl = h('span', { class: 'session-title' });
     const layoutGroup = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Layout' });
     this.layoutGroup = layoutGroup;
@@ -102,7 +104,7 @@ export class App {
     }
     this.themeButton = h('button', { type: 'button', class: 'btn btn-icon theme-toggle', onclick: () => { this.setTheme(this.theme === 'dark' ? 'light' : 'dark', true); } });
     this.replayLink = h('a', { class: 'btn btn-quiet replay-link', hidden: true, title: 'Replay this session: the terminal and the chat at any moment' }, 'Replay');
-    const topbar = h('header', { class: 'topbar' }, this.menuButton, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.replayLink, this.exportMenu.root, notifySettings(this.push, () => this.session?.id), this.themeButton);
+    const topbar = h('header', { class: 'topbar' }, this.menu.button, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.replayLink, this.exportMenu.root, notifySettings(this.push, () => this.session?.id), this.themeButton);
 
     this.bannerText = h('span', {});
     this.banner = h('div', { class: 'banner', role: 'alert', hidden: true }, this.bannerText, h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => { this.session?.resume(); } }, 'Retry now'));
@@ -113,9 +115,9 @@ export class App {
     this.boardView = new BoardView({ open: (id) => { this.navigate(id); } });
     this.feed = new BoardFeed({ board: (b) => { this.onBoard(b); }, unauthorized: () => { this.onUnauthorized(); } });
     this.workspace = h('main', { class: 'workspace', 'data-layout': this.layout }, this.chatSlot, this.termSlot, this.emptyState, this.boardView.root);
-    const scrim = h('div', { class: 'scrim', onclick: () => { this.toggleSidebar(false); } });
+    const scrim = h('div', { class: 'scrim', onclick: () => { this.menu.closeDrawer(); } });
     this.replaySlot = h('div', { class: 'replay-slot', hidden: true });
-    this.root = h('div', { class: 'app' }, topbar, this.banner, this.replaySlot, h('div', { class: 'body' }, this.sidebar.root, scrim, this.workspace));
+    this.root.append(topbar, this.banner, this.replaySlot, h('div', { class: 'body' }, this.sidebar.root, scrim, this.workspace));
   }
 
   /** Loads profiles and sessions and opens the session in the hash (or none). */
@@ -212,7 +214,7 @@ export class App {
     s.start();
     if (this.layout === 'terminal' || !s.hasChat) s.terminal.focus();
     else s.chat.focusComposer();
-    this.toggleSidebar(false);
+    this.menu.closeDrawer();
   }
 
   /** The replay of session `id` in place of the live view. */
@@ -236,7 +238,7 @@ export class App {
     this.exportMenu.update();
     const info = this.sidebar.known.find((x) => x.id === id);
     this.titleEl.textContent = `Replay · ${info ? `${info.name ?? info.profile} · ` : ''}${id.slice(0, 8)}`;
-    this.toggleSidebar(false);
+    this.menu.closeDrawer();
     void r.load();
   }
 
@@ -430,12 +432,6 @@ export class App {
     this.themeButton.textContent = theme === 'dark' ? '☀' : '☾';
     this.themeButton.setAttribute('aria-label', `Switch to the ${next} theme`);
     this.themeButton.title = `Switch to the ${next} theme`;
-  }
-
-  private toggleSidebar(open?: boolean): void {
-    const isOpen = open ?? !this.root.classList.contains('sidebar-open');
-    this.root.classList.toggle('sidebar-open', isOpen);
-    this.menuButton.setAttribute('aria-expanded', String(isOpen));
   }
 
   /** Back/forward cache, visibility and network changes. */
