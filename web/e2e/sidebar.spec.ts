@@ -52,3 +52,33 @@ test('on a wide screen the ☰ hides the sidebar column and shows it again, reme
   await expect(sidebar).toBeVisible();
   expect(await page.evaluate(() => localStorage.getItem('duet.sidebar'))).toBeNull();
 });
+
+test.describe('on a phone', () => {
+  test.use({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+
+  test('the drawer closes when the board is chosen, and on Escape', async ({ loggedIn: page }) => {
+    const menu = page.getByRole('button', { name: 'Sessions' });
+    const sidebar = page.getByRole('navigation', { name: 'Sessions' });
+    const id = await startSession(page, 'demo');
+    await expect(menu).toHaveAttribute('aria-expanded', 'false');
+
+    await menu.click();
+    await expect(sidebar).toBeVisible();
+    await sidebar.getByRole('link', { name: 'Board' }).click();
+    await expect(page).toHaveURL(/#\/board$/);
+    await expect(menu).toHaveAttribute('aria-expanded', 'false');
+    await expect(sidebar).toBeHidden();
+    await expect(page.locator('.scrim')).toBeHidden();
+    // Nothing covers the board: its cards take the tap.
+    await page.locator(`.board-card[data-session-id="${id}"] .board-open`).click();
+    await expect(page).toHaveURL(new RegExp(`#/session/${id}$`));
+
+    await menu.click();
+    await expect(sidebar).toBeVisible();
+    await sidebar.getByRole('link', { name: 'Board' }).focus();
+    await page.keyboard.press('Escape');
+    await expect(menu).toHaveAttribute('aria-expanded', 'false');
+    await expect(sidebar).toBeHidden();
+    await expect(menu).toBeFocused();
+  });
+});

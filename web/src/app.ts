@@ -93,7 +93,7 @@ export class App {
       resume: (id) => this.resumeSession(id),
     });
     this.root = h('div', { class: 'app' });
-    this.menu = new SidebarToggle(this.root);
+    this.menu = new SidebarToggle(this.root, this.sidebar.root);
     this.titleEl = h('span', { class: 'session-title' });
     const layoutGroup = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Layout' });
     this.layoutGroup = layoutGroup;
@@ -175,6 +175,8 @@ export class App {
   private readonly created = new Set<string>();
 
   private openFromHash(): void {
+    // Whatever was chosen (a session, the board, a replay, Back): the drawer has done its job.
+    this.menu.closeDrawer();
     this.replayView?.dispose();
     this.replayView = null;
     this.replaySlot.hidden = true;
@@ -214,7 +216,6 @@ export class App {
     s.start();
     if (this.layout === 'terminal' || !s.hasChat) s.terminal.focus();
     else s.chat.focusComposer();
-    this.menu.closeDrawer();
   }
 
   /** The replay of session `id` in place of the live view. */
@@ -238,7 +239,6 @@ export class App {
     this.exportMenu.update();
     const info = this.sidebar.known.find((x) => x.id === id);
     this.titleEl.textContent = `Replay · ${info ? `${info.name ?? info.profile} · ` : ''}${id.slice(0, 8)}`;
-    this.menu.closeDrawer();
     void r.load();
   }
 

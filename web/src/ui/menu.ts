@@ -15,13 +15,23 @@ export class SidebarToggle {
   readonly button: HTMLButtonElement;
   private readonly drawer: MediaQueryList;
 
-  constructor(private readonly app: HTMLElement) {
+  constructor(private readonly app: HTMLElement, sidebar: HTMLElement) {
     this.button = h('button', { type: 'button', class: 'btn btn-icon menu', 'aria-label': 'Sessions', title: 'Sessions', 'aria-controls': 'sidebar', onclick: () => { this.toggle(); } }, h('span', { 'aria-hidden': 'true' }, '☰'));
     this.drawer = matchMedia(DRAWER_MEDIA);
     // Across the breakpoint an open drawer closes; the column keeps its choice.
     this.drawer.addEventListener('change', () => {
       this.app.classList.remove('sidebar-open');
       this.sync();
+    });
+    // A link in the drawer (Board, a resumed session's origin) leads away: the
+    // drawer closes, also when the address stays the same. Escape closes it too.
+    sidebar.addEventListener('click', (ev) => {
+      if (ev.target instanceof Element && ev.target.closest('a[href]')) this.closeDrawer();
+    });
+    sidebar.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'Escape' || !this.app.classList.contains('sidebar-open')) return;
+      this.closeDrawer();
+      this.button.focus();
     });
     this.app.classList.toggle('sidebar-collapsed', localStorage.getItem(COLUMN_KEY) === 'hidden');
     this.sync();
