@@ -1,6 +1,6 @@
 // The sidebar: a drawer below 1024 px, so the terminal keeps its room; a
 // column on wider screens that the ☰ hides and shows again, remembered.
-import { expect, startSession, test, waitGreeted } from './fixtures';
+import { expect, sendChat, startSession, test, waitGreeted } from './fixtures';
 
 test.describe('at 800 px', () => {
   test.use({ viewport: { width: 800, height: 1000 } });
@@ -80,5 +80,27 @@ test.describe('on a phone', () => {
     await expect(menu).toHaveAttribute('aria-expanded', 'false');
     await expect(sidebar).toBeHidden();
     await expect(menu).toBeFocused();
+  });
+
+  test('the ☰ counts approvals waiting in the other sessions', async ({ loggedIn: page }) => {
+    const menu = page.locator('.topbar .menu');
+    const first = await startSession(page, 'demo');
+    await sendChat(page, 'run echo waiting-in-the-first');
+    await expect(page.locator('[data-kind=tool]').last().getByRole('button', { name: 'Allow' })).toBeVisible();
+    // Its own approval is on screen: no count.
+    await expect(menu).toHaveAccessibleName('Sessions');
+    await expect(menu.locator('.menu-badge')).toBeHidden();
+
+    await startSession(page, 'demo');
+    await expect(menu).toHaveAccessibleName('Sessions: 1 approval waiting in another session');
+    await expect(menu.locator('.menu-badge')).toHaveText('1');
+    await expect(menu.locator('.menu-badge')).toBeVisible();
+
+    // Back in the first session: nothing waits elsewhere.
+    await menu.click();
+    await page.locator(`.session-row[data-session-id="${first}"] .session-open`).click();
+    await expect(page).toHaveURL(new RegExp(`#/session/${first}$`));
+    await expect(menu).toHaveAccessibleName('Sessions');
+    await expect(menu.locator('.menu-badge')).toBeHidden();
   });
 });

@@ -177,6 +177,13 @@ export class App {
   private openFromHash(): void {
     // Whatever was chosen (a session, the board, a replay, Back): the drawer has done its job.
     this.menu.closeDrawer();
+    this.route();
+    // The open session's approvals no longer count as another's, and the last one's do.
+    this.showWaiting();
+  }
+
+  /** Shows what the address names: a replay, the board, a session, or nothing. */
+  private route(): void {
     this.replayView?.dispose();
     this.replayView = null;
     this.replaySlot.hidden = true;
@@ -345,8 +352,14 @@ export class App {
     this.boardView.set(board);
     this.session?.infoChanged();
     this.showTitle();
-    const pending = sessions.reduce((n, s) => n + (s.id === this.session?.id ? 0 : s.pending_approvals), 0);
-    this.updateTitle(pending);
+    this.showWaiting();
+  }
+
+  /** Approvals waiting in the other sessions (the board's count): on the ☰ and in the tab's title. */
+  private showWaiting(): void {
+    const others = this.sidebar.known.reduce((n, s) => n + (s.id === this.session?.id ? 0 : s.pending_approvals), 0);
+    this.menu.setWaiting(others);
+    this.updateTitle(others);
   }
 
   private othersPending = 0;

@@ -2,7 +2,8 @@
 // narrow window) the sidebar is a drawer over the page, closed until asked
 // for: as a 260 px column it left the terminal 22 columns in Split at 800 px.
 // Wider, it is a column that the button hides and shows again, remembered in
-// localStorage.
+// localStorage. The button counts the approvals waiting in the other sessions:
+// a closed drawer or a hidden column would hide them (a phone showed no sign).
 import { h } from './dom';
 
 /** Below this width the sidebar is a drawer (the same breakpoint as styles.css). */
@@ -14,9 +15,13 @@ const COLUMN_KEY = 'duet.sidebar';
 export class SidebarToggle {
   readonly button: HTMLButtonElement;
   private readonly drawer: MediaQueryList;
+  private readonly badge: HTMLElement;
+  private waiting = 0;
 
   constructor(private readonly app: HTMLElement, sidebar: HTMLElement) {
-    this.button = h('button', { type: 'button', class: 'btn btn-icon menu', 'aria-label': 'Sessions', title: 'Sessions', 'aria-controls': 'sidebar', onclick: () => { this.toggle(); } }, h('span', { 'aria-hidden': 'true' }, '☰'));
+    // The count is in the button's name; the badge only draws it.
+    this.badge = h('span', { class: 'menu-badge', 'aria-hidden': 'true', hidden: true });
+    this.button = h('button', { type: 'button', class: 'btn btn-icon menu', 'aria-controls': 'sidebar', onclick: () => { this.toggle(); } }, h('span', { 'aria-hidden': 'true' }, '☰'), this.badge);
     this.drawer = matchMedia(DRAWER_MEDIA);
     // Across the breakpoint an open drawer closes; the column keeps its choice.
     this.drawer.addEventListener('change', () => {
@@ -56,7 +61,22 @@ export class SidebarToggle {
     this.sync();
   }
 
+  /** How many approvals wait in sessions other than the open one. */
+  setWaiting(n: number): void {
+    if (n === this.waiting) return;
+    this.waiting = n;
+    this.sync();
+  }
+
   private sync(): void {
+    const n = this.waiting;
+    this.badge.hidden = n === 0;
+    this.badge.textContent = n > 99 ? '99+' : String(n);
+    const label = n === 0 ? 'Sessions' : `Sessions: ${n === 1 ? '1 approval waiting in another session' : `${String(n)} approvals waiting in other sessions`}`;
+    if (this.button.getAttribute('aria-label') !== label) {
+      this.button.setAttribute('aria-label', label);
+      this.button.title = label;
+    }
     const shown = this.drawer.matches ? this.app.classList.contains('sidebar-open') : !this.app.classList.contains('sidebar-collapsed');
     this.button.setAttribute('aria-expanded', String(shown));
   }
