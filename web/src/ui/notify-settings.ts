@@ -120,5 +120,15 @@ export function notifySettings(push: PushControl, session: () => string | undefi
       if (!panel.hidden && !busy) void refresh().catch(() => undefined);
     },
   }, bellIcon());
-  return h('div', { class: 'notify-control' }, button, panel);
+  // Escape (on the bell or in the panel) closes the panel, as a dialog does;
+  // the keyboard goes back to the bell.
+  const control = h('div', { class: 'notify-control' }, button, panel);
+  control.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'Escape' || panel.hidden) return;
+    ev.preventDefault();
+    panel.hidden = true;
+    button.setAttribute('aria-expanded', 'false');
+    button.focus();
+  });
+  return control;
 }
