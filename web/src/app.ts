@@ -210,6 +210,8 @@ export class App {
       profileChannel: (profile) => this.profiles.find((p) => p.name === profile)?.channel,
       info: (sid) => this.sidebar.known.find((x) => x.id === sid),
       showTerminal: () => { this.showTerminal(); },
+      // Out of the terminal: to the message box when it is on screen and usable, else to the top bar.
+      leaveTerminal: () => { if (!this.session?.chat.focusComposer()) this.menu.button.focus(); },
       resume: (sid) => this.resumeSession(sid),
       connection: (sid, state) => { if (sid === this.session?.id) this.showConnection(state); },
       changed: (sid) => { this.sessionChanged(sid); },

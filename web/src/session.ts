@@ -24,6 +24,8 @@ export interface SessionHost {
   info(id: string): SessionInfo | undefined;
   /** Show the terminal and give it the keyboard. */
   showTerminal(): void;
+  /** Take the keyboard out of the terminal (to the composer, else the top bar). */
+  leaveTerminal(): void;
   /** Resume the ended session `id` and open the new one; rejects with the reason. */
   resume(id: string): Promise<void>;
   /** The connection changed (for the banner). */
@@ -117,6 +119,7 @@ export class SessionController {
         },
         resize: (cols, rows) => { if (!this.state.exit && canDrive(this.role)) this.send({ type: 'resize', cols, rows }); },
         flow: (pause) => { this.send({ type: pause ? 'pause' : 'resume' }); },
+        leave: () => { this.host.leaveTerminal(); },
       },
       theme,
     );

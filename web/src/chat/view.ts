@@ -178,9 +178,10 @@ export class ChatView {
     if (this.jumpButton.hidden === outside) this.jumpButton.hidden = !outside;
   }
 
-  /** Moves the keyboard focus to the composer. */
-  focusComposer(): void {
+  /** Moves the keyboard focus to the composer; false when it cannot take it (hidden, disabled). */
+  focusComposer(): boolean {
     this.input.focus();
+    return document.activeElement === this.input;
   }
 
   /** Draws `state`. Cheap when little changed. */

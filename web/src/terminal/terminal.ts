@@ -22,7 +22,24 @@ export interface TerminalOwner {
   resize(cols: number, rows: number): void;
   /** Flow control: `true` = send `pause`, `false` = send `resume`. */
   flow(pause: boolean): void;
+  /** The user asked to leave the terminal (LEAVE_KEY): move the keyboard focus elsewhere. */
+  leave(): void;
 }
+
+/**
+ * The key that leads the keyboard out of the terminal, which otherwise keeps
+ * Tab, Shift+Tab and Escape for the program. A TUI loses nothing to it: a
+ * terminal sends Ctrl+Shift+X as Ctrl+X, which stays available.
+ */
+export const LEAVE_KEY = 'Ctrl+Shift+X';
+
+function isLeaveKey(ev: KeyboardEvent): boolean {
+  // ev.code: the key's place, for layouts whose X key types another letter.
+  return ev.ctrlKey && ev.shiftKey && !ev.altKey && !ev.metaKey && (ev.key === 'X' || ev.key === 'x' || ev.code === 'KeyX');
+}
+
+/** Ids of the hints that name LEAVE_KEY (one per pane). */
+let hintCounter = 0;
 
 /** The phone key bar: label, accessible name, and the bytes (or a function of the terminal's modes). */
 export interface BarKey {
@@ -117,6 +134,8 @@ export class TerminalPane {
     this.scheduleFit();
   };
   private readonly keyBar: HTMLElement;
+  /** Read with the terminal's input (aria-describedby): how to leave it. */
+  private readonly hint: HTMLElement;
 
   constructor(private readonly owner: TerminalOwner, theme: ThemeName) {
     this.host = h('div', { class: 'terminal-host' });
@@ -132,7 +151,9 @@ export class TerminalPane {
         onmousedown: (ev: Event) => { ev.preventDefault(); },
         onclick: () => { this.sendKey(k); },
       }, k.label)));
-    this.root = h('section', { class: 'pane terminal-pane', 'aria-label': 'Terminal' }, this.host, this.fitButton, this.keyBar);
+    hintCounter++;
+    this.hint = h('p', { id: `terminal-hint-${String(hintCounter)}`, class: 'visually-hidden' }, `Tab and Escape go to the program. ${LEAVE_KEY} leaves the terminal for the message box, or for the top bar.`);
+    this.root = h('section', { class: 'pane terminal-pane', 'aria-label': 'Terminal' }, this.host, this.fitButton, this.keyBar, this.hint);
     this.term = new Terminal({
       allowProposedApi: true, // needed by the unicode11 addon
       cursorBlink: true,
@@ -155,8 +176,14 @@ export class TerminalPane {
       this.term.onBinary((s) => { owner.input(Uint8Array.from(s, (c) => c.charCodeAt(0) & 0xff)); }),
     );
     this.observer = new ResizeObserver(() => { this.scheduleFit(); });
-    // Ctrl+Shift+C copies the selection (Ctrl+C stays the terminal's interrupt).
+    // Ctrl+Shift+C copies the selection (Ctrl+C stays the terminal's interrupt);
+    // LEAVE_KEY leads the keyboard out.
     this.term.attachCustomKeyEventHandler((ev) => {
+      if (isLeaveKey(ev)) {
+        ev.preventDefault();
+        if (ev.type === 'keydown') owner.leave();
+        return false;
+      }
       if (ev.type === 'keydown' && ev.ctrlKey && ev.shiftKey && !ev.altKey && (ev.key === 'C' || ev.key === 'c')) {
         ev.preventDefault();
         void this.copySelection();
@@ -205,6 +232,7 @@ export class TerminalPane {
   /** Opens the terminal once the pane is in the document. */
   mount(): void {
     this.term.open(this.host);
+    this.term.textarea?.setAttribute('aria-describedby', this.hint.id);
     this.observer.observe(this.host);
     window.addEventListener('resize', this.onWindowResize);
     // Typing here takes the PTY size back from another tab that resized it.
