@@ -90,7 +90,12 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
     let ended = create(url.clone()).await;
     // Both have written their handshake.
     for id in [running.id, ended.id] {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{id}: no handshake, or its output not in the recording, after 20 s"
+            );
             let info: SessionInfo = http
                 .get(format!("{url}/api/sessions/{id}"))
                 .bearer_auth(TOKEN)

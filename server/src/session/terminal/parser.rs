@@ -128,7 +128,17 @@ impl Output {
                             .data_cv
                             .wait_timeout(ring, pause)
                             .unwrap_or_else(|e| e.into_inner());
-                        ring = r;
+                        drop(r);
+                        // The reader records a burst after it pushes it, so
+                        // a burst can reach the recording's buffer after
+                        // the last batch's flush: write it now, not only
+                        // with the next output (a program that then went
+                        // quiet kept its last lines out of the file, and a
+                        // killed duet lost them).
+                        if let Some(rec) = self.recording.get() {
+                            rec.flush();
+                        }
+                        ring = lock(&self.ring);
                         nap = false;
                     } else {
                         ring.parser = ParserState::Idle;
@@ -229,6 +239,42 @@ mod tests {
     use super::*;
     use bytes::Bytes;
     use std::sync::Arc;
+
+    #[test]
+    fn a_burst_recorded_after_the_parser_took_it_reaches_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.cast");
+        let out = Arc::new(Output::new(80, 24, small()));
+        let rec = super::super::recording::Recording::create(
+            &path,
+            80,
+            24,
+            1 << 20,
+            std::time::Instant::now(),
+        )
+        .unwrap();
+        let _ = out.recording.set(Arc::new(rec));
+        let _parser = start_parser(&out);
+        // The reader pushes, the parser takes it (and flushes an empty
+        // buffer), and only then is the burst recorded; no output follows.
+        out.push(Bytes::from_static(b"last words"));
+        while out.parsed_items.load(Ordering::Acquire) == 0 {
+            std::thread::yield_now();
+        }
+        out.recording.get().unwrap().output(b"last words");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("last words")
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the burst stayed in the recording's buffer"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        out.close();
+    }
 
     #[test]
     fn a_one_row_terminal_does_not_stop_the_parser() {
