@@ -127,3 +127,14 @@ pub fn is_session_dir(dir: &Path) -> bool {
     };
     ours(dir, true) && ours(&dir.join(MARKER), false)
 }
+
+/// A new, empty file only its owner may read (0600 whatever the umask), for
+/// what duet keeps in a session directory.
+pub(crate) fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+}

@@ -4,7 +4,6 @@
 //! and all, until its retention is over.
 
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use duet_protocol::ids::SessionId;
@@ -50,12 +49,7 @@ impl Record {
         let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         // Private like every file of a session (it names the program, its
         // arguments and who started it), whatever the umask.
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
+        let mut file = crate::state_dir::create_private(&tmp)?;
         file.write_all(&text)?;
         drop(file);
         std::fs::rename(&tmp, dir.join(FILE))

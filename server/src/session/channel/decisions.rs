@@ -59,13 +59,7 @@ impl Decisions {
     /// Outcomes of a new session, written to `path` (created empty,
     /// owner-only).
     pub(crate) fn create(path: &Path) -> std::io::Result<Self> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o600)
-            .open(path)?;
+        let file = crate::state_dir::create_private(path)?;
         Ok(Self {
             file: Some(file),
             known: HashMap::new(),

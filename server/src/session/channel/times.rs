@@ -35,13 +35,7 @@ impl EventTimes {
     /// Times for a new session whose clock started at `epoch`, written to
     /// `path` (created empty, owner-only).
     pub(crate) fn create(path: &Path, epoch: Instant) -> std::io::Result<Self> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o600)
-            .open(path)?;
+        let file = crate::state_dir::create_private(path)?;
         Ok(Self {
             epoch: Some(epoch),
             file: Some(file),
