@@ -22,6 +22,7 @@ pub(crate) mod registry;
 pub mod server;
 pub(crate) mod session;
 pub(crate) mod shares;
+pub(crate) mod socket;
 pub mod state_dir;
 pub(crate) mod throttle;
 pub(crate) mod ws;

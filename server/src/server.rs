@@ -5,18 +5,15 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
 use axum::routing::{get, post, put};
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch, Semaphore};
 use tower_http::trace::TraceLayer;
 use tracing::{debug, info, warn};
 
@@ -26,6 +23,7 @@ use crate::host::AllowedHosts;
 use crate::observe::Observer;
 use crate::registry::{Registry, RegistryOptions};
 use crate::session::SessionLimits;
+use crate::socket::Socket;
 use crate::{api, assets, board, host, observe, push, ws};
 
 /// Everything a server needs; build with [`ServerOptions::new`] and adjust.
@@ -314,7 +312,8 @@ pub async fn run(
 /// flight finish (bounded by [`DRAIN`]).
 ///
 /// Every connection holds one of `max_connections` permits for as long as
-/// its socket is open, WebSockets included; one over the cap is closed as
+/// its socket is open, WebSockets included, and while the socket closes
+/// lingering (at most `socket::LINGER`); one over the cap is closed as
 /// soon as it is accepted, so a flood of idle connections cannot use up the
 /// process's file descriptors. A connection gets `header_read_timeout` to
 /// send each request's headers (the first as well as the next on a kept
@@ -377,10 +376,7 @@ async fn serve(
                 tower::Service::call(&mut app.clone(), req)
             },
         );
-        let io = TokioIo::new(Counted {
-            io: tcp,
-            _permit: permit,
-        });
+        let io = TokioIo::new(Socket::new(tcp, permit));
         let connection = http.serve_connection(io, service).with_upgrades();
         let mut closing = closing.clone();
         let done = done_tx.clone();
@@ -404,52 +400,5 @@ async fn serve(
     drop(done_tx);
     if tokio::time::timeout(DRAIN, done_rx.recv()).await.is_err() {
         warn!("requests still running after {DRAIN:?}; stopping anyway");
-    }
-}
-
-/// A connection's socket with its permit: the permit goes when the socket
-/// is closed, also after a WebSocket upgrade took the socket over.
-struct Counted {
-    io: TcpStream,
-    _permit: OwnedSemaphorePermit,
-}
-
-impl AsyncRead for Counted {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Counted {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }

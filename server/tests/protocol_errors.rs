@@ -1,10 +1,14 @@
 //! Malformed and unknown client messages get an `error` frame; the
-//! connection stays up.
+//! connection stays up. A message over the size limit closes that connection
+//! with 1009, and the client gets that close frame however much it still
+//! sends.
 
 mod support;
 
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
+use futures_util::{SinkExt, Stream, StreamExt};
 use support::*;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_messages_get_errors_and_the_socket_stays_up() {
@@ -64,26 +68,17 @@ async fn oversized_messages_close_only_that_connection() {
     let s = server.create("fake").await;
     let mut big = server.connect(s.id, None).await;
     let mut other = server.connect(s.id, None).await;
-    let _ = futures_util::SinkExt::send(
-        &mut big.ws,
-        tokio_tungstenite::tungstenite::Message::Text("x".repeat(200 << 10).into()),
-    )
-    .await;
+    let _ = big
+        .ws
+        .send(Message::Text("x".repeat(200 << 10).into()))
+        .await;
     // The server closes that client with 1009 Message Too Big and says why...
-    let closed = tokio::time::timeout(DEADLINE, async {
-        loop {
-            match futures_util::StreamExt::next(&mut big.ws).await {
-                None | Some(Err(_)) => return None,
-                Some(Ok(tokio_tungstenite::tungstenite::Message::Close(frame))) => return frame,
-                Some(Ok(_)) => {}
-            }
-        }
-    })
-    .await
-    .expect("closed");
-    let frame = closed.expect("a close frame, not a dropped connection");
-    assert_eq!(u16::from(frame.code), 1009);
-    assert!(frame.reason.contains("65536"), "{}", frame.reason);
+    let (code, reason) = tokio::time::timeout(DEADLINE, close_of(&mut big.ws))
+        .await
+        .expect("closed")
+        .expect("a close frame, not a dropped connection");
+    assert_eq!(code, 1009);
+    assert!(reason.contains("65536"), "{reason}");
     // ...and everyone else carries on.
     other.keys(b"unaffected").await;
     other.until_screen("unaffected").await;
@@ -92,25 +87,21 @@ async fn oversized_messages_close_only_that_connection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_close_is_answered() {
     use tokio_tungstenite::tungstenite::protocol::{frame::coding::CloseCode, CloseFrame};
-    use tokio_tungstenite::tungstenite::Message;
     let server = TestServer::start().await;
     let s = server.create("fake").await;
     let mut c = server.connect(s.id, None).await;
     c.until_screen("fake-tui ready").await;
-    futures_util::SinkExt::send(
-        &mut c.ws,
-        Message::Close(Some(CloseFrame {
-            code: CloseCode::Normal,
-            reason: "bye".into(),
-        })),
-    )
+    c.ws.send(Message::Close(Some(CloseFrame {
+        code: CloseCode::Normal,
+        reason: "bye".into(),
+    })))
     .await
     .unwrap();
     // RFC 6455 5.5.1: the server answers with a Close of its own (the
     // client's library then ends the stream cleanly, not with 1006).
     let answer = tokio::time::timeout(DEADLINE, async {
         loop {
-            match futures_util::StreamExt::next(&mut c.ws).await {
+            match c.ws.next().await {
                 Some(Ok(Message::Close(frame))) => return Ok(frame),
                 Some(Ok(_)) => {}
                 other => return Err(format!("{other:?}")),
@@ -121,4 +112,75 @@ async fn a_client_close_is_answered() {
     .expect("an answer within the deadline");
     let frame = answer.expect("a close frame").expect("with a code");
     assert_eq!(frame.code, CloseCode::Normal);
+}
+
+/// What a client sees after it sends one message of `size` bytes while it
+/// reads on (as Node's `ws` and Python's `websockets` do): how its send
+/// ended, and the close frame's code and reason or how the stream ended.
+async fn send_and_read_on(server: &TestServer, size: usize) -> (Result<(), String>, Closed) {
+    let s = server.create("fake").await;
+    let (mut sink, stream) = server.connect(s.id, None).await.ws.split();
+    // The server's close comes in while most of the message is still
+    // going out, as a client library writes while it reads.
+    let sending = tokio::spawn(async move {
+        let big = Message::Binary(vec![b'x'; size].into());
+        sink.send(big).await.map_err(|e| e.to_string())
+    });
+    let closed = tokio::time::timeout(DEADLINE, close_of(stream))
+        .await
+        .expect("the connection ends within the deadline");
+    let sent = tokio::time::timeout(DEADLINE, sending)
+        .await
+        .expect("the send ends within the deadline")
+        .unwrap();
+    (sent, closed)
+}
+
+/// A close frame's code and reason, or what ended the stream instead.
+type Closed = Result<(u16, String), String>;
+
+/// Reads `stream` up to the server's close frame.
+async fn close_of(mut stream: impl Stream<Item = Result<Message, WsError>> + Unpin) -> Closed {
+    loop {
+        match stream.next().await {
+            Some(Ok(Message::Close(Some(f)))) => return Ok((f.code.into(), f.reason.to_string())),
+            Some(Ok(Message::Close(None))) => return Err("a close frame without a code".into()),
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(format!("error: {e}")),
+            None => return Err("ended without a close frame".into()),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_far_over_the_limit_is_read_to_its_end_and_gets_its_close_frame() {
+    // The default limit, 4 MiB, and a message four times that: the server
+    // refuses it after its header, with 12 MiB still to come. Closing the
+    // socket on them reset the connection: this client's send failed with
+    // ECONNRESET (5 runs in 5), and Node's `ws`, which gives up on a failed
+    // write, reported 1006 instead of the close frame it had been sent.
+    let server = TestServer::start().await;
+    for run in 0..3 {
+        let (sent, closed) = send_and_read_on(&server, 16 << 20).await;
+        sent.unwrap_or_else(|e| panic!("run {run}: the send was cut off: {e}"));
+        let (code, reason) = closed.unwrap_or_else(|e| panic!("run {run}: {e}"));
+        assert_eq!(code, 1009, "{reason}");
+        assert!(reason.contains("4194304"), "{reason}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_reads_only_after_its_send_gets_the_close_frame() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    let big = Message::Text("x".repeat(16 << 20).into());
+    c.ws.send(big)
+        .await
+        .expect("the server reads the rest of the message rather than reset");
+    let (code, reason) = tokio::time::timeout(DEADLINE, close_of(&mut c.ws))
+        .await
+        .expect("closed within the deadline")
+        .expect("a close frame");
+    assert_eq!(code, 1009, "{reason}");
 }

@@ -229,3 +229,65 @@ async fn an_expired_share_is_refused() {
         .await
         .is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_share_still_sending_gets_its_close_frame_not_a_reset() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Error;
+    // A program that never reads its terminal: the keys back up into the
+    // socket, so it holds unread input when the server closes it.
+    let server = TestServer::with_profiles(vec![duet_server::config::Profile {
+        name: "stalled".into(),
+        description: None,
+        command: "sleep".into(),
+        args: vec!["600".into()],
+        env: Default::default(),
+        cwd: None,
+        ready_text: None,
+        channel: None,
+        resume_args: None,
+    }])
+    .await;
+    let a = server.create("stalled").await;
+    let resp = create_share(&server, a.id, json!({"role": "driver", "expires_in": 600})).await;
+    let share: Share = resp.json().await.unwrap();
+    let c = server.connect_as(a.id, None, &share_secret(&share)).await;
+    let (mut sink, mut stream) = c.ws.split();
+    let (started_tx, started) = tokio::sync::oneshot::channel();
+    let flood = tokio::spawn(async move {
+        let keys = Message::Binary(vec![b'k'; 1 << 20].into());
+        let first = sink.send(keys.clone()).await;
+        let _ = started_tx.send(());
+        first?;
+        loop {
+            sink.send(keys.clone()).await?;
+        }
+    });
+    started.await.unwrap();
+    let gone = server
+        .delete(&format!("/api/sessions/{}/shares/{}", a.id, share.id))
+        .await;
+    assert_eq!(gone.status(), 204);
+    let closed = tokio::time::timeout(DEADLINE, async {
+        loop {
+            match stream.next().await {
+                Some(Ok(Message::Close(frame))) => return Ok(frame),
+                Some(Ok(_)) => {}
+                other => return Err(format!("{other:?}")),
+            }
+        }
+    })
+    .await
+    .expect("closed within the deadline")
+    .expect("a close frame");
+    let frame = closed.expect("with a code");
+    assert_eq!(u16::from(frame.code), 1008, "{}", frame.reason);
+    // The sender learns of the close from the close frame (tungstenite
+    // refuses a send after it), not from a reset connection.
+    let stopped: Result<(), Error> = tokio::time::timeout(DEADLINE, flood)
+        .await
+        .expect("the flood stops")
+        .unwrap();
+    let err = stopped.expect_err("sends fail once the socket is closed");
+    assert!(!matches!(err, Error::Io(_)), "{err:?}");
+}
