@@ -321,13 +321,29 @@ async fn the_host_check_applies_with_auth_on_too() {
 }
 
 /// The status line of a request written by hand (clients add a Host).
+/// Fails the test if the server has not sent a whole line within
+/// [`DEADLINE`] (a server that neither answers nor closes would otherwise
+/// hang the test).
 async fn raw_status(server: &TestServer, head: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     s.write_all(head.as_bytes()).await.unwrap();
-    let mut buf = vec![0u8; 1024];
-    let n = s.read(&mut buf).await.unwrap();
-    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    let read = tokio::time::timeout(DEADLINE, async {
+        while !got.windows(2).any(|w| w == b"\r\n") {
+            match s.read(&mut buf).await.unwrap() {
+                0 => break,
+                n => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    let text = String::from_utf8_lossy(&got).into_owned();
+    assert!(
+        read.is_ok(),
+        "no status line within {DEADLINE:?} for {head:?}; got {text:?}"
+    );
     text.lines().next().unwrap_or_default().to_string()
 }
 
