@@ -285,16 +285,13 @@ async fn a_share_hears_of_its_session_only_and_a_mute_silences_one() {
     assert_eq!(subscribe(&server, &secret, &guest).await.status(), 201);
     assert_eq!(subscribe(&server, TOKEN, &owner).await.status(), 201);
     // The share sees only its own device list, and may not mute b.
-    let mine: Vec<PushDevice> = server
-        .http
-        .get(server.url("/api/push/subscriptions"))
-        .bearer_auth(&secret)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let mine: Vec<PushDevice> = fetch::json(
+        server
+            .http
+            .get(server.url("/api/push/subscriptions"))
+            .bearer_auth(&secret),
+    )
+    .await;
     assert_eq!(mine.len(), 1);
     assert_eq!(mine[0].endpoint, guest.endpoint);
     let resp = mute(&server, &secret, &guest.endpoint, b.id, true).await;

@@ -13,7 +13,7 @@ use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{Approval, ApprovalState, SessionInfo, SessionStatus};
 use duet_protocol::ws::ServerMessage;
 use serde_json::Value;
-use support::Client;
+use support::{fetch, Client};
 
 const TOKEN: &str = "restart-test-token";
 
@@ -73,17 +73,11 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
     let create = |url: String| {
         let http = http.clone();
         async move {
-            let info: SessionInfo = http
+            let req = http
                 .post(format!("{url}/api/sessions"))
                 .bearer_auth(TOKEN)
-                .json(&serde_json::json!({}))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            info
+                .json(&serde_json::json!({}));
+            fetch::json::<SessionInfo>(req).await
         }
     };
     let running = create(url.clone()).await;
@@ -96,15 +90,11 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
                 std::time::Instant::now() < deadline,
                 "{id}: no handshake, or its output not in the recording, after 20 s"
             );
-            let info: SessionInfo = http
-                .get(format!("{url}/api/sessions/{id}"))
-                .bearer_auth(TOKEN)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let info: SessionInfo = fetch::json(
+                http.get(format!("{url}/api/sessions/{id}"))
+                    .bearer_auth(TOKEN),
+            )
+            .await;
             // ...and its line is in the recording on disk.
             let cast = state.join(id.to_string()).join("recording.cast");
             let recorded = std::fs::read_to_string(cast).unwrap_or_default();
@@ -115,15 +105,11 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
         }
     }
     // One session ends normally, with a transcript.
-    let deleted: SessionInfo = http
-        .delete(format!("{url}/api/sessions/{}", ended.id))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let deleted: SessionInfo = fetch::json(
+        http.delete(format!("{url}/api/sessions/{}", ended.id))
+            .bearer_auth(TOKEN),
+    )
+    .await;
     assert_eq!(deleted.status, SessionStatus::Exited);
     let orphan = running.pid.unwrap();
     first.kill().unwrap();
@@ -131,15 +117,8 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
     assert!(alive(orphan), "the program outlives a killed duet");
 
     let (mut second, url) = start_duet(&state, &config);
-    let list: Vec<SessionInfo> = http
-        .get(format!("{url}/api/sessions"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Vec<SessionInfo> =
+        fetch::json(http.get(format!("{url}/api/sessions")).bearer_auth(TOKEN)).await;
     let ids: Vec<_> = list.iter().map(|s| s.id).collect();
     assert!(
         ids.contains(&running.id) && ids.contains(&ended.id),

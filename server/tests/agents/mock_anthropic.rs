@@ -464,6 +464,7 @@ fn message(n: usize, model: &str, reply: &Reply) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::fetch;
 
     /// A main-loop request as Claude Code 2.1.330 sends it (trimmed): the
     /// last message has the role `system`, the prompt follows a reminder.
@@ -597,15 +598,11 @@ mod tests {
         );
         assert_eq!(events[5].1["delta"]["stop_reason"], "tool_use");
 
-        let message: Value = http
-            .post(format!("{}/v1/messages", mock.base_url))
-            .json(&json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let message: Value = fetch::json(
+            http.post(format!("{}/v1/messages", mock.base_url))
+                .json(&json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})),
+        )
+        .await;
         assert_eq!(message["content"][0]["text"], SIDE_REPLY);
 
         let hello = http
@@ -614,15 +611,11 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(hello.status(), 200);
-        let tokens: Value = http
-            .post(format!("{}/v1/messages/count_tokens", mock.base_url))
-            .json(&json!({"messages": []}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let tokens: Value = fetch::json(
+            http.post(format!("{}/v1/messages/count_tokens", mock.base_url))
+                .json(&json!({"messages": []})),
+        )
+        .await;
         assert!(tokens["input_tokens"].is_u64());
         let missing = http
             .post(format!("{}/v1/other", mock.base_url))

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod fetch;
 pub mod installed;
 pub mod servers;
 
