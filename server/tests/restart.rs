@@ -3,48 +3,15 @@
 //! listed, its transcript readable, until its retention ends, and the
 //! audit trail gets the ends the killed duet could not write.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 mod support;
 
-use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{Approval, ApprovalState, SessionInfo, SessionStatus};
 use duet_protocol::ws::ServerMessage;
 use serde_json::Value;
+use support::killable::{lines, start_duet, Duet, TOKEN};
 use support::{fetch, Client};
-
-const TOKEN: &str = "restart-test-token";
-
-/// `duet serve` as a separate process (so it can be killed), with the
-/// profiles of `config`; returns it and its base URL.
-fn start_duet(state: &std::path::Path, config: &std::path::Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_duet"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--token", TOKEN])
-        .arg("--state-dir")
-        .arg(state)
-        .arg("--config")
-        .arg(config)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("duet printed its URL").unwrap();
-        if let Some(rest) = line.strip_prefix("duet is ready: ") {
-            let url = rest.split_whitespace().next().unwrap();
-            break url
-                .split('?')
-                .next()
-                .unwrap()
-                .trim_end_matches('/')
-                .to_string();
-        }
-    };
-    (child, url)
-}
 
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -163,65 +130,6 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
     }
     second.kill().unwrap();
     second.wait().unwrap();
-}
-
-/// A `duet serve` of its own over `state`, killed with SIGKILL by
-/// [`Duet::kill`].
-struct Duet {
-    child: Child,
-    url: String,
-    http: reqwest::Client,
-}
-
-impl Duet {
-    fn start(state: &std::path::Path, config: &std::path::Path) -> Self {
-        let (child, url) = start_duet(state, config);
-        Self {
-            child,
-            url,
-            http: reqwest::Client::new(),
-        }
-    }
-
-    async fn send(&self, req: reqwest::RequestBuilder) -> reqwest::Response {
-        let resp = req.bearer_auth(TOKEN).send().await.unwrap();
-        assert!(resp.status().is_success(), "{}", resp.status());
-        resp
-    }
-
-    async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
-        let req = self.http.get(format!("{}{path}", self.url));
-        self.send(req).await.json().await.unwrap()
-    }
-
-    async fn create(&self) -> SessionInfo {
-        let req = self.http.post(format!("{}/api/sessions", self.url));
-        self.send(req.json(&serde_json::json!({"profile": "fake"})))
-            .await
-            .json()
-            .await
-            .unwrap()
-    }
-
-    /// The session's trail (which also waits until every audit line so far,
-    /// the server's too, is on disk).
-    async fn audit(&self, id: SessionId) -> Vec<Value> {
-        let req = self
-            .http
-            .get(format!("{}/api/sessions/{id}/audit", self.url));
-        lines(&self.send(req).await.text().await.unwrap())
-    }
-
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-fn lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// The lines of `kind` in `trail` about `id`: the session's, or a request's.

@@ -23,14 +23,17 @@ export interface Duet {
 /** How long the server may take to print its ready line. */
 const READY_TIMEOUT = 30_000;
 
-/** Starts `duet serve` on port 0 with a fresh state dir; `extraArgs` go after the defaults (e.g. `--config FILE`). Stop it with `stopDuet`. */
-export async function startDuet(extraArgs: readonly string[] = []): Promise<{ duet: Duet; proc: ChildProcessByStdio<null, Readable, Readable> }> {
+/**
+ * Starts `duet serve` on port 0 with a fresh state dir; `extraArgs` go after the defaults (e.g. `--config FILE`).
+ * `over`: start it again over an earlier one's state dir, with its token (after that one was killed). Stop it with `stopDuet`.
+ */
+export async function startDuet(extraArgs: readonly string[] = [], over?: Pick<Duet, 'stateDir' | 'token'>): Promise<{ duet: Duet; proc: ChildProcessByStdio<null, Readable, Readable> }> {
   const bin = resolve(webRoot, process.env.DUET_BIN ?? '../target/debug/duet');
   if (!existsSync(bin)) {
     throw new Error(`duet binary not found at ${bin}: build it (cargo build) or set DUET_BIN`);
   }
-  const token = randomBytes(16).toString('hex');
-  const stateDir = mkdtempSync(join(tmpdir(), 'duet-e2e-'));
+  const token = over?.token ?? randomBytes(16).toString('hex');
+  const stateDir = over?.stateDir ?? mkdtempSync(join(tmpdir(), 'duet-e2e-'));
   const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--token', token, '--state-dir', stateDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
@@ -59,7 +62,8 @@ export async function startDuet(extraArgs: readonly string[] = []): Promise<{ du
 
 /** Stops a server from `startDuet` and removes its state dir. */
 export async function stopDuet(proc: ChildProcess, stateDir: string): Promise<void> {
-  if (proc.exitCode === null) {
+  // Not when it has exited or was killed (a killed process has no exit code).
+  if (proc.exitCode === null && proc.signalCode === null) {
     const exited = new Promise((ok) => proc.once('exit', ok));
     proc.kill('SIGTERM');
     const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);

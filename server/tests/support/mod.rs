@@ -7,6 +7,7 @@
 
 pub mod fetch;
 pub mod installed;
+pub mod killable;
 pub mod servers;
 
 use std::path::PathBuf;
