@@ -15,7 +15,7 @@ import {
   type ChatState,
   type ToolItem,
 } from '../src/chat/state';
-import { loadQwenEvents, seqOf, type EventMessage } from './fixture';
+import { hello, loadQwenEvents, seqOf, type EventMessage } from './fixture';
 import { isObject } from '../src/chat/json';
 
 const events = loadQwenEvents();
@@ -56,24 +56,7 @@ function tools(s: ChatState): ToolItem[] {
   return s.items.filter((i): i is ToolItem => i.kind === 'tool');
 }
 function helloMessage(approvals: Approval[] = []): ServerMessage {
-  return {
-    type: 'hello',
-    session_id: 's1',
-    client_id: 2,
-    role: 'owner',
-    principal: 'owner',
-    clients: [],
-    protocol_version: 1,
-    server_version: 'test',
-    capabilities: [],
-    profile: 'qwen',
-    channel: { kind: 'dual_output', events: true, submit: true, approve: true },
-    status: 'running',
-    cols: 80,
-    rows: 24,
-    last_seq: events.length,
-    approvals,
-  };
+  return hello({ last_seq: events.length, approvals });
 }
 function approvalMessage(state: Approval['state'], extra: Partial<Approval> = {}): ServerMessage {
   return {

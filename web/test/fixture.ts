@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ServerMessage, SidecarEvent } from '../src/generated/protocol';
+import type { Hello, ServerMessage, SidecarEvent } from '../src/generated/protocol';
 
 const webRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -34,4 +34,27 @@ export function seqOf(events: EventMessage[], pred: (e: SidecarEvent) => boolean
   const found = events.find((m) => pred(m.event));
   if (!found) throw new Error('no such event in the fixture');
   return found.seq;
+}
+
+/** A `hello` of a running session, with `fields` over the defaults. */
+export function hello(fields: Partial<Hello> = {}): ServerMessage {
+  return {
+    type: 'hello',
+    session_id: 's1',
+    client_id: 2,
+    role: 'owner',
+    principal: 'owner',
+    clients: [],
+    protocol_version: 1,
+    server_version: 'test',
+    capabilities: [],
+    profile: 'qwen',
+    channel: { kind: 'dual_output', events: true, submit: true, approve: true },
+    status: 'running',
+    cols: 80,
+    rows: 24,
+    last_seq: 0,
+    approvals: [],
+    ...fields,
+  };
 }

@@ -22,6 +22,7 @@ const TOOL_STATUS_TEXT: Record<ToolStatus, string> = {
   error: 'error',
   denied: 'denied',
   abandoned: 'abandoned',
+  interrupted: 'did not finish',
 };
 
 const PENDING_NOTE: Record<PendingSubmit['state'], string> = {

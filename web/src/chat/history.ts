@@ -7,7 +7,7 @@
 // turn or an approval left open when it ended does not look alive.
 import type { HistoryLine } from '../generated/protocol';
 import { isObject } from './json';
-import { initialChatState, reduce, type ChatState } from './state';
+import { endedStatus, initialChatState, reduce, type ChatState } from './state';
 
 /** One earlier session's chat. */
 export interface HistorySegment {
@@ -44,10 +44,9 @@ export function historySegments(ndjson: string): HistorySegment[] {
 /** An ended session's state: nothing streams or waits any more. */
 function closed(state: ChatState): ChatState {
   const approvals = Object.fromEntries(Object.entries(state.approvals).map(([k, a]) => [k, a.state === 'pending' ? { ...a, state: 'abandoned' as const } : a]));
-  const open = new Set(['streaming', 'running', 'awaiting_approval', 'sent']);
   const items = state.items.map((i) => {
     if ((i.kind === 'assistant' || i.kind === 'thinking') && i.streaming) return { ...i, streaming: false };
-    if (i.kind === 'tool' && open.has(i.status)) return { ...i, status: 'abandoned' as const };
+    if (i.kind === 'tool') return { ...i, status: endedStatus(i.status) };
     return i;
   });
   return { ...state, items, approvals, stream: null, awaitingReply: false };

@@ -33,8 +33,16 @@ export function newTool(toolUseId: string, name: string, messageId: string | und
   };
 }
 
-/** The tool's status from its own progress and its approval. */
-export function toolStatus(tool: ToolItem, approval: ApprovalView | undefined): ToolStatus {
+/**
+ * The tool's status from its own progress and its approval, and whether the
+ * program has ended (`ended`): then nothing is still under way.
+ */
+export function toolStatus(tool: ToolItem, approval: ApprovalView | undefined, ended = false): ToolStatus {
+  const status = liveStatus(tool, approval);
+  return ended ? endedStatus(status) : status;
+}
+
+function liveStatus(tool: ToolItem, approval: ApprovalView | undefined): ToolStatus {
   if (approval && isSentUnconfirmed(approval) && !tool.result) return 'sent';
   if (approval?.state === 'denied') return 'denied';
   if (tool.result) return tool.result.isError ? 'error' : 'done';
@@ -51,10 +59,33 @@ export function toolStatus(tool: ToolItem, approval: ApprovalView | undefined): 
   return tool.inputComplete ? 'running' : 'streaming';
 }
 
+/**
+ * What a status becomes once the program is gone: a call under way did not
+ * finish (no result will come), a request nobody answered was abandoned.
+ */
+export function endedStatus(status: ToolStatus): ToolStatus {
+  switch (status) {
+    case 'streaming':
+    case 'running':
+    case 'sent':
+      return 'interrupted';
+    case 'awaiting_approval':
+      return 'abandoned';
+    default:
+      return status;
+  }
+}
+
 export function withStatus(state: ChatState, tool: ToolItem): ToolItem {
   const approval = tool.requestId !== undefined ? state.approvals[tool.requestId] : undefined;
-  const status = toolStatus(tool, approval);
+  const status = toolStatus(tool, approval, state.exit !== null);
   return status === tool.status ? tool : { ...tool, status };
+}
+
+/** Every tool item with its status derived again (the program's exit changes them all). */
+export function withToolStatuses(state: ChatState): ChatState {
+  const items = state.items.map((i) => (i.kind === 'tool' ? withStatus(state, i) : i));
+  return items.some((i, k) => i !== state.items[k]) ? { ...state, items } : state;
 }
 
 /** Inserts or replaces a tool item, recomputing its status. */

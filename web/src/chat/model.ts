@@ -3,8 +3,12 @@
 // inputs. Plain immutable data; the reducer is in state.ts.
 import type { ApprovalOption, ApprovalState, Decider, ExitInfo, JsonValue, ServerMessage } from '../generated/protocol';
 
-/** How far a tool call has come. */
-export type ToolStatus = 'streaming' | 'running' | 'awaiting_approval' | 'sent' | 'done' | 'error' | 'denied' | 'abandoned';
+/**
+ * How far a tool call has come. `interrupted`: it was under way (its input
+ * streaming, running, an answer on its way) when the program ended, and no
+ * result came.
+ */
+export type ToolStatus = 'streaming' | 'running' | 'awaiting_approval' | 'sent' | 'done' | 'error' | 'denied' | 'abandoned' | 'interrupted';
 
 /** A prompt (from the chat or typed into the terminal). */
 export interface UserItem {

@@ -12,12 +12,12 @@ import type { KnownBlock, KnownEvent } from '../generated/protocol';
 import { isObject } from './json';
 import { blocksOf, canUseTool, knownEvent, knownStreamEvent } from './sidecar';
 import type { ChatInput, ChatState, NoticeItem, PendingSubmit, UserItem } from './model';
-import { endStream, findTool, isSentUnconfirmed, newTool, replaceItem, upsertTool } from './items';
+import { endStream, findTool, isSentUnconfirmed, newTool, replaceItem, upsertTool, withToolStatuses } from './items';
 import { applyApproval, applyServerApproval, setApproval } from './approvals';
 import { applyAssistant, applyStream } from './stream';
 
 export * from './model';
-export { toolStatus, isSentUnconfirmed, liveText } from './items';
+export { toolStatus, endedStatus, isSentUnconfirmed, liveText } from './items';
 export { approvalOf, chosenOption, optionAllows } from './approvals';
 
 /** Applies one input. Returns the same object when nothing changed. */
@@ -31,6 +31,8 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       let next: ChatState = { ...state, pending, approvals, exit: input.exit ?? null };
       if (input.agent !== undefined) next = { ...next, agent: input.agent };
       for (const a of input.approvals) next = applyServerApproval(next, a);
+      // Tools shown before the exit was known (a reconnect) did not finish.
+      if ((state.exit === null) !== (next.exit === null)) next = withToolStatuses(next);
       return next;
     }
     case 'event':
@@ -53,7 +55,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'approval':
       return applyServerApproval(state, input);
     case 'exit':
-      return { ...endStream(state), exit: exitInfo(input), awaitingReply: false };
+      return withToolStatuses({ ...endStream(state), exit: exitInfo(input), awaitingReply: false });
     case 'ack':
       return applyAck(state, input.id, input.queued);
     case 'error':
