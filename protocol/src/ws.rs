@@ -24,6 +24,7 @@ pub const CAPABILITIES: &[&str] = &[
     "cancel",
     "snapshot",
     "flow_control",
+    "unsent",
 ];
 
 /// Messages the server sends.
@@ -99,6 +100,10 @@ pub enum ServerMessage {
         #[serde(default)]
         queued: bool,
     },
+    /// The session's unsent prompts changed (the program ended with
+    /// prompts still held, or a client discarded one): the whole list, each
+    /// prompt with its text, oldest first.
+    Unsent { prompts: Vec<UnsentPrompt> },
     /// Answer to `ping`.
     Pong {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,6 +148,23 @@ pub struct Hello {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub agent: Option<Value>,
+    /// Prompts the program never took (see [`UnsentPrompt`]); updated by
+    /// [`ServerMessage::Unsent`].
+    #[serde(default)]
+    pub unsent: Vec<UnsentPrompt>,
+}
+
+/// A prompt duet accepted but never handed to the program: held while the
+/// program was busy, and the program ended first (or duet was killed, and
+/// the prompt was read back from the session's directory). A session that
+/// resumes an ended one offers the ended one's unsent prompts again, to
+/// send or discard: none goes to the agent without a client's say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct UnsentPrompt {
+    /// Numbers the prompt in its session (what `discard` names).
+    #[ts(type = "number")]
+    pub n: u64,
+    pub text: String,
 }
 
 /// Messages a client sends. `id` is optional and echoed in `ack` / `error`.
@@ -167,6 +189,17 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         option: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
+    },
+    /// Let go of an unsent prompt (see [`UnsentPrompt`]): it is no longer
+    /// offered, and no longer kept on disk. Acked even if it was gone
+    /// already (another client discarded it).
+    Discard {
+        /// The prompt's `n`.
+        #[ts(type = "number")]
+        prompt: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,

@@ -101,7 +101,7 @@ export class SessionController {
       onCancel: () => { this.send({ type: 'cancel' }); },
       onShowTerminal: () => { this.host.showTerminal(); },
       onResume: () => this.host.resume(this.id),
-      onDiscard: (id) => { this.dispatch({ type: 'local_discard', id }); },
+      onDiscard: (id) => { this.discard(id); },
       onSetMode: (mode) => api.setMode(this.id, mode),
       draftKey: `duet.draft.${id}`,
     });
@@ -380,6 +380,14 @@ export class SessionController {
       (err: unknown) => { this.dispatch({ type: 'local_failure', target: 'submit', id, message: errorText(err) }); },
     );
     return true;
+  }
+
+  /** Lets go of a prompt that was not sent; an unsent one the server keeps goes there too. */
+  private discard(id: string): void {
+    const p = this.state.pending.find((s) => s.id === id);
+    this.dispatch({ type: 'local_discard', id });
+    // Socket down: the server still offers it, and the next hello shows it again.
+    if (p?.n !== undefined) this.send({ type: 'discard', prompt: p.n, id: this.nextId('d') });
   }
 
   private approve(requestId: string, choice: ApprovalChoice): void {

@@ -55,6 +55,7 @@ export function hello(fields: Partial<Hello> = {}): ServerMessage {
     rows: 24,
     last_seq: 0,
     approvals: [],
+    unsent: [],
     ...fields,
   };
 }

@@ -9,7 +9,8 @@ use serde_json::{Map, Value};
 use crate::ws::recv::parse;
 
 const TYPES: &[&str] = &[
-    "submit", "approve", "resize", "cancel", "pause", "resume", "ping", "Submit", "hello", "",
+    "submit", "approve", "discard", "resize", "cancel", "pause", "resume", "ping", "Submit",
+    "hello", "",
 ];
 
 /// The fields each client message type may carry (besides `type`).
@@ -17,6 +18,7 @@ fn fields(kind: &str) -> &'static [&'static str] {
     match kind {
         "submit" => &["text", "id"],
         "approve" => &["request_id", "allowed", "option", "id"],
+        "discard" => &["prompt", "id"],
         "resize" => &["cols", "rows", "id"],
         _ => &["id"],
     }
@@ -29,6 +31,7 @@ const KEYS: &[&str] = &[
     "request_id",
     "allowed",
     "option",
+    "prompt",
     "cols",
     "rows",
     "extra",
@@ -124,7 +127,7 @@ fn arbitrary_text_never_panics() {
 
 #[test]
 fn unknown_fields_are_rejected_with_the_id() {
-    let known = prop::sample::select(&TYPES[..7]);
+    let known = prop::sample::select(&TYPES[..8]);
     proptest!(super::config(), |(kind in known, extra in "[a-z_]{1,10}", v in field_value())| {
         prop_assume!(extra != "type" && !fields(kind).contains(&extra.as_str()));
         let mut obj = Map::new();

@@ -396,6 +396,19 @@ impl Session {
         result
     }
 
+    /// Lets go of unsent prompt `n` for `who`; recorded in the audit trail
+    /// when it was there (a second client's discard finds it gone).
+    pub(crate) fn discard_as(&self, n: u64, who: &Actor) {
+        if let Some(p) = self.conversation.discard(n) {
+            self.observe.record(json!({
+                "kind": "discard",
+                "who": who.json(),
+                "text": preview(&p.text),
+                "bytes": p.text.len(),
+            }));
+        }
+    }
+
     /// [`Session::set_mode`] by `who`, recorded in the audit trail.
     pub(crate) fn set_mode_as(&self, mode: &str, who: &Actor) -> Result<(), SessionError> {
         let result = self.set_mode(mode);

@@ -26,6 +26,7 @@ use duet_protocol::ids::{ClientId, SessionId};
 use duet_protocol::rest::{
     Approval, ChannelInfo, ConnectedClient, ExitInfo, SessionInfo, SessionStatus,
 };
+use duet_protocol::ws::UnsentPrompt;
 use tokio::sync::{broadcast, watch};
 use tracing::{info, Instrument};
 
@@ -132,6 +133,8 @@ pub(crate) enum Control {
     Exit(ExitInfo),
     /// Who is attached changed.
     Clients(Vec<ConnectedClient>),
+    /// The unsent prompts changed: the whole list.
+    Unsent(Vec<UnsentPrompt>),
 }
 
 /// A warning about the side channel, as kept for clients that come later.
@@ -318,6 +321,12 @@ impl Session {
     /// Current approvals, oldest first.
     pub(crate) fn approvals(&self) -> Vec<Approval> {
         self.conversation.approvals()
+    }
+
+    /// Prompts the program never took, oldest first (see
+    /// `channel/conversation/unsent.rs`).
+    pub(crate) fn unsent(&self) -> Vec<UnsentPrompt> {
+        self.conversation.unsent()
     }
 
     /// Recent warnings with an id over `after`, oldest first.

@@ -103,6 +103,7 @@ impl Session {
         terminal.abandon();
         let control = broadcast::channel(16).0;
         let events_path = dir.join("events.jsonl");
+        let (held, unsent) = channel::held::HeldFile::open(&dir);
         let conversation = Arc::new(
             Conversation::new(
                 Arc::new(
@@ -117,7 +118,9 @@ impl Session {
             // Who decided what, which the events alone do not tell.
             .with_decisions(channel::decisions::Decisions::load(
                 &dir.join(channel::decisions::FILE),
-            )),
+            ))
+            // Prompts still held when the earlier duet died: unsent now.
+            .with_held(held, unsent),
         );
         let mut tail = channel::tail::Tail::new(limits.max_sidecar_line);
         if let Ok(batch) = tail.read(&events_path) {

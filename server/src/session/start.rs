@@ -85,6 +85,13 @@ impl Session {
         let decisions =
             channel::decisions::Decisions::create(&opts.dir.join(channel::decisions::FILE))
                 .context("creating the approval decisions file")?;
+        // The ended session's unsent prompts, offered again (never sent by
+        // themselves: see `channel/conversation/unsent.rs`).
+        let (carried, left_out) = opts
+            .resume
+            .as_ref()
+            .map(|r| channel::held::carry(&r.dir, opts.limits.max_held_submits))
+            .unwrap_or_default();
         let conversation = Arc::new(
             Conversation::new(
                 Arc::new(log),
@@ -92,10 +99,21 @@ impl Session {
                 opts.limits.max_held_submits,
                 opts.limits.max_submit_bytes,
             )
-            .with_decisions(decisions),
+            .with_decisions(decisions)
+            .with_held(channel::held::HeldFile::create(&opts.dir), carried),
         );
         if let Some(why) = history_lost {
             conversation.warn("history_incomplete", why, None);
+        }
+        if left_out > 0 {
+            conversation.warn(
+                "unsent_incomplete",
+                format!(
+                    "the earlier session left more unsent prompts than this one offers: \
+                     its oldest {left_out} are only in its own chat"
+                ),
+                None,
+            );
         }
         // Everything that can fail comes before the program starts, so a
         // failed start never leaves a program running with no session.

@@ -129,7 +129,7 @@ fn counted(
 }
 
 const CLIENT_TYPES: &[&str] = &[
-    "submit", "approve", "resize", "cancel", "pause", "resume", "ping",
+    "submit", "approve", "discard", "resize", "cancel", "pause", "resume", "ping",
 ];
 
 /// Parses a client message with errors that say what was wrong.
@@ -176,6 +176,7 @@ pub(crate) fn parse(text: &str) -> Result<ClientMessage, Box<ServerMessage>> {
 fn needs(msg: &ClientMessage) -> (Action, Option<String>, &'static str) {
     match msg {
         ClientMessage::Submit { id, .. } => (Action::Drive, id.clone(), "submit"),
+        ClientMessage::Discard { id, .. } => (Action::Drive, id.clone(), "discard"),
         ClientMessage::Resize { id, .. } => (Action::Drive, id.clone(), "resize"),
         ClientMessage::Cancel { id } => (Action::Drive, id.clone(), "cancel"),
         ClientMessage::Approve { id, .. } => (Action::Approve, id.clone(), "approval"),
@@ -207,6 +208,10 @@ async fn handle_text(
             Ok(d) => ack(id, d == Accepted::Queued),
             Err(e) => Some(ServerMessage::error(e.code(), e.to_string(), id)),
         },
+        ClientMessage::Discard { prompt, id } => {
+            session.discard_as(prompt, who);
+            ack(id, false)
+        }
         ClientMessage::Approve {
             request_id,
             allowed,

@@ -166,6 +166,7 @@ impl Sender {
             }
             Control::Exit(e) => ServerMessage::Exit(e),
             Control::Clients(clients) => ServerMessage::Clients { clients },
+            Control::Unsent(prompts) => ServerMessage::Unsent { prompts },
         })
     }
 
@@ -181,6 +182,8 @@ impl Sender {
         }
         let clients = self.session.connected();
         self.text(&ServerMessage::Clients { clients }).await?;
+        let prompts = self.session.unsent();
+        self.text(&ServerMessage::Unsent { prompts }).await?;
         let (cols, rows) = self.session.size();
         self.text(&ServerMessage::Resize { cols, rows }).await
     }
@@ -211,6 +214,7 @@ impl Sender {
             approvals: s.approvals(),
             exit: info.exit.clone(),
             agent: s.agent(),
+            unsent: s.unsent(),
         };
         self.text(&ServerMessage::Hello(hello)).await?;
         // Registered before the first snapshot, so the ring keeps what

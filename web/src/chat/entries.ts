@@ -30,7 +30,11 @@ const PENDING_NOTE: Record<PendingSubmit['state'], string> = {
   queued: 'queued until the agent is ready',
   unconfirmed: 'not confirmed: the connection dropped. If it does not appear, send it again.',
   failed: 'not sent',
+  unsent: 'Not delivered: the program ended before it took this prompt.',
 };
+
+/** An unsent prompt in a session that runs came from the session it resumed. */
+const UNSENT_EARLIER = 'Not delivered: the earlier session ended before its agent took this prompt.';
 
 /** Results longer than this are cut in the card (the terminal has them whole). */
 const MAX_RESULT_CHARS = 20_000;
@@ -130,20 +134,32 @@ function toolCard(cb: ChatCallbacks, tool: ToolItem, approval: ApprovalView | un
   return card;
 }
 
-export function pendingEl(cb: ChatCallbacks, p: PendingSubmit, exited: boolean): HTMLElement {
-  const failed = p.state === 'failed';
+/**
+ * A prompt not in the transcript (yet): on its way, queued, not sent, or
+ * not delivered (`unsent`: the server held it and the program never took
+ * it; its text stays, to copy or to send to the agent that resumed the
+ * conversation, until a client lets go of it, in every tab and across
+ * reloads). `drives`: this client may send prompts.
+ */
+export function pendingEl(cb: ChatCallbacks, p: PendingSubmit, exited: boolean, drives: boolean): HTMLElement {
+  const unsent = p.state === 'unsent';
+  const failed = p.state === 'failed' || unsent;
+  const note = unsent ? (exited ? PENDING_NOTE.unsent : UNSENT_EARLIER) : failed && p.error !== undefined ? `${PENDING_NOTE.failed}: ${p.error}` : PENDING_NOTE[p.state];
+  const canSend = failed && !exited && drives;
+  // A failed prompt is this tab's alone; an unsent one is let go of on the server.
+  const canDismiss = failed && (drives || !unsent);
   return h(
     'article',
-    { class: `msg user pending${failed ? ' failed' : ''}`, 'data-kind': 'pending', 'data-pending-state': p.state, 'aria-label': failed ? 'You (not sent)' : 'You (sending)' },
+    { class: `msg user pending${failed ? ' failed' : ''}${unsent ? ' unsent' : ''}`, 'data-kind': 'pending', 'data-pending-state': p.state, 'aria-label': unsent ? 'You (not delivered)' : failed ? 'You (not sent)' : 'You (sending)' },
     h('div', { class: 'bubble' }, p.text),
     h(
       'span',
-      { class: 'pending-note', role: failed ? 'alert' : undefined },
-      failed && p.error !== undefined ? `${PENDING_NOTE.failed}: ${p.error}` : PENDING_NOTE[p.state],
-      failed && !exited && ' ',
-      failed && !exited && h('button', { type: 'button', class: 'linkish', onclick: () => { cb.onDiscard(p.id); cb.onSubmit(p.text); } }, 'Send again'),
-      failed && ' ',
-      failed && h('button', { type: 'button', class: 'linkish', onclick: () => { cb.onDiscard(p.id); } }, 'Dismiss'),
+      { class: 'pending-note', role: p.state === 'failed' ? 'alert' : undefined },
+      note,
+      canSend && ' ',
+      canSend && h('button', { type: 'button', class: 'linkish', onclick: () => { cb.onDiscard(p.id); cb.onSubmit(p.text); } }, unsent ? 'Send it now' : 'Send again'),
+      canDismiss && ' ',
+      canDismiss && h('button', { type: 'button', class: 'linkish', onclick: () => { cb.onDiscard(p.id); } }, 'Dismiss'),
     ),
   );
 }

@@ -105,17 +105,24 @@ export interface ApprovalView {
   readonly error: string | undefined;
 }
 
-/** A prompt this tab submitted that the program has not echoed yet. */
+/**
+ * A prompt this tab submitted that the program has not echoed yet, or one
+ * the server says the program never took (`unsent`, from any tab).
+ */
 export interface PendingSubmit {
   readonly id: string;
   readonly text: string;
   /**
    * `sending`: on its way; `queued`: the server holds it until the program is
    * ready; `unconfirmed`: the connection dropped before the server said so;
-   * `failed`: it could not be delivered (`error` says why).
+   * `failed`: it could not be delivered (`error` says why); `unsent`: the
+   * server held it and the program ended first (this session's, or the
+   * earlier one's that this session resumed), kept until discarded.
    */
-  readonly state: 'sending' | 'queued' | 'unconfirmed' | 'failed';
+  readonly state: 'sending' | 'queued' | 'unconfirmed' | 'failed' | 'unsent';
   readonly error?: string;
+  /** An `unsent` prompt's number on the server (what `discard` names). */
+  readonly n?: number;
 }
 
 /** The assistant message being streamed. */

@@ -6,7 +6,7 @@
 //
 // State is immutable: a changed transcript item is a new object, so the view
 // re-renders exactly the items whose identity changed.
-import type { ExitInfo } from '../generated/protocol';
+import type { ExitInfo, UnsentPrompt } from '../generated/protocol';
 import { withCurrentMode } from './modes';
 import type { KnownBlock, KnownEvent } from '../generated/protocol';
 import { isObject } from './json';
@@ -33,7 +33,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       for (const a of input.approvals) next = applyServerApproval(next, a);
       // Tools shown before the exit was known (a reconnect) did not finish.
       if ((state.exit === null) !== (next.exit === null)) next = withToolStatuses(next);
-      return next;
+      return applyUnsent(next, input.unsent);
     }
     case 'event':
       // Seq dedupe: a replayed event (reconnect overlap, duplicate delivery) is a no-op.
@@ -56,6 +56,8 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       return applyServerApproval(state, input);
     case 'exit':
       return withToolStatuses({ ...endStream(state), exit: exitInfo(input), awaitingReply: false });
+    case 'unsent':
+      return applyUnsent(state, input.prompts);
     case 'ack':
       return applyAck(state, input.id, input.queued);
     case 'error':
@@ -178,8 +180,9 @@ function applyUser(state: ChatState, uuid: string | undefined, blocks: KnownBloc
     if (!echoOfCommand && !next.items.some((i) => i.id === id)) {
       next = { ...next, items: [...next.items, { kind: 'user', id, text }] };
     }
-    // The echo of a prompt this tab sent: it is in the transcript now.
-    const p = next.pending.findIndex((s) => s.text.trim() === text);
+    // The echo of a prompt this tab sent: it is in the transcript now. (Not
+    // an unsent one: the server keeps that until a client discards it.)
+    const p = next.pending.findIndex((s) => s.state !== 'unsent' && s.text.trim() === text);
     if (p >= 0) next = { ...next, pending: next.pending.filter((_, i) => i !== p) };
   }
   if (text !== '' || sawResult) {
@@ -213,6 +216,22 @@ function applyAck(state: ChatState, id: string, queued: boolean): ChatState {
   // keep showing it as waiting until the program takes it.
   const pending = queued ? state.pending.map((s): PendingSubmit => (s.id === id ? { ...s, state: 'queued' } : s)) : state.pending.filter((s) => s.id !== id);
   return { ...state, pending };
+}
+
+/**
+ * The server's list of unsent prompts replaces the ones shown from the last
+ * list. A prompt this tab sent and still shows as queued is one of them now:
+ * the server's entry takes its place.
+ */
+function applyUnsent(state: ChatState, prompts: readonly UnsentPrompt[] | undefined): ChatState {
+  let local = state.pending.filter((p) => p.state !== 'unsent');
+  if (local.length === state.pending.length && (prompts ?? []).length === 0) return state;
+  const unsent = (prompts ?? []).map((u): PendingSubmit => {
+    const mine = local.findIndex((p) => (p.state === 'queued' || p.state === 'unconfirmed') && p.text.trim() === u.text.trim());
+    if (mine >= 0) local = local.filter((_, i) => i !== mine);
+    return { id: `unsent:${String(u.n)}`, text: u.text, state: 'unsent', n: u.n };
+  });
+  return { ...state, pending: [...unsent, ...local] };
 }
 
 function applyError(state: ChatState, id: string | undefined, code: string, message: string): ChatState {

@@ -236,7 +236,8 @@ export class ChatView {
       const approval = item.kind === 'tool' ? approvalOf(state, item) : undefined;
       place(item.id, item, approval, (old) => renderItem(this.cb, item, approval, old, ctx, exited));
     }
-    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(this.cb, p, exited));
+    const drives = canDrive(ctx.role);
+    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(this.cb, p, exited, drives));
     if (state.exit) {
       const exit = state.exit;
       place('exit', exit, undefined, () => h('p', { class: `exit-note${exit.success ? '' : ' is-error'}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));

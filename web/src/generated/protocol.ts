@@ -136,6 +136,12 @@ session?: SessionId,
  */
 expires_at?: number, };
 
+export type UnsentPrompt = { 
+/**
+ * Numbers the prompt in its session (what `discard` names).
+ */
+n: number, text: string, };
+
 export type Hello = { session_id: SessionId, client_id: ClientId, 
 /**
  * What this client may do.
@@ -177,7 +183,12 @@ exit?: ExitInfo,
 /**
  * The program's handshake (`session_start.data`) once seen.
  */
-agent?: JsonValue, };
+agent?: JsonValue, 
+/**
+ * Prompts the program never took (see [`UnsentPrompt`]); updated by
+ * [`ServerMessage::Unsent`].
+ */
+unsent: Array<UnsentPrompt>, };
 
 export type ServerMessage = { "type": "hello" } & Hello | { "type": "event", 
 /**
@@ -216,9 +227,13 @@ id?: string, } | { "type": "ack", id: string,
  * For `submit`: true when the text is held until the program is
  * ready to read input, false when it has been written already.
  */
-queued: boolean, } | { "type": "pong", id?: string, };
+queued: boolean, } | { "type": "unsent", prompts: Array<UnsentPrompt>, } | { "type": "pong", id?: string, };
 
-export type ClientMessage = { "type": "submit", text: string, id?: string, } | { "type": "approve", request_id: string, allowed?: boolean, option?: string, id?: string, } | { "type": "resize", cols: number, rows: number, id?: string, } | { "type": "cancel", id?: string, } | { "type": "pause", id?: string, } | { "type": "resume", id?: string, } | { "type": "ping", id?: string, };
+export type ClientMessage = { "type": "submit", text: string, id?: string, } | { "type": "approve", request_id: string, allowed?: boolean, option?: string, id?: string, } | { "type": "discard", 
+/**
+ * The prompt's `n`.
+ */
+prompt: number, id?: string, } | { "type": "resize", cols: number, rows: number, id?: string, } | { "type": "cancel", id?: string, } | { "type": "pause", id?: string, } | { "type": "resume", id?: string, } | { "type": "ping", id?: string, };
 
 export type CreateSession = { 
 /**

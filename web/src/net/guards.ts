@@ -37,6 +37,10 @@ function isApproval(v: JsonObject): v is JsonObject & Approval {
   );
 }
 
+function isUnsentPrompt(v: unknown): boolean {
+  return isObject(v) && isNum(v.n) && isStr(v.text);
+}
+
 /** `options` and `confirmed` are `#[serde(default)]` on the Rust side: fill them in. */
 function approvalDefaults(v: JsonObject): void {
   v.options ??= [];
@@ -113,7 +117,7 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
   const ok = ((): boolean => {
     switch (v.type) {
       case 'hello':
-        return isStr(v.session_id) && isNum(v.cols) && isNum(v.rows) && isNum(v.last_seq) && isStr(v.profile) && isChannelInfo(v.channel) && Array.isArray(v.approvals) && v.approvals.every((a) => isObject(a) && isApproval(a)) && optional(v.exit, isExitInfo);
+        return isStr(v.session_id) && isNum(v.cols) && isNum(v.rows) && isNum(v.last_seq) && isStr(v.profile) && isChannelInfo(v.channel) && Array.isArray(v.approvals) && v.approvals.every((a) => isObject(a) && isApproval(a)) && optional(v.exit, isExitInfo) && (v.unsent === undefined || (Array.isArray(v.unsent) && v.unsent.every(isUnsentPrompt)));
       case 'event':
         // A sidecar event is an object; which one is checked where it is read (chat/sidecar.ts).
         return isNum(v.seq) && isObject(v.event);
@@ -135,6 +139,8 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
         return optional(v.id, isStr);
       case 'clients':
         return Array.isArray(v.clients);
+      case 'unsent':
+        return Array.isArray(v.prompts) && v.prompts.every(isUnsentPrompt);
       default:
         return false;
     }
@@ -144,5 +150,7 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
   if (v.type === 'ack' && v.queued === undefined) v.queued = false;
   if (v.type === 'approval') approvalDefaults(v);
   if (v.type === 'hello' && Array.isArray(v.approvals)) for (const a of v.approvals) if (isObject(a)) approvalDefaults(a);
+  // `unsent` is `#[serde(default)]` on the Rust side (a server before it sends none).
+  if (v.type === 'hello') v.unsent ??= [];
   return v as unknown as ServerMessage;
 }

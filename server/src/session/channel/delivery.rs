@@ -22,10 +22,15 @@
 //! Slash commands are the agent's own business (Qwen Code writes no event
 //! for them): they go out once, with no echo to wait for.
 //!
+//! Held prompts are numbered in their session: the numbers name them on
+//! disk (`held.rs`) and to clients once they are unsent.
+//!
 //! Pure state; the [`Conversation`](super::Conversation) drives it.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+use duet_protocol::ws::UnsentPrompt;
 
 /// How long an idle agent may go without showing a written prompt before
 /// it is written again. Qwen Code polls its input file every 500 ms and
@@ -78,7 +83,9 @@ struct InFlight {
 
 /// See the module docs.
 pub struct Delivery {
-    held: VecDeque<String>,
+    held: VecDeque<UnsentPrompt>,
+    /// The number of the last prompt taken.
+    last_n: u64,
     in_flight: Option<InFlight>,
     max_held: usize,
     closed: bool,
@@ -91,6 +98,7 @@ impl Delivery {
     pub fn new(max_held: usize) -> Self {
         Self {
             held: VecDeque::new(),
+            last_n: 0,
             in_flight: None,
             max_held,
             closed: false,
@@ -104,6 +112,12 @@ impl Delivery {
         self.resend = false;
     }
 
+    /// Numbers new prompts after `n` (prompts numbered already, kept
+    /// from an earlier session).
+    pub fn number_after(&mut self, n: u64) {
+        self.last_n = self.last_n.max(n);
+    }
+
     /// Takes a prompt; [`Delivery::next`] says when to write it.
     pub fn submit(&mut self, text: String) -> Result<(), DeliveryError> {
         if self.closed {
@@ -112,7 +126,11 @@ impl Delivery {
         if self.held.len() >= self.max_held {
             return Err(DeliveryError::QueueFull(self.max_held));
         }
-        self.held.push_back(text);
+        self.last_n += 1;
+        self.held.push_back(UnsentPrompt {
+            n: self.last_n,
+            text,
+        });
         Ok(())
     }
 
@@ -121,7 +139,7 @@ impl Delivery {
     pub fn next(&mut self, ready: bool, now: Instant) -> Vec<String> {
         let mut out = Vec::new();
         while ready && self.in_flight.is_none() && !self.closed {
-            let Some(text) = self.held.pop_front() else {
+            let Some(UnsentPrompt { text, .. }) = self.held.pop_front() else {
                 break;
             };
             if !is_slash_command(&text) {
@@ -181,14 +199,17 @@ impl Delivery {
         self.held.len()
     }
 
-    /// The program is gone: refuse new prompts; returns how many held ones
-    /// were dropped.
-    pub fn close(&mut self) -> usize {
+    /// The prompts waiting to be written, oldest first.
+    pub fn held_prompts(&self) -> std::collections::vec_deque::Iter<'_, UnsentPrompt> {
+        self.held.iter()
+    }
+
+    /// The program is gone: refuse new prompts; returns the held ones,
+    /// which it never took.
+    pub fn close(&mut self) -> Vec<UnsentPrompt> {
         self.closed = true;
         self.in_flight = None;
-        let n = self.held.len();
-        self.held.clear();
-        n
+        self.held.drain(..).collect()
     }
 }
 
@@ -229,6 +250,35 @@ mod tests {
         assert_eq!(d.next(true, t), ["/help", "two"]);
         assert!(!d.echoed("something the user typed"));
         assert!(d.echoed("two"));
+    }
+
+    #[test]
+    fn held_prompts_are_numbered_and_given_back_when_the_program_is_gone() {
+        let t = Instant::now();
+        let mut d = Delivery::new(8);
+        // Two prompts kept from an earlier session are numbered 1 and 2.
+        d.number_after(2);
+        for text in ["one", "two", "three"] {
+            d.submit(text.into()).unwrap();
+        }
+        assert_eq!(d.next(true, t), ["one"]);
+        let held: Vec<u64> = d.held_prompts().map(|p| p.n).collect();
+        assert_eq!(held, [4, 5]);
+        let dropped = d.close();
+        assert_eq!(
+            dropped,
+            [
+                UnsentPrompt {
+                    n: 4,
+                    text: "two".into()
+                },
+                UnsentPrompt {
+                    n: 5,
+                    text: "three".into()
+                }
+            ]
+        );
+        assert_eq!(d.held(), 0);
     }
 
     #[test]
@@ -281,7 +331,7 @@ mod tests {
         assert_eq!(d.tick(Some(at(t, 2_000)), at(t, 4_000)), None);
         assert!(d.echoed("hello"));
         assert_eq!(d.tick(Some(t), at(t, 60_000)), None);
-        assert_eq!(d.close(), 0);
+        assert_eq!(d.close(), []);
         assert_eq!(d.submit("x".into()), Err(DeliveryError::Closed));
     }
 }

@@ -7,7 +7,8 @@
 //! into the stream-json vocabulary the browser renders (`user`, `assistant`,
 //! `stream_event`, `control_request`, `result`, ...), from which the shared
 //! parts derive turn state (`turn.rs`), approvals (`approvals.rs`) and
-//! prompt delivery (`delivery.rs`), and which the event log (`log.rs`)
+//! prompt delivery (`delivery.rs`, its held prompts kept on disk by
+//! `held.rs`), and which the event log (`log.rs`)
 //! numbers and replays. What the agent wrote itself stays verbatim in the
 //! session directory.
 //!
@@ -24,6 +25,7 @@ pub(crate) mod conversation;
 pub(crate) mod decisions;
 pub(crate) mod delivery;
 pub(crate) mod dual_output;
+pub(crate) mod held;
 pub(crate) mod log;
 pub(crate) mod stream_json;
 pub(crate) mod tail;

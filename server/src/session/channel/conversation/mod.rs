@@ -11,6 +11,7 @@
 
 mod ingest;
 mod peek;
+mod unsent;
 mod warnings;
 
 use std::collections::VecDeque;
@@ -18,6 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use duet_protocol::rest::Approval;
+use duet_protocol::ws::UnsentPrompt;
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tracing::{info, warn};
@@ -25,11 +27,13 @@ use tracing::{info, warn};
 use super::approvals::{Approvals, Choice};
 use super::decisions::{Decision, Decisions};
 use super::delivery::{Accepted, Delivery, Overdue};
+use super::held::HeldFile;
 use super::log::EventLog;
 use super::turn::{Signal, Turn};
 use super::Channel;
 use crate::session::{lock, Control, SessionError, Warning};
 pub(crate) use peek::validate;
+use unsent::keep_held;
 
 struct State {
     approvals: Approvals,
@@ -41,6 +45,10 @@ struct State {
     /// When the running turn began (Unix ms; `None` while idle).
     busy_since: Option<u64>,
     delivery: Delivery,
+    /// Prompts the program never took (see `unsent.rs`).
+    unsent: Vec<UnsentPrompt>,
+    /// Where held and unsent prompts are kept for a restart.
+    held_file: HeldFile,
     /// `session_start.data`, once seen.
     handshake: Option<Value>,
     /// The agent's own id for its conversation.
@@ -83,6 +91,8 @@ impl Conversation {
                 idle_since: None,
                 busy_since: None,
                 delivery: Delivery::new(max_held),
+                unsent: Vec::new(),
+                held_file: HeldFile::default(),
                 handshake: None,
                 agent_session_id: None,
                 screen_ready: true,
@@ -183,22 +193,24 @@ impl Conversation {
         self.pump(st);
     }
 
+    /// Writes whatever prompts may go now, then keeps the ones still
+    /// held on disk (only after: see `held.rs`).
     fn pump(&self, st: &mut State) {
-        let Some(channel) = self.channel.get() else {
-            return;
-        };
-        let ready = st.turn.started() && st.screen_ready && st.turn.idle();
-        for text in st.delivery.next(ready, Instant::now()) {
-            if let Err(e) = channel.deliver(&text) {
-                warn!(?e, "delivering a prompt");
-                self.warn_locked(
-                    st,
-                    "submit_failed",
-                    format!("a prompt could not be handed to the agent: {e}"),
-                    None,
-                );
+        if let Some(channel) = self.channel.get() {
+            let ready = st.turn.started() && st.screen_ready && st.turn.idle();
+            for text in st.delivery.next(ready, Instant::now()) {
+                if let Err(e) = channel.deliver(&text) {
+                    warn!(?e, "delivering a prompt");
+                    self.warn_locked(
+                        st,
+                        "submit_failed",
+                        format!("a prompt could not be handed to the agent: {e}"),
+                        None,
+                    );
+                }
             }
         }
+        keep_held(st);
     }
 
     /// Called about once a second: redelivers a prompt the idle agent has
@@ -325,12 +337,18 @@ impl Conversation {
     }
 
     /// The program is gone: nothing pending will be answered, nothing held
-    /// will be delivered.
+    /// will be delivered (held prompts become unsent, see `unsent.rs`).
     pub(crate) fn close(&self) {
         let mut st = lock(&self.state);
         let dropped = st.delivery.close();
-        if dropped > 0 {
-            warn!(dropped, "program exited before taking held prompts");
+        if !dropped.is_empty() {
+            warn!(
+                dropped = dropped.len(),
+                "program exited before taking held prompts; they are kept as unsent"
+            );
+            st.unsent.extend(dropped);
+            keep_held(&mut st);
+            self.announce_unsent(&st);
         }
         let changed = st.approvals.abandon_pending();
         drop(st);
