@@ -57,6 +57,8 @@ enum AppEvent {
 #[derive(Clone, Copy)]
 enum Decider {
     Terminal,
+    /// A command in the input file: under duet, a decision made in the
+    /// browser (or through duet's API).
     InputFile,
 }
 
@@ -468,9 +470,12 @@ impl App {
         } else {
             ("✗", "denied", styles::error())
         };
+        // Said in the user's words: the input file is how the decision
+        // travelled, not where the user made it (the chat card says "Allowed in
+        // the browser." too).
         let place = match by {
             Decider::Terminal => "in the terminal",
-            Decider::InputFile => "via the input file",
+            Decider::InputFile => "in the browser",
         };
         self.ui
             .push(Line::styled(&format!("  {mark} {verb} {place}"), style));

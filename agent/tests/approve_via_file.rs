@@ -20,6 +20,8 @@ fn run_approved_through_the_input_file_runs_the_command() {
 
     let request_id = request["request_id"].as_str().unwrap();
     agent.confirm(request_id, true);
+    // Where the user made the decision, not the file it travelled through.
+    agent.wait_screen("allowed in the browser");
     let result = agent.wait_event("tool_result", is_tool_result);
     let block = &result["message"]["content"][0];
     assert_eq!(block["tool_use_id"], body["tool_use_id"]);

@@ -11,7 +11,7 @@ test('Allow in the chat runs the tool, and the terminal shows it', async ({ logg
   await expect(card).toHaveAttribute('data-tool-status', 'done');
   await expect(card.locator('.approval-done')).toHaveText('Allowed in the browser.');
   await expect(card.locator('.tool-result pre')).toContainText('allowed-from-chat');
-  await expectTerminal(page, /allowed[\s\S]*allowed-from-chat/);
+  await expectTerminal(page, /allowed in the browser[\s\S]*allowed-from-chat/);
   await expect(page.getByRole('status')).toContainText('Idle');
 });
 
