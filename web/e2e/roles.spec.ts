@@ -38,8 +38,15 @@ test('an owner shares a viewer link: the viewer sees the session but cannot type
   await expect(viewer.getByRole('button', { name: 'Share' })).toBeHidden();
   await expect(viewer.locator('.presence-item', { hasText: 'viewer' })).toHaveCount(1);
   expect(refused).toEqual([]);
-  // The owner sees the viewer connect.
-  await expect(page.locator('.presence-item[data-role=viewer]')).toHaveCount(1);
+  // The owner sees the viewer connect, and the dialog names its link as
+  // the presence bar names the guest ("share:<id>").
+  const guest = page.locator('.presence-item[data-role=viewer]');
+  await expect(guest).toHaveCount(1);
+  const principal = /^(share:\S+) \(viewer\)$/.exec(await guest.innerText())?.[1];
+  expect(principal).toMatch(/^share:\S+$/);
+  await page.getByRole('button', { name: 'Share' }).click();
+  await expect(dialog.locator('.share-item')).toContainText(principal ?? 'no principal');
+  await dialog.getByRole('button', { name: 'Close' }).click();
 
   // Its keys are ignored, with a note.
   await typeInTerminal(viewer, 'typed by the viewer');

@@ -1,6 +1,6 @@
 // Who is connected to the open session, and (for the owner) the Share
 // dialog: create a link with a role and an expiry, copy it, list and revoke
-// the session's links.
+// the session's links (each named as the presence bar names its guests).
 import type { ConnectedClient, Role, Share } from '../generated/protocol';
 import { api } from '../net/api';
 import { h } from './dom';
@@ -112,7 +112,8 @@ class ShareDialog {
     this.list.replaceChildren(
       ...shares.map((s) =>
         h('li', { class: 'share-item', 'data-share': s.id },
-          `${s.role}, expires ${new Date(s.expires_at).toLocaleString()} `,
+          // The name the presence bar gives the link's guests: the owner matches them up by it.
+          h('span', {}, h('code', { class: 'share-id' }, `share:${s.id}`), ` · ${s.role}, expires ${new Date(s.expires_at).toLocaleString()} `),
           h('button', { type: 'button', class: 'btn btn-deny share-revoke', onclick: () => { void this.revoke(s.id); } }, 'Revoke'),
         ),
       ),
