@@ -3,12 +3,13 @@
 // chat and terminal panes, or the board. The open session lives in the URL
 // hash (#/session/<id>, the board at #/board) so a reload or a second tab
 // lands on the same one. The session list comes from the live board stream.
-import type { Board, ProfileInfo } from './generated/protocol';
+import type { Board, ProfileInfo, SessionInfo } from './generated/protocol';
 import { clearShared, markShared } from './auth';
 import { api, ApiError } from './net/api';
 import { BoardFeed } from './net/board';
 import type { SocketState } from './net/socket';
 import { SessionController } from './session';
+import { measureNewTerminal } from './terminal/measure';
 import { h } from './ui/dom';
 import { applyTheme, currentTheme, onSystemThemeChange, type ThemeName } from './ui/theme';
 import { Sidebar } from './ui/sidebar';
@@ -171,8 +172,13 @@ export class App {
     return this.session;
   }
 
-  /** Sessions this tab started: it sets their PTY size from the start. */
-  private readonly created = new Set<string>();
+  /**
+   * Sessions this tab started, as the server answered: it sets their PTY size
+   * from the start, and lays out their panes for their channel before the
+   * board lists them (a terminal-only session's pane fit to the split's
+   * height first, and resized the program twice).
+   */
+  private readonly created = new Map<string, SessionInfo>();
 
   private openFromHash(): void {
     // Whatever was chosen (a session, the board, a replay, Back): the drawer has done its job.
@@ -208,7 +214,7 @@ export class App {
     this.emptyState.hidden = true;
     const s = new SessionController(id, {
       profileChannel: (profile) => this.profiles.find((p) => p.name === profile)?.channel,
-      info: (sid) => this.sidebar.known.find((x) => x.id === sid),
+      info: (sid) => this.sidebar.known.find((x) => x.id === sid) ?? this.created.get(sid),
       showTerminal: () => { this.showTerminal(); },
       // Out of the terminal: to the message box when it is on screen and usable, else to the top bar.
       leaveTerminal: () => { if (!this.session?.chat.focusComposer()) this.menu.button.focus(); },
@@ -300,12 +306,20 @@ export class App {
   private async startSession(profile: string | undefined): Promise<void> {
     this.sidebar.showError(undefined);
     try {
-      const s = await api.createSession(profile === undefined ? {} : { profile });
-      this.created.add(s.id);
+      const size = this.newTerminalSize(profile);
+      const s = await api.createSession({ ...(profile === undefined ? {} : { profile }), ...size });
+      this.created.set(s.id, s);
       this.navigate(s.id);
     } catch (err) {
       this.sidebar.showError(`Could not start a session: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+
+  /** The terminal size a new session of `profile` will have in this window. */
+  private newTerminalSize(profile: string | undefined): { cols?: number; rows?: number } {
+    const p = this.profiles.find((x) => x.name === profile) ?? this.profiles.find((x) => x.default);
+    const covers = [this.emptyState, this.boardView.root];
+    return measureNewTerminal({ workspace: this.workspace, termSlot: this.termSlot, covers }, p?.channel.events ?? true, this.layout, this.theme) ?? {};
   }
 
   /**
@@ -314,7 +328,7 @@ export class App {
    */
   private async resumeSession(id: string): Promise<void> {
     const s = await api.resume(id);
-    this.created.add(s.id);
+    this.created.set(s.id, s);
     this.navigate(s.id);
   }
 

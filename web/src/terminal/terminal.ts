@@ -87,6 +87,9 @@ export function terminalLook(theme: ThemeName): ITerminalOptions {
   };
 }
 
+/** The owner of a pane that only measures: it never types, resizes or pauses. */
+const IGNORE: TerminalOwner = { input: () => undefined, resize: () => undefined, flow: () => undefined, leave: () => undefined };
+
 /** Resize messages wait this long for the pane to settle, in ms. */
 const RESIZE_DEBOUNCE = 120;
 
@@ -191,6 +194,24 @@ export class TerminalPane {
       }
       return true;
     });
+  }
+
+  /**
+   * The size a pane would fit to in `slot`, from a throwaway pane laid over
+   * it unseen: what a new session's program should start at, before any pane
+   * of it exists (the first `resize` comes only after it drew its banner).
+   */
+  static measureIn(slot: HTMLElement, theme: ThemeName): { cols: number; rows: number } | null {
+    const probe = new TerminalPane(IGNORE, theme);
+    probe.root.classList.add('terminal-probe');
+    slot.append(probe.root);
+    try {
+      probe.term.open(probe.host);
+      return probe.fitSize();
+    } finally {
+      probe.dispose();
+      probe.root.remove();
+    }
   }
 
   /** Copies the terminal's selection to the clipboard; false when nothing is selected. */
