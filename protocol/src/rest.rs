@@ -111,6 +111,13 @@ pub struct ExitInfo {
     #[ts(optional)]
     pub signal: Option<String>,
     pub success: bool,
+    /// duet ended the program because duet itself was stopping (a SIGTERM
+    /// to the server, e.g. `systemctl stop`), or an earlier duet went away
+    /// without recording the end. The code or signal is then that of the
+    /// shutdown, not a crash of the program.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub server_stopped: bool,
 }
 
 /// A profile a client may start.

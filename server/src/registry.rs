@@ -115,10 +115,13 @@ impl Registry {
             // is over, as if this duet had run it.
             if let Some(record) = record {
                 let id = record.id;
+                // No end recorded: the earlier duet went away first (the
+                // program died with it, or we just ended it).
                 let exit = record.exit.clone().unwrap_or(ExitInfo {
                     code: None,
                     signal: killed.then(|| "SIGTERM".to_string()),
                     success: false,
+                    server_stopped: true,
                 });
                 let can_resume = self
                     .profiles
@@ -406,7 +409,7 @@ impl Registry {
     pub(crate) async fn shutdown(&self) {
         let sessions: Vec<Arc<Session>> = self.table().sessions.values().cloned().collect();
         for s in &sessions {
-            s.terminate();
+            s.terminate_for_shutdown();
         }
         let grace = self.opts.limits.kill_grace + Duration::from_secs(2);
         let all = futures_util::future::join_all(sessions.iter().map(|s| s.wait_exited()));

@@ -135,6 +135,8 @@ async fn a_program_that_announced_itself_is_left_the_grace_period_for_sigterm() 
         Some(143),
         "{info:?}"
     );
+    // Ended by its owner, not by a stopping server.
+    assert!(!info.exit.as_ref().unwrap().server_stopped, "{info:?}");
     c.until_event(|e| e["subtype"] == "session_end").await;
 }
 
@@ -159,6 +161,8 @@ async fn delete_ends_the_whole_process_group() {
         Some(143),
         "{info:?}"
     );
+    // Ended by its owner, not by a stopping server.
+    assert!(!info.exit.as_ref().unwrap().server_stopped, "{info:?}");
     c.until_event(|e| e["subtype"] == "session_end").await;
     wait_dead(leader).await;
     wait_dead(child).await;
@@ -220,8 +224,18 @@ async fn shutdown_ends_every_program_and_closes_clients() {
     for pid in [a.pid.unwrap(), b.pid.unwrap()] {
         wait_dead(pid as i32).await;
     }
-    // The client saw the exit, then the socket closed.
-    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    // The client saw the exit, which says the server stopped (the program's
+    // 143 is the shutdown's SIGTERM, not a crash), then the socket closed
+    // as "going away".
+    let exit = c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    let ServerMessage::Exit(exit) = exit else {
+        unreachable!()
+    };
+    assert!(exit.server_stopped, "{exit:?}");
+    assert_eq!(
+        c.closed().await,
+        Some((1001, "duet is shutting down".to_string()))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -421,20 +435,8 @@ async fn attached_clients_are_closed_when_their_session_is_purged() {
         .await;
     assert_eq!(purge.status(), 204);
     // The socket closes with a reason instead of holding the session.
-    let closed = tokio::time::timeout(DEADLINE, async {
-        use futures_util::StreamExt;
-        loop {
-            match c.ws.next().await {
-                Some(Ok(tokio_tungstenite::tungstenite::Message::Close(frame))) => return frame,
-                Some(Ok(_)) => {}
-                other => panic!("socket ended without a close: {other:?}"),
-            }
-        }
-    })
-    .await
-    .expect("the client is closed");
-    let frame = closed.expect("a close frame");
-    assert_eq!(frame.reason.as_str(), "the session was removed");
+    let (_, reason) = c.closed().await.expect("a close frame");
+    assert_eq!(reason, "the session was removed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

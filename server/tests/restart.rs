@@ -1,7 +1,9 @@
 //! A duet killed with SIGKILL and started again on the same `--state-dir`:
 //! no program of the earlier run is left running, every earlier session is
 //! listed, its transcript readable, until its retention ends, and the
-//! audit trail gets the ends the killed duet could not write.
+//! audit trail gets the ends the killed duet could not write. A duet
+//! stopped with SIGTERM tells its clients so, and its sessions come back
+//! saying the server stopped them.
 
 use std::time::Duration;
 
@@ -114,6 +116,14 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
     }
     let info = list.iter().find(|s| s.id == running.id).unwrap();
     assert!(info.last_seq >= 1);
+    // Its end was never recorded: it ended with the earlier duet, not by
+    // itself (the SIGTERM is the restart's).
+    assert!(info.exit.as_ref().unwrap().server_stopped, "{info:?}");
+    let deleted = list.iter().find(|s| s.id == ended.id).unwrap();
+    assert!(
+        !deleted.exit.as_ref().unwrap().server_stopped,
+        "{deleted:?}"
+    );
     // Each shows its last screen, replayed from its recording (it was
     // blank: the screen lived only in the earlier duet's memory).
     for id in [running.id, ended.id] {
@@ -132,6 +142,23 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
     second.wait().unwrap();
 }
 
+/// Writes `dir/duet.toml` with one profile, `fake` (the test TUI with its
+/// side channel), resumable with `resume`; returns its path.
+fn fake_config(dir: &std::path::Path, resume: bool) -> std::path::PathBuf {
+    let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake_tui.py");
+    let args = format!(
+        "\"{fake}\", \"--json-file\", \"{{events_file}}\", \"--input-file\", \"{{input_file}}\""
+    );
+    let mut text =
+        format!("[[profile]]\nname = \"fake\"\ncommand = \"python3\"\nargs = [{args}]\n");
+    if resume {
+        text.push_str(&format!("resume_args = [{args}]\n"));
+    }
+    let config = dir.join("duet.toml");
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
 /// The lines of `kind` in `trail` about `id`: the session's, or a request's.
 fn about<'a>(trail: &'a [Value], kind: &str, id: &str) -> Vec<&'a Value> {
     trail
@@ -144,25 +171,11 @@ fn about<'a>(trail: &'a [Value], kind: &str, id: &str) -> Vec<&'a Value> {
 async fn after_a_crash_the_trail_gets_the_ends_it_missed_once() {
     let tmp = tempfile::tempdir().unwrap();
     let state = tmp.path().join("state");
-    let config = tmp.path().join("duet.toml");
-    let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake_tui.py");
-    std::fs::write(
-        &config,
-        format!(
-            "[[profile]]\nname = \"fake\"\ncommand = \"python3\"\n\
-             args = [\"{fake}\", \"--json-file\", \"{{events_file}}\", \"--input-file\", \"{{input_file}}\"]\n"
-        ),
-    )
-    .unwrap();
+    let config = fake_config(tmp.path(), false);
     let first = Duet::start(&state, &config);
     let open = first.create().await;
     let ended = first.create().await;
-    let ws = format!(
-        "{}/api/sessions/{}/ws",
-        first.url.replace("http", "ws"),
-        open.id
-    );
-    let mut c = Client::connect(&ws, TOKEN).await;
+    let mut c = first.ws(open.id).await;
     // One request answered in the terminal, one still open at the crash.
     c.submit("tool one").await;
     let answered = c.pending_approval().await;
@@ -230,4 +243,47 @@ async fn after_a_crash_the_trail_gets_the_ends_it_missed_once() {
     assert_eq!(third.audit(ended.id).await, ended_trail);
     assert_eq!(server_trail(), all);
     third.kill();
+}
+
+/// `systemctl stop` (SIGTERM to duet): each attached client hears that the
+/// server stopped (the exit says so, the socket closes as "going away"),
+/// not that its program crashed with 143; after a restart the session is
+/// listed as ended by the server, and can be resumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_duet_says_so_and_its_sessions_come_back_resumable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let config = fake_config(tmp.path(), true);
+    let mut first = Duet::start(&state, &config);
+    let s = first.create().await;
+    let mut c = first.ws(s.id).await;
+    // Its handshake names the conversation, which a resume needs.
+    c.until_event(|e| e["subtype"] == "session_start").await;
+    let term = Command::new("kill")
+        .args(["-TERM", &first.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let ServerMessage::Exit(exit) = c.until(|m| matches!(m, ServerMessage::Exit(_))).await else {
+        unreachable!()
+    };
+    assert!(exit.server_stopped, "{exit:?}");
+    assert_eq!(
+        c.closed().await,
+        Some((1001, "duet is shutting down".into()))
+    );
+    assert!(first.child.wait().unwrap().success());
+
+    let second = Duet::start(&state, &config);
+    let info: SessionInfo = second.get(&format!("/api/sessions/{}", s.id)).await;
+    assert_eq!(info.status, SessionStatus::Exited);
+    assert!(info.exit.as_ref().unwrap().server_stopped, "{info:?}");
+    assert!(info.resumable, "{info:?}");
+    // A client that reconnects hears the same.
+    let c = second.ws(s.id).await;
+    let ServerMessage::Hello(hello) = &c.texts[0] else {
+        unreachable!()
+    };
+    assert!(hello.exit.as_ref().unwrap().server_stopped, "{hello:?}");
+    second.kill();
 }

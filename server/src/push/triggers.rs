@@ -161,6 +161,8 @@ pub(crate) fn changes(prev: &Board, next: &Board, long_turn_ms: u64, now: u64) -
         {
             let x = e.session.exit.as_ref();
             let how = match (x.and_then(|x| x.code), x.and_then(|x| x.signal.as_deref())) {
+                // Its status is the shutdown's SIGTERM, not a crash.
+                _ if x.is_some_and(|x| x.server_stopped) => "ended when the server stopped".into(),
                 (Some(code), _) => format!("exited with status {code}"),
                 (None, Some(sig)) => format!("was ended by {sig}"),
                 (None, None) => "ended".into(),
@@ -262,11 +264,23 @@ mod tests {
             code: Some(2),
             signal: None,
             success: false,
+            server_stopped: false,
         });
-        let c = changes(&idle, &board(vec![ended]), 30_000, 0);
+        let c = changes(&idle, &board(vec![ended.clone()]), 30_000, 0);
         let Change::Show(s) = &c[0] else { panic!() };
         assert_eq!(s.title, "nightly stopped");
         assert_eq!(s.body, "The program exited with status 2.");
+        // Ended by duet's own shutdown: no crash status to alarm anyone.
+        let mut stopped = ended;
+        stopped.session.exit = Some(ExitInfo {
+            code: Some(143),
+            signal: None,
+            success: false,
+            server_stopped: true,
+        });
+        let c = changes(&idle, &board(vec![stopped]), 30_000, 0);
+        let Change::Show(s) = &c[0] else { panic!() };
+        assert_eq!(s.body, "The program ended when the server stopped.");
         assert_eq!(duration(3_725_000), "1 h 2 min");
     }
 }

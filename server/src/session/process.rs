@@ -21,6 +21,9 @@ pub(crate) struct Process {
     /// Not this duet's child (a session recovered from an earlier run):
     /// never signalled.
     foreign: bool,
+    /// duet is ending the program because duet itself stops: its exit is
+    /// the shutdown's doing, not the program's.
+    server_stopping: AtomicBool,
 }
 
 impl Process {
@@ -29,6 +32,7 @@ impl Process {
             pid,
             reaped: AtomicBool::new(false),
             foreign: false,
+            server_stopping: AtomicBool::new(false),
         }
     }
 
@@ -38,6 +42,7 @@ impl Process {
             pid,
             reaped: AtomicBool::new(true),
             foreign: true,
+            server_stopping: AtomicBool::new(false),
         }
     }
 
@@ -90,7 +95,7 @@ impl Session {
                 _ = tick.tick() => self.conversation.tick(),
             }
         };
-        let exit = match status {
+        let mut exit = match status {
             Ok(s) => program::exit_info(s),
             Err(e) => {
                 warn!(?e, "waiting for the program failed");
@@ -98,9 +103,13 @@ impl Session {
                     code: None,
                     signal: None,
                     success: false,
+                    server_stopped: false,
                 }
             }
         };
+        // Clients (and this session once recovered after a restart) say the
+        // server stopped, rather than show the SIGTERM's 143 as a crash.
+        exit.server_stopped = self.process.server_stopping.load(Ordering::Acquire);
         // Anything the program left behind in its group goes with it.
         self.process.signal_group(Signal::SIGHUP);
         // Let the last output drain; a leftover grandchild holding the PTY
@@ -182,6 +191,13 @@ impl Session {
                 session.process.signal_group(Signal::SIGKILL);
             }
         });
+    }
+
+    /// Ends the program because duet is shutting down: as [`Self::terminate`],
+    /// and its exit says so.
+    pub(crate) fn terminate_for_shutdown(self: &Arc<Self>) {
+        self.process.server_stopping.store(true, Ordering::Release);
+        self.terminate();
     }
 
     /// Waits until the program has exited and its exit is recorded.

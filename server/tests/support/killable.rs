@@ -46,7 +46,7 @@ pub fn start_duet(state: &std::path::Path, config: &std::path::Path) -> (Child, 
 /// A `duet serve` of its own over `state`, killed with SIGKILL by
 /// [`Duet::kill`].
 pub struct Duet {
-    child: Child,
+    pub child: Child,
     pub url: String,
     pub http: reqwest::Client,
 }

@@ -291,6 +291,24 @@ impl Client {
         client
     }
 
+    /// Reads until the server closes the socket: the close frame's code and
+    /// reason, or `None` for a connection dropped without one.
+    pub async fn closed(&mut self) -> Option<(u16, String)> {
+        tokio::time::timeout(DEADLINE, async {
+            loop {
+                match self.ws.next().await {
+                    Some(Ok(Message::Close(frame))) => {
+                        return frame.map(|f| (u16::from(f.code), f.reason.to_string()))
+                    }
+                    Some(Ok(_)) => {}
+                    None | Some(Err(_)) => return None,
+                }
+            }
+        })
+        .await
+        .expect("the server closes the socket")
+    }
+
     /// The next approval request that is still pending.
     pub async fn pending_approval(&mut self) -> duet_protocol::rest::Approval {
         match self

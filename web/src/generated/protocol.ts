@@ -21,7 +21,14 @@ code?: number,
 /**
  * The signal that ended the program, e.g. `SIGHUP` (then `code` is absent).
  */
-signal?: string, success: boolean, };
+signal?: string, success: boolean, 
+/**
+ * duet ended the program because duet itself was stopping (a SIGTERM
+ * to the server, e.g. `systemctl stop`), or an earlier duet went away
+ * without recording the end. The code or signal is then that of the
+ * shutdown, not a crash of the program.
+ */
+server_stopped?: boolean, };
 
 export type ApprovalState = "pending" | "allowed" | "denied" | "abandoned";
 

@@ -17,6 +17,7 @@ pub fn exit_info(status: std::process::ExitStatus) -> duet_protocol::rest::ExitI
         code: status.code().map(|c| c as u32),
         signal: status.signal().map(signal_name),
         success: status.success(),
+        server_stopped: false,
     }
 }
 
