@@ -309,7 +309,7 @@ pub async fn run(
 }
 
 /// Accepts connections until `stopping` resolves, then lets the requests in
-/// flight finish (bounded by [`DRAIN`]).
+/// flight finish and the WebSockets close (bounded by [`DRAIN`]).
 ///
 /// Every connection holds one of `max_connections` permits for as long as
 /// its socket is open, WebSockets included, and while the socket closes
@@ -398,7 +398,23 @@ async fn serve(
     drop(listener);
     closing_tx.send_replace(true);
     drop(done_tx);
-    if tokio::time::timeout(DRAIN, done_rx.recv()).await.is_err() {
+    let deadline = tokio::time::Instant::now() + DRAIN;
+    if tokio::time::timeout_at(deadline, done_rx.recv())
+        .await
+        .is_err()
+    {
         warn!("requests still running after {DRAIN:?}; stopping anyway");
+    }
+    // An upgraded connection (a WebSocket) left hyper, and the wait above,
+    // at its upgrade; its socket still holds a permit until it is closed.
+    // Wait for those too: each client gets its last events, its exit and the
+    // close frame that says duet is going away. Returning ended the runtime
+    // under them, and a client saw its connection reset instead.
+    let all = u32::try_from(opts.max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout_at(deadline, permits.acquire_many(all))
+        .await
+        .is_err()
+    {
+        warn!("connections still open after {DRAIN:?}; stopping anyway");
     }
 }
