@@ -25,16 +25,17 @@ const READY_TIMEOUT = 30_000;
 
 /**
  * Starts `duet serve` on port 0 with a fresh state dir; `extraArgs` go after the defaults (e.g. `--config FILE`).
- * `over`: start it again over an earlier one's state dir, with its token (after that one was killed). Stop it with `stopDuet`.
+ * With `again` (a server that has stopped or was killed), a restart of it over its port, token and state dir. Stop it with `stopDuet`.
  */
-export async function startDuet(extraArgs: readonly string[] = [], over?: Pick<Duet, 'stateDir' | 'token'>): Promise<{ duet: Duet; proc: ChildProcessByStdio<null, Readable, Readable> }> {
+export async function startDuet(extraArgs: readonly string[] = [], again?: Duet): Promise<{ duet: Duet; proc: ChildProcessByStdio<null, Readable, Readable> }> {
   const bin = resolve(webRoot, process.env.DUET_BIN ?? '../target/debug/duet');
   if (!existsSync(bin)) {
     throw new Error(`duet binary not found at ${bin}: build it (cargo build) or set DUET_BIN`);
   }
-  const token = over?.token ?? randomBytes(16).toString('hex');
-  const stateDir = over?.stateDir ?? mkdtempSync(join(tmpdir(), 'duet-e2e-'));
-  const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--token', token, '--state-dir', stateDir, ...extraArgs], {
+  const token = again?.token ?? randomBytes(16).toString('hex');
+  const stateDir = again?.stateDir ?? mkdtempSync(join(tmpdir(), 'duet-e2e-'));
+  const listen = again ? new URL(again.baseURL).host : '127.0.0.1:0';
+  const proc = spawn(bin, ['serve', '--listen', listen, '--token', token, '--state-dir', stateDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
   });

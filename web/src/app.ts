@@ -415,12 +415,14 @@ export class App {
         show(null, false);
         return;
       case 'connecting':
-        show(state.attempt > 0 ? 'Disconnected — reconnecting…' : null, false);
+        show(state.attempt > 0 ? (state.serverStopped ? 'The server stopped — reconnecting…' : 'Disconnected — reconnecting…') : null, false);
         return;
       case 'waiting': {
         const tick = (): void => {
           const secs = Math.max(0, Math.ceil((state.retryAt - Date.now()) / 1000));
-          show(`Disconnected from the server — reconnecting in ${secs} s. The chat and terminal resume where they left off.`, true);
+          show(state.serverStopped
+            ? `The server stopped (shut down or restarting) — reconnecting in ${secs} s.`
+            : `Disconnected from the server — reconnecting in ${secs} s. The chat and terminal resume where they left off.`, true);
         };
         tick();
         this.bannerTimer = setInterval(tick, 1000);

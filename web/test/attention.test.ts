@@ -49,6 +49,9 @@ describe('attention', () => {
     expect(attention(running, failed, 1000, 0).show.map((i) => [i.title, i.body])).toEqual([['demo stopped', 'The program exited with status 2.']]);
     const killed = board(entry(session('b', { status: 'exited', exit: { signal: 'SIGKILL', success: false } })));
     expect(attention(running, killed, 1000, 0).show[0]?.body).toBe('The program was ended by SIGKILL.');
+    // duet's own shutdown ended it: its 143 is no crash (the server's push says the same).
+    const stopped = board(entry(session('b', { status: 'exited', exit: { code: 143, success: false, server_stopped: true } })));
+    expect(attention(running, stopped, 1000, 0).show[0]?.body).toBe('The program ended when the server stopped.');
     expect(attention(failed, failed, 1000, 0).show).toEqual([]);
   });
 });

@@ -239,6 +239,16 @@ describe('ChatView and the session', () => {
     expect(exitSentence({ code: 1, success: false })).toBe('The program exited with code 1');
   });
 
+  it('says the server stopped when its shutdown ended the program, not the SIGTERM it sent', () => {
+    const { v } = view();
+    // Live (the `exit` message) and recovered after a restart (the hello's exit) alike.
+    const ended = reduce(initialChatState, { type: 'exit', code: 143, success: false, server_stopped: true });
+    v.render(ended, ctx);
+    expect(v.root.querySelector('[data-kind="exit"]')?.textContent).toBe('The program ended when the server stopped.');
+    expect(v.root.querySelector('.chat-status')?.textContent).toContain('Ended (server stopped)');
+    expect(exitSentence({ signal: 'SIGTERM', success: false, server_stopped: true })).toBe('The program ended when the server stopped');
+  });
+
   it('shows a slash command as the user’s, pointing at the terminal', () => {
     const { v, cb } = view();
     v.render(reduceAll(initialChatState, [{ type: 'local_submit', id: 's1', text: '/help' }, { type: 'ack', id: 's1', queued: false }]), ctx);

@@ -2,7 +2,6 @@
 // cards (input, diff, result, approval), commands, unsent prompts, the exit
 // note and the heading over an earlier session. Pure builders: the view
 // decides when an entry is rebuilt.
-import type { ExitInfo } from '../generated/protocol';
 import { h } from '../ui/dom';
 import { approvalCard } from './approval-card';
 import type { ChatCallbacks, ChatContext } from './callbacks';
@@ -162,19 +161,6 @@ export function pendingEl(cb: ChatCallbacks, p: PendingSubmit, exited: boolean, 
       canDismiss && h('button', { type: 'button', class: 'linkish', onclick: () => { cb.onDiscard(p.id); } }, 'Dismiss'),
     ),
   );
-}
-
-/** "The program exited with code 3", "The program was ended by SIGTERM". */
-/** Signals that programs commonly turn into exit code 128 + N when they catch them and exit. */
-const SIGNAL_CODES: Readonly<Record<number, string>> = { 129: 'SIGHUP', 130: 'SIGINT', 137: 'SIGKILL', 143: 'SIGTERM' };
-
-export function exitSentence(e: ExitInfo): string {
-  if (e.signal !== undefined) return `The program was ended by ${e.signal}`;
-  // A program that caught the signal (Node agents do, and the demo agent) exits 128 + N:
-  // code 143 after "End" read as a crash.
-  const caught = e.code === undefined ? undefined : SIGNAL_CODES[e.code];
-  if (caught !== undefined) return `The program exited with code ${String(e.code)} (it was ended by ${caught})`;
-  return `The program exited with code ${e.code === undefined ? '?' : String(e.code)}`;
 }
 
 function diffView(path: string, before: string, after: string): HTMLElement {

@@ -196,6 +196,7 @@ function exitInfo(e: ExitInfo): ExitInfo {
   const info: ExitInfo = { success: e.success };
   if (e.code !== undefined) info.code = e.code;
   if (e.signal !== undefined) info.signal = e.signal;
+  if (e.server_stopped === true) info.server_stopped = true;
   return info;
 }
 

@@ -10,7 +10,8 @@ import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
 import { ResumeControl } from '../ui/resume';
 import type { ChatCallbacks, ChatContext } from './callbacks';
-import { exitSentence, historyHeading, pendingEl, renderItem } from './entries';
+import { exitSentence, exitStatus } from './exit';
+import { historyHeading, pendingEl, renderItem } from './entries';
 import { tooLongToSend } from './limits';
 import { agentModes, ModePicker } from './modes';
 import type { HistorySegment } from './history';
@@ -19,7 +20,7 @@ import { approvalOf, chatStatus, type ApprovalView, type ChatItem, type ChatStat
 // The view's API stays here for its importers (the session, the replay view).
 export type { ApprovalChoice, ChatCallbacks, ChatContext } from './callbacks';
 export { outcomeText } from './approval-card';
-export { exitSentence } from './entries';
+export { exitSentence } from './exit';
 
 interface Rendered {
   el: HTMLElement;
@@ -294,7 +295,7 @@ export class ChatView {
     const status = chatStatus(state);
     let text = STATUS_TEXT[status];
     if (status === 'exited' && state.exit) {
-      text = state.exit.signal !== undefined ? `Exited (${state.exit.signal})` : `Exited (code ${state.exit.code ?? '?'})`;
+      text = exitStatus(state.exit);
     }
     const events = ctx.channel?.events ?? true;
     if (!events) text = 'This program has no chat view; use the terminal.';

@@ -11,7 +11,7 @@ const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
 const optional = (v: unknown, is: (x: unknown) => boolean): boolean => v === undefined || is(v);
 
 function isExitInfo(v: unknown): v is ExitInfo {
-  return isObject(v) && isBool(v.success) && optional(v.code, isNum) && optional(v.signal, isStr);
+  return isObject(v) && isBool(v.success) && optional(v.code, isNum) && optional(v.signal, isStr) && optional(v.server_stopped, isBool);
 }
 
 function isChannelInfo(v: unknown): v is ChannelInfo {

@@ -1,7 +1,8 @@
 // One session's WebSocket, kept alive: reconnects with backoff and jitter,
 // resumes with `from=<last seq seen>` (asked of the owner on every attempt, so
 // nothing is lost or repeated), pings to notice dead links, and can be
-// suspended for the back/forward cache and resumed.
+// suspended for the back/forward cache and resumed. A server that closes with
+// 1001 Going Away is shutting down: the state says so until it is back.
 import type { ClientMessage, ServerMessage } from '../generated/protocol';
 import { apiUrl } from './api';
 import { backoffDelay } from './backoff';
@@ -9,9 +10,9 @@ import { parseServerMessage } from './guards';
 
 /** Where the connection stands. */
 export type SocketState =
-  | { readonly kind: 'connecting'; readonly attempt: number }
+  | { readonly kind: 'connecting'; readonly attempt: number; readonly serverStopped: boolean }
   | { readonly kind: 'open' }
-  | { readonly kind: 'waiting'; readonly attempt: number; readonly retryAt: number }
+  | { readonly kind: 'waiting'; readonly attempt: number; readonly retryAt: number; readonly serverStopped: boolean }
   | { readonly kind: 'closed'; readonly reason: 'stopped' | 'suspended' | 'ended' | 'gone' | 'unauthorized' };
 
 /** What the socket tells its owner. */
@@ -33,6 +34,9 @@ const PING_EVERY = 15_000;
 /** Silence longer than this means the link is dead, in ms. */
 const SILENCE_LIMIT = 40_000;
 
+/** The close code of a server that is shutting down (duet sends it on SIGTERM). */
+const GOING_AWAY = 1001;
+
 /** A self-healing connection to `GET /api/sessions/{id}/ws`. */
 export class SessionSocket {
   private ws: WebSocket | null = null;
@@ -41,6 +45,8 @@ export class SessionSocket {
   private pingTimer: ReturnType<typeof setInterval> | undefined;
   private lastHeard = 0;
   private greeted = false;
+  /** The server closed with GOING_AWAY and has not greeted us since. */
+  private serverStopped = false;
   /** No reconnects: stopped by the owner, suspended, or the program ended. */
   private halted: SocketState | null = null;
   private current: SocketState = { kind: 'closed', reason: 'stopped' };
@@ -104,7 +110,7 @@ export class SessionSocket {
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const from = this.owner.resumeFrom();
     if (from > 0) url.searchParams.set('from', String(from));
-    this.setState({ kind: 'connecting', attempt: this.attempt });
+    this.setState({ kind: 'connecting', attempt: this.attempt, serverStopped: this.serverStopped });
 
     const ws = new WebSocket(url);
     ws.binaryType = 'arraybuffer';
@@ -126,6 +132,7 @@ export class SessionSocket {
       if (!msg) return;
       if (msg.type === 'hello') {
         this.greeted = true;
+        this.serverStopped = false;
         this.attempt = 0;
         if (msg.exit) this.halted = { kind: 'closed', reason: 'ended' };
       } else if (msg.type === 'exit') {
@@ -134,18 +141,23 @@ export class SessionSocket {
       }
       this.owner.message(msg);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev: CloseEvent) => {
       if (ws !== this.ws) return;
+      if (ev.code === GOING_AWAY) this.serverStopped = true;
       this.dropSocket();
       void this.afterClose();
     };
   }
 
   private async afterClose(): Promise<void> {
-    if (this.halted) {
+    // An ended program stays ended, but a server going away is news: say so,
+    // and come back when it does (the session is listed again, ended, and
+    // perhaps resumable). Ending it is what the server did on its way out.
+    if (this.halted && !this.serverStopped) {
       this.setState(this.halted);
       return;
     }
+    this.halted = null;
     if (!this.greeted) {
       // The upgrade failed or the server hung up before greeting us: find out why.
       const verdict = await this.owner.diagnose();
@@ -158,7 +170,7 @@ export class SessionSocket {
     }
     const delay = backoffDelay(this.attempt);
     this.attempt++;
-    this.setState({ kind: 'waiting', attempt: this.attempt, retryAt: Date.now() + delay });
+    this.setState({ kind: 'waiting', attempt: this.attempt, retryAt: Date.now() + delay, serverStopped: this.serverStopped });
     this.retryTimer = setTimeout(() => { this.connect(); }, delay);
   }
 

@@ -4,6 +4,7 @@
 // it compares two boards, so it is unit-tested without a browser.
 import type { Board, BoardEntry } from '../generated/protocol';
 import type { NotifyItem } from '../sw/messages';
+import { exitClause } from '../chat/exit';
 import { presentTool, toolSummary } from '../chat/tools';
 import { sessionLabel } from '../ui/rename';
 import { duration } from '../ui/board';
@@ -63,7 +64,7 @@ export function attention(prev: Board | null, next: Board, longTurnMs: number, n
     }
     if (old.session.status === 'running' && e.session.status === 'exited') {
       const x = e.session.exit;
-      const how = x?.code !== undefined ? `exited with status ${x.code}` : x?.signal !== undefined ? `was ended by ${x.signal}` : 'ended';
+      const how = exitClause(x);
       show.push({ tag: `duet-exit-${e.session.id}`, title: `${label} ${x?.success === true ? 'finished' : 'stopped'}`, body: `The program ${how}.`, url: sessionUrl(e.session.id) });
     }
   }

@@ -4,6 +4,7 @@
 // last did something, and who is watching. The data comes from the server's
 // stream (net/board.ts); a clock only refreshes the "… ago" texts.
 import type { Board, BoardEntry } from '../generated/protocol';
+import { exitClause } from '../chat/exit';
 import { presentTool, toolSummary } from '../chat/tools';
 import { h } from './dom';
 import { renameForm, sessionLabel } from './rename';
@@ -92,7 +93,7 @@ export class BoardView {
       h(
         'p',
         { class: 'board-meta' },
-        s.status === 'exited' ? `ended ${s.exit?.code !== undefined ? `with status ${s.exit.code}` : s.exit?.signal !== undefined ? `by ${s.exit.signal}` : ''} · ` : '',
+        s.status === 'exited' ? `${exitClause(s.exit)} · ` : '',
         e.busy_since !== undefined ? `working for ${duration(now - e.busy_since)} · ` : '',
         h('span', { class: 'board-activity' }, `active ${duration(now - e.last_activity)} ago`),
         viewers.length > 0 ? ` · watching: ${viewers.join(', ')}` : '',
