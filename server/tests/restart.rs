@@ -5,6 +5,7 @@
 //! stopped with SIGTERM tells its clients so, and its sessions come back
 //! saying the server stopped them.
 
+use std::process::Command;
 use std::time::Duration;
 
 mod support;
@@ -12,8 +13,8 @@ mod support;
 use duet_protocol::rest::{Approval, ApprovalState, SessionInfo, SessionStatus};
 use duet_protocol::ws::ServerMessage;
 use serde_json::Value;
+use support::fetch;
 use support::killable::{lines, start_duet, Duet, TOKEN};
-use support::{fetch, Client};
 
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
