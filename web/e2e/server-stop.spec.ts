@@ -28,6 +28,9 @@ test('a stopped server is reported as such, and its session comes back resumable
     const said = 'The program ended when the server stopped.';
     await expect(page.locator('.chat-log [data-kind=exit]')).toHaveText(said);
     await expect(page.locator('.term-banner .term-banner-text')).toHaveText(said);
+    // Amber, not the red of a failed program: nothing went wrong with the agent.
+    await expect(page.locator('.chat-log [data-kind=exit]')).toHaveClass(/\bis-stopped\b/);
+    await expect(page.locator('.term-banner')).toHaveAttribute('data-tone', 'stopped');
     await expect(page.locator('.chat-status')).toContainText('Ended (server stopped)');
     await expect(page.locator('.banner')).toContainText('The server stopped');
 

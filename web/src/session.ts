@@ -5,6 +5,7 @@
 // burst of deltas costs one layout.
 import type { ApprovalDecision, ChannelInfo, ClientMessage, ConnectedClient, Role, ServerMessage, SessionInfo } from './generated/protocol';
 import { ChatView, exitSentence, type ApprovalChoice } from './chat/view';
+import { exitTone } from './chat/exit';
 import { historySegments, type HistorySegment } from './chat/history';
 import { initialChatState, reduce, type ChatInput, type ChatState } from './chat/state';
 import { api, ApiError } from './net/api';
@@ -338,6 +339,7 @@ export class SessionController {
       const text = `${exitSentence(exit)}.`;
       if (this.exitBannerText.textContent !== text) this.exitBannerText.textContent = text;
       this.exitBanner.dataset.success = String(exit.success);
+      this.exitBanner.dataset.tone = exitTone(exit);
     }
     this.bannerResume.visible = exit !== null && resumable;
     this.host.changed(this.id);

@@ -19,6 +19,16 @@ export function exitSentence(e: ExitInfo): string {
   return `The program exited with code ${e.code === undefined ? '?' : String(e.code)}`;
 }
 
+/**
+ * How an end looks: `ok` (green), `error` (red, the program failed) or
+ * `stopped` (amber): the server's own shutdown ended it, which is neither
+ * the agent's success nor its failure, and must not read as a crash.
+ */
+export function exitTone(e: ExitInfo): 'ok' | 'error' | 'stopped' {
+  if (e.server_stopped === true) return 'stopped';
+  return e.success ? 'ok' : 'error';
+}
+
 /** The chat's status line: "Exited (code 3)", "Exited (SIGTERM)", "Ended (server stopped)". */
 export function exitStatus(e: ExitInfo): string {
   if (e.server_stopped === true) return 'Ended (server stopped)';

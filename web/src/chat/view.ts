@@ -10,7 +10,7 @@ import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
 import { ResumeControl } from '../ui/resume';
 import type { ChatCallbacks, ChatContext } from './callbacks';
-import { exitSentence, exitStatus } from './exit';
+import { exitSentence, exitStatus, exitTone } from './exit';
 import { historyHeading, pendingEl, renderItem } from './entries';
 import { tooLongToSend } from './limits';
 import { agentModes, ModePicker } from './modes';
@@ -241,7 +241,7 @@ export class ChatView {
     for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(this.cb, p, exited, drives));
     if (state.exit) {
       const exit = state.exit;
-      place('exit', exit, undefined, () => h('p', { class: `exit-note${exit.success ? '' : ' is-error'}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));
+      place('exit', exit, undefined, () => h('p', { class: `exit-note is-${exitTone(exit)}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));
     }
 
     // Put the elements in order, moving only what is out of place.
