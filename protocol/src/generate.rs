@@ -14,8 +14,8 @@ use crate::push::{
 use crate::rest::{
     ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
     ApprovalState, ChannelInfo, ConnectedClient, CreateSession, CreateShare, Decider, ExitInfo,
-    HistoryLine, Me, ProfileInfo, Role, SessionInfo, SessionStatus, SetModeRequest, Share,
-    SubmitRequest, SubmitResponse,
+    HistoryLine, Me, ProfileInfo, ResumeSession, Role, SessionInfo, SessionStatus, SetModeRequest,
+    Share, SubmitRequest, SubmitResponse,
 };
 use crate::sidecar::{
     CanUseTool, Content, ContentBlock, ControlRequest, ControlRequestBody, ControlResponse,
@@ -56,6 +56,7 @@ pub fn typescript() -> String {
         ServerMessage::decl(&cfg),
         ClientMessage::decl(&cfg),
         CreateSession::decl(&cfg),
+        ResumeSession::decl(&cfg),
         SessionInfo::decl(&cfg),
         HistoryLine::decl(&cfg),
         RenameSession::decl(&cfg),
@@ -128,6 +129,7 @@ pub fn json_schema() -> String {
         server_message: ServerMessage,
         client_message: ClientMessage,
         create_session: CreateSession,
+        resume_session: ResumeSession,
         session_info: SessionInfo,
         profile_info: ProfileInfo,
         submit_request: SubmitRequest,

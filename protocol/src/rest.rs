@@ -25,6 +25,21 @@ pub struct CreateSession {
     pub rows: Option<u16>,
 }
 
+/// `POST /api/sessions/{id}/resume` (the body is optional): the size the new
+/// session starts at; the ended session's size when absent. A browser sends
+/// its own pane's, so a session resumed on a phone does not start at the
+/// desktop's width.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeSession {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cols: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rows: Option<u16>,
+}
+
 /// A session as `GET /api/sessions[/{id}]` and `POST /api/sessions` show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SessionInfo {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use duet_protocol::ids::SessionId;
-use duet_protocol::rest::{CreateSession, ExitInfo, SessionInfo};
+use duet_protocol::rest::{CreateSession, ExitInfo, ResumeSession, SessionInfo};
 use duet_protocol::ws::ErrorCode;
 use tokio::task::AbortHandle;
 use tracing::{info, warn};
@@ -193,7 +193,11 @@ impl Registry {
 
     /// Starts a session that continues the ended session `id`'s
     /// conversation, with its profile and size, in its work dir.
-    pub(crate) fn resume(self: &Arc<Self>, id: SessionId) -> Result<Arc<Session>, AppError> {
+    pub(crate) fn resume(
+        self: &Arc<Self>,
+        id: SessionId,
+        size: ResumeSession,
+    ) -> Result<Arc<Session>, AppError> {
         let old = self.get(id).ok_or_else(AppError::no_session)?;
         let not_resumable = |why: &str| {
             AppError::new(
@@ -220,11 +224,12 @@ impl Registry {
                 "a resumed copy of this session is already running",
             ));
         }
+        // Checked and clamped by `start` as a create's size is.
         let (cols, rows) = old.size();
         let req = CreateSession {
             profile: Some(old.profile.clone()),
-            cols: Some(cols),
-            rows: Some(rows),
+            cols: Some(size.cols.unwrap_or(cols)),
+            rows: Some(size.rows.unwrap_or(rows)),
         };
         self.start(req, Some(from))
     }

@@ -150,3 +150,42 @@ async fn purging_a_resumed_chain_leaves_nothing_behind() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A resume may name the new session's size (a browser sends its own
+/// pane's); without one it starts at the ended session's. A size is checked
+/// as a create's is, and nothing but a size is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_starts_at_the_size_it_asks_for() {
+    let server = server().await;
+    let a = server.create("fake").await;
+    let mut c = converse(&server, a.id, "hello one").await;
+    end(&server, &mut c, a.id).await;
+    let path = format!("/api/sessions/{}/resume", a.id);
+    for bad in [
+        json!({"cols": 0}),
+        json!({"profile": "fake"}),
+        json!([40, 20]),
+    ] {
+        let resp = server.post_json(&path, bad.clone()).await;
+        assert_eq!(resp.status(), 400, "{bad}");
+    }
+    let resp = server
+        .post_json(&path, json!({"cols": 41, "rows": 17}))
+        .await;
+    assert_eq!(resp.status(), 201);
+    let b: SessionInfo = resp.json().await.unwrap();
+    assert_eq!((b.cols, b.rows), (41, 17));
+    // The program starts at it: the recording's header is the PTY's size
+    // at the start.
+    let cast = text(&server, &format!("/api/sessions/{}/recording", b.id)).await;
+    let header: Value = serde_json::from_str(cast.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (header["width"].as_u64(), header["height"].as_u64()),
+        (Some(41), Some(17))
+    );
+    let mut c = converse(&server, b.id, "hello two").await;
+    end(&server, &mut c, b.id).await;
+    // No body: the ended session's size.
+    let c2 = resume(&server, b.id).await;
+    assert_eq!((c2.cols, c2.rows), (41, 17));
+}

@@ -31,8 +31,10 @@ test('Resume shows a refusal next to the button, and opens the new session on su
   await page.reload();
   ended = await startSession(page, 'demo');
   let attempts = 0;
+  let asked: unknown;
   await page.route(`**/api/sessions/${ended}/resume`, async (route) => {
     expect(route.request().method()).toBe('POST');
+    asked = route.request().postDataJSON();
     attempts++;
     if (attempts === 1) {
       await route.fulfill({ status: 409, json: { error: { code: 'not_resumable', message: 'the agent has not said which conversation this was' } } });
@@ -61,8 +63,11 @@ test('Resume shows a refusal next to the button, and opens the new session on su
   await expect(row.locator('.resume-error')).toBeHidden();
   await page.screenshot({ path: join(screenshotDir, 'resume-refused-light.png') });
 
+  // The new session is to start at this window's size, as a new one would (the pane the ended one has).
+  const pane = await page.evaluate(() => { const t = window.duet?.screen(); return { cols: t?.cols, rows: t?.rows }; });
   await row.getByRole('button', { name: 'Resume' }).click();
   await expect.poll(() => resumed).not.toBe('');
+  expect(asked).toEqual(pane);
   await expect(page).toHaveURL(new RegExp(`#/session/${resumed}$`));
   await expect(page.locator('.session-title')).toContainText(`resumed from ${ended.slice(0, 8)}`);
   // The new chat says where it came from, with a way back.

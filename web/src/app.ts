@@ -327,7 +327,10 @@ export class App {
    * A failure rejects: the button that asked shows it, next to itself.
    */
   private async resumeSession(id: string): Promise<void> {
-    const s = await api.resume(id);
+    // At this window's size, as a new session: a session ended on a desktop
+    // and resumed on a phone would otherwise start at the desktop's width.
+    const old = this.sidebar.known.find((x) => x.id === id) ?? this.created.get(id);
+    const s = await api.resume(id, old === undefined ? {} : this.newTerminalSize(old.profile));
     this.created.set(s.id, s);
     this.navigate(s.id);
   }

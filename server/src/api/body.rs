@@ -74,3 +74,14 @@ pub(super) fn json_object<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result
     }
     serde_json::from_value(v).map_err(|e| AppError::bad_request(format!("bad request body: {e}")))
 }
+
+/// [`json_object`] for a body a client may leave out: none (or only
+/// whitespace) is `T::default()`.
+pub(super) fn optional_json_object<T: serde::de::DeserializeOwned + Default>(
+    body: &[u8],
+) -> Result<T, AppError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    json_object(body)
+}

@@ -3,7 +3,7 @@
 pub(crate) mod body;
 pub(crate) mod shares;
 
-use body::json_object;
+use body::optional_json_object;
 pub use body::{ApiJson, RawBody};
 
 use axum::body::Body;
@@ -14,8 +14,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{
-    Approval, ApprovalDecision, CreateSession, Me, ProfileInfo, SessionInfo, SetModeRequest,
-    SubmitRequest, SubmitResponse,
+    Approval, ApprovalDecision, CreateSession, Me, ProfileInfo, ResumeSession, SessionInfo,
+    SetModeRequest, SubmitRequest, SubmitResponse,
 };
 use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
@@ -182,11 +182,7 @@ pub async fn create(
             .forbidden("session_create", Action::Manage, &actor)
     })?;
     // An empty body means "the default profile at the default size".
-    let req: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
-        CreateSession::default()
-    } else {
-        json_object(&body)?
-    };
+    let req: CreateSession = optional_json_object(&body)?;
     let requested = req.profile.clone();
     let session = state.registry.create(req).inspect_err(|e| {
         // A refused request (no such profile, a bad size, the session
@@ -213,9 +209,12 @@ pub async fn resume(
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     actor: Actor,
+    RawBody(body): RawBody,
 ) -> Result<(StatusCode, Json<SessionInfo>), AppError> {
     let old = session_for(&state, &who, &actor, &id, Act::manage("session_resume"))?;
-    let session = state.registry.resume(old.id).inspect_err(|e| {
+    // No body (scripts written before it existed): the ended session's size.
+    let size: ResumeSession = optional_json_object(&body)?;
+    let session = state.registry.resume(old.id, size).inspect_err(|e| {
         if e.code == ErrorCode::Internal {
             state
                 .observe

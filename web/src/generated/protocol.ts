@@ -248,6 +248,8 @@ export type CreateSession = {
  */
 profile?: string, cols?: number, rows?: number, };
 
+export type ResumeSession = { cols?: number, rows?: number, };
+
 export type SessionInfo = { id: SessionId, 
 /**
  * The name an owner gave the session (`PATCH /api/sessions/{id}`).

@@ -2,7 +2,7 @@
 // runtime (net/guards.ts). Requests carry the session cookie (same origin);
 // a 401 surfaces as `ApiError` with code `unauthorized`, which the app turns
 // into the token form.
-import type { ApprovalDecision, CreateSession, CreateShare, ErrorCode, Me, ProfileInfo, PushDevice, PushKey, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
+import type { ApprovalDecision, CreateSession, CreateShare, ErrorCode, Me, ProfileInfo, PushDevice, PushKey, ResumeSession, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
 import { isObject } from '../chat/json';
 import { isListOf, isMe, isProfileInfo, isSessionInfo } from './guards';
 
@@ -147,10 +147,10 @@ export const api = {
     if (!res.ok) throw new ApiError(res.status, res.status === 401 ? 'unauthorized' : 'internal', `GET history: HTTP ${res.status}`);
     return res.text();
   },
-  /** Starts the ended session's conversation again: 201 with the new session. */
-  async resume(id: string): Promise<SessionInfo> {
+  /** Starts the ended session's conversation again, at `size` (the ended one's without it): 201 with the new session. */
+  async resume(id: string, size: ResumeSession = {}): Promise<SessionInfo> {
     try {
-      return expect(await call('POST', `api/sessions/${encodeURIComponent(id)}/resume`, {}), isSessionInfo, 'resumed session');
+      return expect(await call('POST', `api/sessions/${encodeURIComponent(id)}/resume`, size), isSessionInfo, 'resumed session');
     } catch (err) {
       // A server without the endpoint answers with no error body.
       if (err instanceof ApiError && (err.status === 404 || err.status === 405) && err.code === 'internal') {
