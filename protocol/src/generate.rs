@@ -23,7 +23,7 @@ use crate::sidecar::{
     Message, MessageEvent, ResultEvent, SessionStartData, SidecarEvent, StreamEvent,
     StreamEventEnvelope, SystemEvent,
 };
-use crate::ws::{ClientMessage, Hello, ServerMessage, UnsentPrompt};
+use crate::ws::{ClientMessage, HeldPrompt, Hello, ServerMessage};
 
 /// Path of the TypeScript file, relative to the repository root.
 pub const TS_PATH: &str = "web/src/generated/protocol.ts";
@@ -51,7 +51,7 @@ pub fn typescript() -> String {
         CreateShare::decl(&cfg),
         Share::decl(&cfg),
         Me::decl(&cfg),
-        UnsentPrompt::decl(&cfg),
+        HeldPrompt::decl(&cfg),
         Hello::decl(&cfg),
         ServerMessage::decl(&cfg),
         ClientMessage::decl(&cfg),

@@ -25,6 +25,7 @@ pub const CAPABILITIES: &[&str] = &[
     "snapshot",
     "flow_control",
     "unsent",
+    "held",
 ];
 
 /// Messages the server sends.
@@ -100,10 +101,22 @@ pub enum ServerMessage {
         #[serde(default)]
         queued: bool,
     },
-    /// The session's unsent prompts changed (the program ended with
-    /// prompts still held, or a client discarded one): the whole list, each
-    /// prompt with its text, oldest first.
-    Unsent { prompts: Vec<UnsentPrompt> },
+    /// The prompts duet holds that the agent has not taken changed: both
+    /// lists whole, each prompt with its text, oldest first. Sent when a
+    /// prompt is held (the agent is busy), handed to the agent, discarded,
+    /// or left unsent (the program ended with it still held). One message
+    /// for both lists, so a prompt that moves from `held` to `prompts` at
+    /// the program's end is never shown in neither or in both.
+    Unsent {
+        /// Unsent prompts: the program never took them and none will go by
+        /// itself (see [`HeldPrompt`]).
+        prompts: Vec<HeldPrompt>,
+        /// Prompts waiting for the agent to be ready, in the order they go
+        /// (by themselves, when its turn ends). Absent from a server
+        /// without the `held` capability.
+        #[serde(default)]
+        held: Vec<HeldPrompt>,
+    },
     /// Answer to `ping`.
     Pong {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,19 +161,26 @@ pub struct Hello {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub agent: Option<Value>,
-    /// Prompts the program never took (see [`UnsentPrompt`]); updated by
+    /// Prompts the program never took (see [`HeldPrompt`]); updated by
     /// [`ServerMessage::Unsent`].
     #[serde(default)]
-    pub unsent: Vec<UnsentPrompt>,
+    pub unsent: Vec<HeldPrompt>,
+    /// Prompts waiting for the agent to be ready (see [`HeldPrompt`]);
+    /// updated by [`ServerMessage::Unsent`].
+    #[serde(default)]
+    pub held: Vec<HeldPrompt>,
 }
 
-/// A prompt duet accepted but never handed to the program: held while the
-/// program was busy, and the program ended first (or duet was killed, and
-/// the prompt was read back from the session's directory). A session that
-/// resumes an ended one offers the ended one's unsent prompts again, to
-/// send or discard: none goes to the agent without a client's say.
+/// A prompt duet accepted and has not handed to the program yet. *Held*
+/// (`hello.held`): the program is busy, and the prompt goes by itself when
+/// it can take one. *Unsent* (`hello.unsent`): it was held and the program
+/// ended first (or duet was killed, and the prompt was read back from the
+/// session's directory). A session that resumes an ended one offers the
+/// ended one's unsent prompts again, to send or discard: none goes to the
+/// agent without a client's say. Every client of the session is told both
+/// lists, so each tab shows what waits, whichever tab sent it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
-pub struct UnsentPrompt {
+pub struct HeldPrompt {
     /// Numbers the prompt in its session (what `discard` names).
     #[ts(type = "number")]
     pub n: u64,
@@ -193,7 +213,7 @@ pub enum ClientMessage {
         #[ts(optional)]
         id: Option<String>,
     },
-    /// Let go of an unsent prompt (see [`UnsentPrompt`]): it is no longer
+    /// Let go of an unsent prompt (see [`HeldPrompt`]): it is no longer
     /// offered, and no longer kept on disk. Acked even if it was gone
     /// already (another client discarded it).
     Discard {

@@ -2,7 +2,8 @@
 //! the session directory until the agent takes them; when the program
 //! ends first, or duet is killed, they are shown as unsent, text and all,
 //! until a client discards them; and a session that resumes the ended one
-//! offers them again without sending them by itself.
+//! offers them again without sending them by itself. Every client of the
+//! session sees the prompts held for the agent, whichever client sent them.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -10,12 +11,13 @@ use std::path::{Path, PathBuf};
 mod support;
 
 use duet_protocol::rest::SessionInfo;
-use duet_protocol::ws::{ClientMessage, ServerMessage, UnsentPrompt};
+use duet_protocol::ws::{ClientMessage, HeldPrompt, ServerMessage};
+use serde_json::json;
 use support::killable::Duet;
-use support::{kind, Client, TestServer};
+use support::{kind, share_secret, Client, TestServer};
 
-fn prompt(n: u64, text: &str) -> UnsentPrompt {
-    UnsentPrompt {
+fn prompt(n: u64, text: &str) -> HeldPrompt {
+    HeldPrompt {
         n,
         text: text.into(),
     }
@@ -26,13 +28,20 @@ fn kept(dir: &Path) -> Vec<String> {
     std::fs::read_to_string(dir.join("held.jsonl"))
         .unwrap_or_default()
         .lines()
-        .map(|l| serde_json::from_str::<UnsentPrompt>(l).unwrap().text)
+        .map(|l| serde_json::from_str::<HeldPrompt>(l).unwrap().text)
         .collect()
 }
 
-fn hello_unsent(c: &Client) -> Vec<UnsentPrompt> {
+fn hello_unsent(c: &Client) -> Vec<HeldPrompt> {
     match &c.texts[0] {
         ServerMessage::Hello(h) => h.unsent.clone(),
+        other => panic!("expected hello, got {other:?}"),
+    }
+}
+
+fn hello_held(c: &Client) -> Vec<HeldPrompt> {
+    match &c.texts[0] {
+        ServerMessage::Hello(h) => h.held.clone(),
         other => panic!("expected hello, got {other:?}"),
     }
 }
@@ -61,11 +70,17 @@ async fn discard(c: &mut Client, n: u64) {
         .await;
 }
 
-async fn next_unsent(c: &mut Client) -> Vec<UnsentPrompt> {
-    match c.until(|m| matches!(m, ServerMessage::Unsent { .. })).await {
-        ServerMessage::Unsent { prompts } => prompts,
-        _ => unreachable!(),
-    }
+/// Waits for an `unsent` message with unsent prompts `want` (earlier ones
+/// told of held prompts too).
+async fn until_unsent(c: &mut Client, want: &[HeldPrompt]) {
+    c.until(|m| matches!(m, ServerMessage::Unsent { prompts, .. } if prompts == want))
+        .await;
+}
+
+/// Waits for an `unsent` message with held prompts `want`.
+async fn until_held(c: &mut Client, want: &[HeldPrompt]) {
+    c.until(|m| matches!(m, ServerMessage::Unsent { held, .. } if held == want))
+        .await;
 }
 
 /// A session of the fake TUI with `texts` held, its directory and a client.
@@ -104,13 +119,58 @@ async fn a_held_prompt_is_kept_on_disk_until_the_agent_takes_it() {
 }
 
 #[tokio::test]
+async fn every_client_sees_the_held_prompts_until_the_agent_takes_them() {
+    let server = TestServer::start().await;
+    let info = server.create("fake").await;
+    let mut sender = server.connect(info.id, None).await;
+    // Another tab, there all along, and a viewer: anyone who reads the
+    // session sees what waits.
+    let mut other = server.connect(info.id, None).await;
+    let share: duet_protocol::rest::Share = server
+        .post_json(
+            &format!("/api/sessions/{}/shares", info.id),
+            json!({"role": "viewer", "expires_in": 600}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let mut viewer = server
+        .connect_as(info.id, None, &share_secret(&share))
+        .await;
+    assert!(hello_held(&other).is_empty());
+    hold(&mut sender, &["held one", "held two"]).await;
+    let both = [prompt(2, "held one"), prompt(3, "held two")];
+    // Told as each prompt is held.
+    until_held(&mut other, &both[..1]).await;
+    until_held(&mut other, &both).await;
+    until_held(&mut viewer, &both).await;
+    // A tab opened now (or reloaded) is told in its hello.
+    let mut later = server.connect(info.id, None).await;
+    assert_eq!(hello_held(&later), both);
+    assert!(hello_unsent(&later).is_empty());
+    // The tool is allowed in the terminal: the turn ends and the first goes
+    // to the agent, then, after its turn, the second; every tab sees each
+    // leave the list.
+    sender.keys(b"y").await;
+    for c in [&mut other, &mut later, &mut viewer] {
+        until_held(c, &both[1..]).await;
+        until_held(c, &[]).await;
+        c.until_event(|e| kind(e) == "user" && e.to_string().contains("held two"))
+            .await;
+    }
+    assert!(hello_held(&server.connect(info.id, None).await).is_empty());
+}
+
+#[tokio::test]
 async fn prompts_held_when_the_program_ends_stay_as_unsent_until_discarded() {
     let (server, info, dir, mut c) = session_holding(&["held one", "held two"]).await;
     server.delete(&format!("/api/sessions/{}", info.id)).await;
     // Told before the exit, with their text (numbered after the first
     // prompt, which was written).
     let want = vec![prompt(2, "held one"), prompt(3, "held two")];
-    assert_eq!(next_unsent(&mut c).await, want);
+    c.until(|m| matches!(m, ServerMessage::Unsent { prompts, held } if prompts == &want && held.is_empty()))
+        .await;
     c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
     assert_eq!(kept(&dir), ["held one", "held two"]);
     // A client that comes later is told in its hello.
@@ -118,7 +178,7 @@ async fn prompts_held_when_the_program_ends_stay_as_unsent_until_discarded() {
     assert_eq!(hello_unsent(&later), want);
     // One client lets go of one; every client hears it, the file follows.
     discard(&mut later, 2).await;
-    assert_eq!(next_unsent(&mut c).await, [prompt(3, "held two")]);
+    until_unsent(&mut c, &[prompt(3, "held two")]).await;
     assert_eq!(kept(&dir), ["held two"]);
     // Discarded already (by another tab): still acked, nothing changes.
     discard(&mut later, 2).await;
@@ -186,7 +246,7 @@ async fn prompts_held_when_duet_is_killed_are_shown_after_the_restart_and_offere
         "{first_prompt}"
     );
     discard(&mut r, 1).await;
-    assert_eq!(next_unsent(&mut r).await, [prompt(2, "held two")]);
+    until_unsent(&mut r, &[prompt(2, "held two")]).await;
     // The ended session keeps its own record.
     assert_eq!(
         kept(&state.join(info.id.to_string())),

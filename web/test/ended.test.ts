@@ -43,7 +43,7 @@ describe('a tool call when the program ends', () => {
 });
 
 describe('unsent prompts', () => {
-  const unsent = (prompts: { n: number; text: string }[]): ServerMessage => ({ type: 'unsent', prompts });
+  const unsent = (prompts: { n: number; text: string }[]): ServerMessage => ({ type: 'unsent', prompts, held: [] });
 
   it('replace the queued prompt this tab sent, and stay until discarded', () => {
     let s = reduceAll(initialChatState, [hello(), { type: 'local_submit', id: 's1', text: 'held one' }, { type: 'ack', id: 's1', queued: true }]);

@@ -56,6 +56,7 @@ export function hello(fields: Partial<Hello> = {}): ServerMessage {
     last_seq: 0,
     approvals: [],
     unsent: [],
+    held: [],
     ...fields,
   };
 }

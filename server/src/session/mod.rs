@@ -26,7 +26,7 @@ use duet_protocol::ids::{ClientId, SessionId};
 use duet_protocol::rest::{
     Approval, ChannelInfo, ConnectedClient, ExitInfo, SessionInfo, SessionStatus,
 };
-use duet_protocol::ws::UnsentPrompt;
+use duet_protocol::ws::HeldPrompt;
 use tokio::sync::{broadcast, watch};
 use tracing::{info, Instrument};
 
@@ -133,8 +133,11 @@ pub(crate) enum Control {
     Exit(ExitInfo),
     /// Who is attached changed.
     Clients(Vec<ConnectedClient>),
-    /// The unsent prompts changed: the whole list.
-    Unsent(Vec<UnsentPrompt>),
+    /// The unsent or the held prompts changed: both lists, whole.
+    Prompts {
+        unsent: Vec<HeldPrompt>,
+        held: Vec<HeldPrompt>,
+    },
 }
 
 /// A warning about the side channel, as kept for clients that come later.
@@ -325,8 +328,13 @@ impl Session {
 
     /// Prompts the program never took, oldest first (see
     /// `channel/conversation/unsent.rs`).
-    pub(crate) fn unsent(&self) -> Vec<UnsentPrompt> {
+    pub(crate) fn unsent(&self) -> Vec<HeldPrompt> {
         self.conversation.unsent()
+    }
+
+    /// Prompts waiting for the agent to be ready, in the order they go.
+    pub(crate) fn held(&self) -> Vec<HeldPrompt> {
+        self.conversation.held()
     }
 
     /// Recent warnings with an id over `after`, oldest first.

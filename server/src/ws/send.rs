@@ -166,7 +166,10 @@ impl Sender {
             }
             Control::Exit(e) => ServerMessage::Exit(e),
             Control::Clients(clients) => ServerMessage::Clients { clients },
-            Control::Unsent(prompts) => ServerMessage::Unsent { prompts },
+            Control::Prompts { unsent, held } => ServerMessage::Unsent {
+                prompts: unsent,
+                held,
+            },
         })
     }
 
@@ -182,8 +185,8 @@ impl Sender {
         }
         let clients = self.session.connected();
         self.text(&ServerMessage::Clients { clients }).await?;
-        let prompts = self.session.unsent();
-        self.text(&ServerMessage::Unsent { prompts }).await?;
+        let (prompts, held) = (self.session.unsent(), self.session.held());
+        self.text(&ServerMessage::Unsent { prompts, held }).await?;
         let (cols, rows) = self.session.size();
         self.text(&ServerMessage::Resize { cols, rows }).await
     }
@@ -215,6 +218,7 @@ impl Sender {
             exit: info.exit.clone(),
             agent: s.agent(),
             unsent: s.unsent(),
+            held: s.held(),
         };
         self.text(&ServerMessage::Hello(hello)).await?;
         // Registered before the first snapshot, so the ring keeps what

@@ -107,7 +107,8 @@ export interface ApprovalView {
 
 /**
  * A prompt this tab submitted that the program has not echoed yet, or one
- * the server says the program never took (`unsent`, from any tab).
+ * the server holds for the program (`held`) or says it never took
+ * (`unsent`), from any tab.
  */
 export interface PendingSubmit {
   readonly id: string;
@@ -123,6 +124,8 @@ export interface PendingSubmit {
   readonly error?: string;
   /** An `unsent` prompt's number on the server (what `discard` names). */
   readonly n?: number;
+  /** A held prompt's number on the server (state `queued`, shown in every tab). */
+  readonly held?: number;
 }
 
 /** The assistant message being streamed. */

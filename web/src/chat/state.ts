@@ -6,7 +6,7 @@
 //
 // State is immutable: a changed transcript item is a new object, so the view
 // re-renders exactly the items whose identity changed.
-import type { ExitInfo, UnsentPrompt } from '../generated/protocol';
+import type { ExitInfo, HeldPrompt } from '../generated/protocol';
 import { withCurrentMode } from './modes';
 import type { KnownBlock, KnownEvent } from '../generated/protocol';
 import { isObject } from './json';
@@ -33,7 +33,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       for (const a of input.approvals) next = applyServerApproval(next, a);
       // Tools shown before the exit was known (a reconnect) did not finish.
       if ((state.exit === null) !== (next.exit === null)) next = withToolStatuses(next);
-      return applyUnsent(next, input.unsent);
+      return applyServerPrompts(next, input.unsent, input.held);
     }
     case 'event':
       // Seq dedupe: a replayed event (reconnect overlap, duplicate delivery) is a no-op.
@@ -57,7 +57,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
     case 'exit':
       return withToolStatuses({ ...endStream(state), exit: exitInfo(input), awaitingReply: false });
     case 'unsent':
-      return applyUnsent(state, input.prompts);
+      return applyServerPrompts(state, input.prompts, input.held);
     case 'ack':
       return applyAck(state, input.id, input.queued);
     case 'error':
@@ -220,19 +220,35 @@ function applyAck(state: ChatState, id: string, queued: boolean): ChatState {
 }
 
 /**
- * The server's list of unsent prompts replaces the ones shown from the last
- * list. A prompt this tab sent and still shows as queued is one of them now:
- * the server's entry takes its place.
+ * The server's lists of unsent and held prompts replace the ones shown from
+ * the last lists, so every tab shows what waits, whoever sent it. A prompt
+ * this tab sent and still shows as its own (on its way, queued) is one of
+ * them now: the server's entry takes its place, so it is not shown twice.
+ * A held prompt that left the list and is not unsent was handed to the
+ * agent (a held prompt leaves no other way): it shows as on its way until
+ * its echo joins the transcript, as the tab's own prompt did.
  */
-function applyUnsent(state: ChatState, prompts: readonly UnsentPrompt[] | undefined): ChatState {
-  let local = state.pending.filter((p) => p.state !== 'unsent');
-  if (local.length === state.pending.length && (prompts ?? []).length === 0) return state;
-  const unsent = (prompts ?? []).map((u): PendingSubmit => {
-    const mine = local.findIndex((p) => (p.state === 'queued' || p.state === 'unconfirmed') && p.text.trim() === u.text.trim());
+function applyServerPrompts(state: ChatState, unsent: readonly HeldPrompt[] = [], held: readonly HeldPrompt[] = []): ChatState {
+  const fromServer = (p: PendingSubmit): boolean => p.state === 'unsent' || p.held !== undefined;
+  if (unsent.length === 0 && held.length === 0 && !state.pending.some(fromServer)) return state;
+  let local = state.pending.filter((p) => !fromServer(p));
+  const take = (text: string, states: readonly PendingSubmit['state'][]): void => {
+    const mine = local.findIndex((p) => states.includes(p.state) && p.text.trim() === text.trim());
     if (mine >= 0) local = local.filter((_, i) => i !== mine);
+  };
+  const unsentEntries = unsent.map((u): PendingSubmit => {
+    take(u.text, ['queued', 'unconfirmed']);
     return { id: `unsent:${String(u.n)}`, text: u.text, state: 'unsent', n: u.n };
   });
-  return { ...state, pending: [...unsent, ...local] };
+  const heldEntries = held.map((u): PendingSubmit => {
+    take(u.text, ['sending', 'queued', 'unconfirmed']);
+    return { id: `held:${String(u.n)}`, text: u.text, state: 'queued', held: u.n };
+  });
+  const shown = new Set([...unsent, ...held].map((u) => u.n));
+  const delivered = state.pending
+    .filter((p) => p.held !== undefined && !shown.has(p.held))
+    .map((p): PendingSubmit => ({ id: p.id, text: p.text, state: 'sending' }));
+  return { ...state, pending: [...unsentEntries, ...delivered, ...heldEntries, ...local] };
 }
 
 function applyError(state: ChatState, id: string | undefined, code: string, message: string): ChatState {

@@ -143,7 +143,7 @@ session?: SessionId,
  */
 expires_at?: number, };
 
-export type UnsentPrompt = { 
+export type HeldPrompt = { 
 /**
  * Numbers the prompt in its session (what `discard` names).
  */
@@ -192,10 +192,15 @@ exit?: ExitInfo,
  */
 agent?: JsonValue, 
 /**
- * Prompts the program never took (see [`UnsentPrompt`]); updated by
+ * Prompts the program never took (see [`HeldPrompt`]); updated by
  * [`ServerMessage::Unsent`].
  */
-unsent: Array<UnsentPrompt>, };
+unsent: Array<HeldPrompt>, 
+/**
+ * Prompts waiting for the agent to be ready (see [`HeldPrompt`]);
+ * updated by [`ServerMessage::Unsent`].
+ */
+held: Array<HeldPrompt>, };
 
 export type ServerMessage = { "type": "hello" } & Hello | { "type": "event", 
 /**
@@ -234,7 +239,18 @@ id?: string, } | { "type": "ack", id: string,
  * For `submit`: true when the text is held until the program is
  * ready to read input, false when it has been written already.
  */
-queued: boolean, } | { "type": "unsent", prompts: Array<UnsentPrompt>, } | { "type": "pong", id?: string, };
+queued: boolean, } | { "type": "unsent", 
+/**
+ * Unsent prompts: the program never took them and none will go by
+ * itself (see [`HeldPrompt`]).
+ */
+prompts: Array<HeldPrompt>, 
+/**
+ * Prompts waiting for the agent to be ready, in the order they go
+ * (by themselves, when its turn ends). Absent from a server
+ * without the `held` capability.
+ */
+held: Array<HeldPrompt>, } | { "type": "pong", id?: string, };
 
 export type ClientMessage = { "type": "submit", text: string, id?: string, } | { "type": "approve", request_id: string, allowed?: boolean, option?: string, id?: string, } | { "type": "discard", 
 /**

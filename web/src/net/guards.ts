@@ -37,8 +37,16 @@ function isApproval(v: JsonObject): v is JsonObject & Approval {
   );
 }
 
-function isUnsentPrompt(v: unknown): boolean {
+function isHeldPrompt(v: unknown): boolean {
   return isObject(v) && isNum(v.n) && isStr(v.text);
+}
+
+function isPrompts(v: unknown): boolean {
+  return Array.isArray(v) && v.every(isHeldPrompt);
+}
+
+function optionalPrompts(v: unknown): boolean {
+  return v === undefined || isPrompts(v);
 }
 
 /** `options` and `confirmed` are `#[serde(default)]` on the Rust side: fill them in. */
@@ -117,7 +125,7 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
   const ok = ((): boolean => {
     switch (v.type) {
       case 'hello':
-        return isStr(v.session_id) && isNum(v.cols) && isNum(v.rows) && isNum(v.last_seq) && isStr(v.profile) && isChannelInfo(v.channel) && Array.isArray(v.approvals) && v.approvals.every((a) => isObject(a) && isApproval(a)) && optional(v.exit, isExitInfo) && (v.unsent === undefined || (Array.isArray(v.unsent) && v.unsent.every(isUnsentPrompt)));
+        return isStr(v.session_id) && isNum(v.cols) && isNum(v.rows) && isNum(v.last_seq) && isStr(v.profile) && isChannelInfo(v.channel) && Array.isArray(v.approvals) && v.approvals.every((a) => isObject(a) && isApproval(a)) && optional(v.exit, isExitInfo) && optionalPrompts(v.unsent) && optionalPrompts(v.held);
       case 'event':
         // A sidecar event is an object; which one is checked where it is read (chat/sidecar.ts).
         return isNum(v.seq) && isObject(v.event);
@@ -140,7 +148,7 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       case 'clients':
         return Array.isArray(v.clients);
       case 'unsent':
-        return Array.isArray(v.prompts) && v.prompts.every(isUnsentPrompt);
+        return isPrompts(v.prompts) && optionalPrompts(v.held);
       default:
         return false;
     }
@@ -150,7 +158,8 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
   if (v.type === 'ack' && v.queued === undefined) v.queued = false;
   if (v.type === 'approval') approvalDefaults(v);
   if (v.type === 'hello' && Array.isArray(v.approvals)) for (const a of v.approvals) if (isObject(a)) approvalDefaults(a);
-  // `unsent` is `#[serde(default)]` on the Rust side (a server before it sends none).
+  // `unsent` and `held` are `#[serde(default)]` on the Rust side (a server before them sends none).
   if (v.type === 'hello') v.unsent ??= [];
+  if (v.type === 'hello' || v.type === 'unsent') v.held ??= [];
   return v as unknown as ServerMessage;
 }

@@ -30,7 +30,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use duet_protocol::ws::UnsentPrompt;
+use duet_protocol::ws::HeldPrompt;
 
 /// How long an idle agent may go without showing a written prompt before
 /// it is written again. Qwen Code polls its input file every 500 ms and
@@ -83,7 +83,7 @@ struct InFlight {
 
 /// See the module docs.
 pub struct Delivery {
-    held: VecDeque<UnsentPrompt>,
+    held: VecDeque<HeldPrompt>,
     /// The number of the last prompt taken.
     last_n: u64,
     in_flight: Option<InFlight>,
@@ -127,7 +127,7 @@ impl Delivery {
             return Err(DeliveryError::QueueFull(self.max_held));
         }
         self.last_n += 1;
-        self.held.push_back(UnsentPrompt {
+        self.held.push_back(HeldPrompt {
             n: self.last_n,
             text,
         });
@@ -139,7 +139,7 @@ impl Delivery {
     pub fn next(&mut self, ready: bool, now: Instant) -> Vec<String> {
         let mut out = Vec::new();
         while ready && self.in_flight.is_none() && !self.closed {
-            let Some(UnsentPrompt { text, .. }) = self.held.pop_front() else {
+            let Some(HeldPrompt { text, .. }) = self.held.pop_front() else {
                 break;
             };
             if !is_slash_command(&text) {
@@ -200,13 +200,13 @@ impl Delivery {
     }
 
     /// The prompts waiting to be written, oldest first.
-    pub fn held_prompts(&self) -> std::collections::vec_deque::Iter<'_, UnsentPrompt> {
+    pub fn held_prompts(&self) -> std::collections::vec_deque::Iter<'_, HeldPrompt> {
         self.held.iter()
     }
 
     /// The program is gone: refuse new prompts; returns the held ones,
     /// which it never took.
-    pub fn close(&mut self) -> Vec<UnsentPrompt> {
+    pub fn close(&mut self) -> Vec<HeldPrompt> {
         self.closed = true;
         self.in_flight = None;
         self.held.drain(..).collect()
@@ -268,11 +268,11 @@ mod tests {
         assert_eq!(
             dropped,
             [
-                UnsentPrompt {
+                HeldPrompt {
                     n: 4,
                     text: "two".into()
                 },
-                UnsentPrompt {
+                HeldPrompt {
                     n: 5,
                     text: "three".into()
                 }

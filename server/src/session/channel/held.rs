@@ -19,7 +19,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use duet_protocol::ws::UnsentPrompt;
+use duet_protocol::ws::HeldPrompt;
 use tracing::warn;
 
 /// The file name in the session directory.
@@ -45,7 +45,7 @@ impl HeldFile {
     }
 
     /// The file an earlier duet kept in `dir`, and the prompts in it.
-    pub(crate) fn open(dir: &Path) -> (Self, Vec<UnsentPrompt>) {
+    pub(crate) fn open(dir: &Path) -> (Self, Vec<HeldPrompt>) {
         let prompts = read(dir);
         let file = Self {
             path: Some(dir.join(FILE)),
@@ -58,7 +58,7 @@ impl HeldFile {
     /// (most changes of the conversation leave the list as it was). A
     /// failed write is logged and tried again with the next change: the
     /// session goes on, only a crash meanwhile would lose the difference.
-    pub(crate) fn keep<'a>(&mut self, prompts: impl Iterator<Item = &'a UnsentPrompt> + Clone) {
+    pub(crate) fn keep<'a>(&mut self, prompts: impl Iterator<Item = &'a HeldPrompt> + Clone) {
         let Some(path) = &self.path else { return };
         if prompts.clone().map(|p| p.n).eq(self.saved.iter().copied()) {
             return;
@@ -83,7 +83,7 @@ impl HeldFile {
 
 /// The prompts kept in `dir` (none without a file). Unreadable lines are
 /// skipped: one bad line must not cost the others.
-pub(crate) fn read(dir: &Path) -> Vec<UnsentPrompt> {
+pub(crate) fn read(dir: &Path) -> Vec<HeldPrompt> {
     let text = std::fs::read_to_string(dir.join(FILE)).unwrap_or_default();
     text.lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -94,19 +94,19 @@ pub(crate) fn read(dir: &Path) -> Vec<UnsentPrompt> {
 /// numbered from 1: at most `max`, the newest (a chain of resumptions must
 /// not grow the list without bound); the second value says how many older
 /// ones were left out (they stay in the ended session's directory).
-pub(crate) fn carry(dir: &Path, max: usize) -> (Vec<UnsentPrompt>, usize) {
+pub(crate) fn carry(dir: &Path, max: usize) -> (Vec<HeldPrompt>, usize) {
     let mut prompts = read(dir);
     let left_out = prompts.len().saturating_sub(max);
     prompts.drain(..left_out);
     let carried = prompts
         .into_iter()
         .zip(1..)
-        .map(|(p, n)| UnsentPrompt { n, text: p.text })
+        .map(|(p, n)| HeldPrompt { n, text: p.text })
         .collect();
     (carried, left_out)
 }
 
-fn write<'a>(path: &Path, prompts: impl Iterator<Item = &'a UnsentPrompt>) -> std::io::Result<()> {
+fn write<'a>(path: &Path, prompts: impl Iterator<Item = &'a HeldPrompt>) -> std::io::Result<()> {
     let tmp = path.with_extension("jsonl.tmp");
     let mut text = Vec::new();
     for p in prompts {
@@ -126,8 +126,8 @@ mod tests {
 
     use super::*;
 
-    fn prompt(n: u64, text: &str) -> UnsentPrompt {
-        UnsentPrompt {
+    fn prompt(n: u64, text: &str) -> HeldPrompt {
+        HeldPrompt {
             n,
             text: text.into(),
         }

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use duet_protocol::rest::Approval;
-use duet_protocol::ws::UnsentPrompt;
+use duet_protocol::ws::HeldPrompt;
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tracing::{info, warn};
@@ -46,7 +46,9 @@ struct State {
     busy_since: Option<u64>,
     delivery: Delivery,
     /// Prompts the program never took (see `unsent.rs`).
-    unsent: Vec<UnsentPrompt>,
+    unsent: Vec<HeldPrompt>,
+    /// The numbers of the held prompts clients were last told of.
+    held_shown: Vec<u64>,
     /// Where held and unsent prompts are kept for a restart.
     held_file: HeldFile,
     /// `session_start.data`, once seen.
@@ -92,6 +94,7 @@ impl Conversation {
                 busy_since: None,
                 delivery: Delivery::new(max_held),
                 unsent: Vec::new(),
+                held_shown: Vec::new(),
                 held_file: HeldFile::default(),
                 handshake: None,
                 agent_session_id: None,
@@ -194,7 +197,7 @@ impl Conversation {
     }
 
     /// Writes whatever prompts may go now, then keeps the ones still
-    /// held on disk (only after: see `held.rs`).
+    /// held on disk (only after: see `held.rs`) and tells clients.
     fn pump(&self, st: &mut State) {
         if let Some(channel) = self.channel.get() {
             let ready = st.turn.started() && st.screen_ready && st.turn.idle();
@@ -210,7 +213,7 @@ impl Conversation {
                 }
             }
         }
-        keep_held(st);
+        self.held_changed(st);
     }
 
     /// Called about once a second: redelivers a prompt the idle agent has
@@ -348,7 +351,7 @@ impl Conversation {
             );
             st.unsent.extend(dropped);
             keep_held(&mut st);
-            self.announce_unsent(&st);
+            self.announce_unsent(&mut st);
         }
         let changed = st.approvals.abandon_pending();
         drop(st);
