@@ -5,25 +5,21 @@
 
 #![allow(dead_code)]
 
+mod client;
 pub mod fetch;
 pub mod installed;
 pub mod killable;
 pub mod servers;
 
+pub use client::Client;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
 use duet_protocol::rest::SessionInfo;
-use duet_protocol::ws::{ClientMessage, ServerMessage};
 use duet_server::config::{ConfigFile, Profile, Profiles};
 use duet_server::ServerOptions;
-use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// How long any single wait may take before the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(20);
@@ -250,236 +246,6 @@ impl Drop for TestServer {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
-    }
-}
-
-/// A WebSocket client that renders terminal output into a screen and keeps
-/// every JSON message it saw.
-pub struct Client {
-    pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
-    pub screen: vt100::Parser,
-    /// Every JSON message received, in order.
-    pub texts: Vec<ServerMessage>,
-    /// Received but not yet taken by `next`/`until` (a mailbox: each
-    /// message is matched at most once, and none is lost by a wait for
-    /// another).
-    pub pending: std::collections::VecDeque<ServerMessage>,
-    pub term_bytes: u64,
-}
-
-impl Client {
-    /// Connects to the WebSocket at `url` (a duet of its own, as a
-    /// separate process) with `token`; the hello is in `texts[0]`.
-    pub async fn connect(url: &str, token: &str) -> Client {
-        let mut req = url.into_client_request().unwrap();
-        req.headers_mut().insert(
-            "authorization",
-            HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
-        );
-        let (ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
-        let mut client = Client {
-            ws,
-            screen: vt100::Parser::new(30, 100, 1000),
-            texts: Vec::new(),
-            pending: Default::default(),
-            term_bytes: 0,
-        };
-        match client.next().await {
-            ServerMessage::Hello(_) => {}
-            other => panic!("expected hello, got {other:?}"),
-        }
-        client
-    }
-
-    /// Reads until the server closes the socket: the close frame's code and
-    /// reason, or `None` for a connection dropped without one.
-    pub async fn closed(&mut self) -> Option<(u16, String)> {
-        tokio::time::timeout(DEADLINE, async {
-            loop {
-                match self.ws.next().await {
-                    Some(Ok(Message::Close(frame))) => {
-                        return frame.map(|f| (u16::from(f.code), f.reason.to_string()))
-                    }
-                    Some(Ok(_)) => {}
-                    None | Some(Err(_)) => return None,
-                }
-            }
-        })
-        .await
-        .expect("the server closes the socket")
-    }
-
-    /// The next approval request that is still pending.
-    pub async fn pending_approval(&mut self) -> duet_protocol::rest::Approval {
-        match self
-            .until(|m| {
-                matches!(m, ServerMessage::Approval(a)
-                    if a.state == duet_protocol::rest::ApprovalState::Pending)
-            })
-            .await
-        {
-            ServerMessage::Approval(a) => a,
-            _ => unreachable!(),
-        }
-    }
-
-    /// The next JSON message (terminal bytes go to the screen meanwhile).
-    pub async fn next(&mut self) -> ServerMessage {
-        if let Some(m) = self.pending.pop_front() {
-            return m;
-        }
-        self.receive().await
-    }
-
-    async fn receive(&mut self) -> ServerMessage {
-        tokio::time::timeout(DEADLINE, async {
-            loop {
-                match self.ws.next().await {
-                    Some(Ok(Message::Text(t))) => {
-                        let msg: ServerMessage = serde_json::from_str(&t)
-                            .unwrap_or_else(|e| panic!("bad server message {t}: {e}"));
-                        if let ServerMessage::Resync { cols, rows, .. } = &msg {
-                            self.screen = vt100::Parser::new(*rows, *cols, 1000);
-                        }
-                        self.texts.push(msg.clone());
-                        return msg;
-                    }
-                    Some(Ok(Message::Binary(b))) => {
-                        self.term_bytes += b.len() as u64;
-                        self.screen.process(&b);
-                    }
-                    Some(Ok(_)) => {}
-                    other => panic!("socket ended: {other:?}"),
-                }
-            }
-        })
-        .await
-        .unwrap_or_else(|_| {
-            let recent: Vec<String> = self
-                .texts
-                .iter()
-                .rev()
-                .take(12)
-                .rev()
-                .map(|m| {
-                    serde_json::to_string(m)
-                        .unwrap()
-                        .chars()
-                        .take(300)
-                        .collect()
-                })
-                .collect();
-            panic!(
-                "no server message within {DEADLINE:?}; the last ones were:\n{}\nscreen:\n{}",
-                recent.join("\n"),
-                self.screen.screen().contents()
-            )
-        })
-    }
-
-    /// The first message matching `pred`, from the mailbox or the socket.
-    pub async fn until(&mut self, mut pred: impl FnMut(&ServerMessage) -> bool) -> ServerMessage {
-        if let Some(i) = self.pending.iter().position(&mut pred) {
-            return self.pending.remove(i).unwrap();
-        }
-        loop {
-            let m = self.receive().await;
-            if pred(&m) {
-                return m;
-            }
-            self.pending.push_back(m);
-        }
-    }
-
-    /// The first event matching `pred`; returns (seq, event).
-    pub async fn until_event(&mut self, mut pred: impl FnMut(&Value) -> bool) -> (u64, Value) {
-        match self
-            .until(|m| matches!(m, ServerMessage::Event { event, .. } if pred(event)))
-            .await
-        {
-            ServerMessage::Event { seq, event, .. } => (seq, event),
-            _ => unreachable!(),
-        }
-    }
-
-    /// Reads (processing terminal bytes) until the screen contains `text`.
-    pub async fn until_screen(&mut self, text: &str) {
-        self.until_screen_any(&[text]).await;
-    }
-
-    /// Waits until the screen shows one of `texts`; returns which.
-    pub async fn until_screen_any(&mut self, texts: &[&str]) -> usize {
-        tokio::time::timeout(DEADLINE, async {
-            loop {
-                let shown = self.screen.screen().contents();
-                if let Some(i) = texts.iter().position(|t| shown.contains(t)) {
-                    return i;
-                }
-                match self.ws.next().await {
-                    Some(Ok(Message::Binary(b))) => {
-                        self.term_bytes += b.len() as u64;
-                        self.screen.process(&b);
-                    }
-                    Some(Ok(Message::Text(t))) => {
-                        let msg: ServerMessage = serde_json::from_str(&t).unwrap();
-                        if let ServerMessage::Resync { cols, rows, .. } = &msg {
-                            self.screen = vt100::Parser::new(*rows, *cols, 1000);
-                        }
-                        self.texts.push(msg.clone());
-                        self.pending.push_back(msg);
-                    }
-                    Some(Ok(_)) => {}
-                    other => panic!("socket ended: {other:?}"),
-                }
-            }
-        })
-        .await
-        .unwrap_or_else(|_| {
-            panic!(
-                "screen never showed {texts:?}; it shows:\n{}",
-                self.screen.screen().contents()
-            )
-        })
-    }
-
-    pub async fn send(&mut self, msg: &ClientMessage) {
-        self.ws
-            .send(Message::Text(serde_json::to_string(msg).unwrap().into()))
-            .await
-            .unwrap();
-    }
-
-    pub async fn send_raw(&mut self, text: &str) {
-        self.ws.send(Message::Text(text.into())).await.unwrap();
-    }
-
-    pub async fn keys(&mut self, bytes: &[u8]) {
-        self.ws
-            .send(Message::Binary(bytes.to_vec().into()))
-            .await
-            .unwrap();
-    }
-
-    pub async fn submit(&mut self, text: &str) -> ServerMessage {
-        let id = format!("s-{}", uuid::Uuid::new_v4());
-        self.send(&ClientMessage::Submit {
-            text: text.into(),
-            id: Some(id.clone()),
-        })
-        .await;
-        self.until(|m| matches!(m, ServerMessage::Ack { id: i, .. } | ServerMessage::Error { id: Some(i), .. } if *i == id))
-            .await
-    }
-
-    /// The seqs of all `event` messages seen so far.
-    pub fn seqs(&self) -> Vec<u64> {
-        self.texts
-            .iter()
-            .filter_map(|m| match m {
-                ServerMessage::Event { seq, .. } => Some(*seq),
-                _ => None,
-            })
-            .collect()
     }
 }
 
