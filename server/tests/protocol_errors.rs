@@ -6,9 +6,9 @@
 mod support;
 
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
-use futures_util::{SinkExt, Stream, StreamExt};
+use futures_util::{SinkExt, StreamExt};
 use support::*;
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::tungstenite::Message;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_messages_get_errors_and_the_socket_stays_up() {
@@ -134,22 +134,6 @@ async fn send_and_read_on(server: &TestServer, size: usize) -> (Result<(), Strin
         .expect("the send ends within the deadline")
         .unwrap();
     (sent, closed)
-}
-
-/// A close frame's code and reason, or what ended the stream instead.
-type Closed = Result<(u16, String), String>;
-
-/// Reads `stream` up to the server's close frame.
-async fn close_of(mut stream: impl Stream<Item = Result<Message, WsError>> + Unpin) -> Closed {
-    loop {
-        match stream.next().await {
-            Some(Ok(Message::Close(Some(f)))) => return Ok((f.code.into(), f.reason.to_string())),
-            Some(Ok(Message::Close(None))) => return Err("a close frame without a code".into()),
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(format!("error: {e}")),
-            None => return Err("ended without a close frame".into()),
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

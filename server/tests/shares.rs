@@ -268,20 +268,11 @@ async fn a_revoked_share_still_sending_gets_its_close_frame_not_a_reset() {
         .delete(&format!("/api/sessions/{}/shares/{}", a.id, share.id))
         .await;
     assert_eq!(gone.status(), 204);
-    let closed = tokio::time::timeout(DEADLINE, async {
-        loop {
-            match stream.next().await {
-                Some(Ok(Message::Close(frame))) => return Ok(frame),
-                Some(Ok(_)) => {}
-                other => return Err(format!("{other:?}")),
-            }
-        }
-    })
-    .await
-    .expect("closed within the deadline")
-    .expect("a close frame");
-    let frame = closed.expect("with a code");
-    assert_eq!(u16::from(frame.code), 1008, "{}", frame.reason);
+    let (code, reason) = tokio::time::timeout(DEADLINE, close_of(&mut stream))
+        .await
+        .expect("closed within the deadline")
+        .expect("a close frame with a code");
+    assert_eq!(code, 1008, "{reason}");
     // The sender learns of the close from the close frame (tungstenite
     // refuses a send after it), not from a reset connection.
     let stopped: Result<(), Error> = tokio::time::timeout(DEADLINE, flood)

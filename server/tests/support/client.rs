@@ -3,12 +3,12 @@
 //! expects.
 
 use duet_protocol::ws::{ClientMessage, ServerMessage};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{SinkExt, Stream, StreamExt};
 use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::*;
@@ -54,19 +54,10 @@ impl Client {
     /// Reads until the server closes the socket: the close frame's code and
     /// reason, or `None` for a connection dropped without one.
     pub async fn closed(&mut self) -> Option<(u16, String)> {
-        tokio::time::timeout(DEADLINE, async {
-            loop {
-                match self.ws.next().await {
-                    Some(Ok(Message::Close(frame))) => {
-                        return frame.map(|f| (u16::from(f.code), f.reason.to_string()))
-                    }
-                    Some(Ok(_)) => {}
-                    None | Some(Err(_)) => return None,
-                }
-            }
-        })
-        .await
-        .expect("the server closes the socket")
+        tokio::time::timeout(DEADLINE, close_of(&mut self.ws))
+            .await
+            .expect("the server closes the socket")
+            .ok()
     }
 
     /// The next approval request that is still pending.
@@ -240,5 +231,21 @@ impl Client {
                 _ => None,
             })
             .collect()
+    }
+}
+
+/// A close frame's code and reason, or what ended the stream instead.
+pub type Closed = Result<(u16, String), String>;
+
+/// Reads `stream` up to the server's close frame.
+pub async fn close_of(mut stream: impl Stream<Item = Result<Message, WsError>> + Unpin) -> Closed {
+    loop {
+        match stream.next().await {
+            Some(Ok(Message::Close(Some(f)))) => return Ok((f.code.into(), f.reason.to_string())),
+            Some(Ok(Message::Close(None))) => return Err("a close frame without a code".into()),
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(format!("error: {e}")),
+            None => return Err("ended without a close frame".into()),
+        }
     }
 }

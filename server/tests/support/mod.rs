@@ -12,6 +12,9 @@ pub mod killable;
 pub mod servers;
 
 pub use client::Client;
+// Not every test binary reads a close frame.
+#[allow(unused_imports)]
+pub use client::{close_of, Closed};
 
 use std::path::PathBuf;
 use std::time::Duration;
