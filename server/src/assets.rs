@@ -117,7 +117,7 @@ fn share_login(state: &AppState, secret: &str, peer: Option<std::net::IpAddr>) -
     };
     let max_age = scope
         .expires_at
-        .saturating_sub(crate::session::now_ms())
+        .saturating_sub(crate::clock::now_ms())
         .div_ceil(1000);
     let mut resp = StatusCode::SEE_OTHER.into_response();
     let location = format!("./#/session/{}", scope.session);

@@ -10,6 +10,7 @@ pub(crate) mod assets;
 pub(crate) mod auth;
 pub(crate) mod board;
 pub mod cli;
+pub(crate) mod clock;
 pub mod config;
 pub(crate) mod error;
 #[cfg(test)]
@@ -24,6 +25,7 @@ pub(crate) mod session;
 pub(crate) mod shares;
 pub(crate) mod socket;
 pub mod state_dir;
+pub(crate) mod sync;
 pub(crate) mod throttle;
 pub(crate) mod ws;
 

@@ -12,7 +12,8 @@ use duet_protocol::rest::{Role, Share};
 use tokio::sync::watch;
 
 use crate::auth::{constant_time_eq, random_token, sha256};
-use crate::session::{lock, now_ms};
+use crate::clock::now_ms;
+use crate::sync::lock;
 
 /// The longest a share link may live: a forgotten link must not work forever.
 pub const MAX_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);

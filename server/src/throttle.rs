@@ -105,7 +105,7 @@ impl Throttle {
     /// `Err(retry_after)` if tokens from `addr` are not to be looked at now.
     pub fn check(&self, addr: Option<IpAddr>) -> Result<(), Duration> {
         let now = Instant::now();
-        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let counts = crate::sync::lock(&self.counts);
         let global = counts.global.as_ref().and_then(|w| w.blocked(now, GLOBAL));
         let own = addr
             .and_then(|a| counts.by_address.get(&key(a)))
@@ -121,7 +121,7 @@ impl Throttle {
     pub fn failed(&self, addr: Option<IpAddr>, token: &str) {
         let now = Instant::now();
         let token = self.hasher.hash_one(token);
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let mut counts = crate::sync::lock(&self.counts);
         let new = match addr {
             Some(a) => {
                 if counts.by_address.len() >= PRUNE_AT {

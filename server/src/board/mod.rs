@@ -19,8 +19,10 @@ use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
 use crate::auth::Principal;
+use crate::clock::now_ms;
 use crate::registry::Registry;
-use crate::session::{lock, now_ms, Session};
+use crate::session::Session;
+use crate::sync::lock;
 
 /// What the board knows of a session besides its [`Session::info`].
 struct Track {

@@ -78,8 +78,8 @@ use serde::Deserialize;
 
 pub use builtin::{CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, QWEN_READY_TEXT};
 use profile::check_placeholders;
-pub(crate) use profile::Placeholders;
 pub use profile::{ChannelKind, Profile};
+pub(crate) use profile::{Placeholders, SpawnOptions};
 pub use tokens::{mint_token, NamedToken, TokenEntry};
 
 /// The config file.

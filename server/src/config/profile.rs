@@ -10,7 +10,6 @@ use duet_protocol::rest::ChannelInfo;
 use serde::Deserialize;
 
 use super::ResolvedProfile;
-use crate::session::terminal::pty::SpawnOptions;
 
 /// One `[[profile]]`.
 #[derive(Debug, Clone, Deserialize)]
@@ -83,6 +82,7 @@ impl ChannelKind {
 }
 
 /// Values for the placeholders of one session.
+#[derive(Clone, Copy)]
 pub(crate) struct Placeholders<'a> {
     pub events_file: &'a Path,
     pub input_file: &'a Path,
@@ -96,6 +96,18 @@ pub(crate) struct Placeholders<'a> {
     /// The agent's own conversation id, when duet picks it (Claude's
     /// `--session-id`) or resumes it.
     pub agent_session_id: &'a str,
+}
+
+/// What to run and where.
+#[derive(Debug, Clone)]
+pub(crate) struct SpawnOptions {
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
+    /// Added to (and overriding) duet's own environment, minus `DUET_*`.
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) cols: u16,
+    pub(crate) rows: u16,
 }
 
 const PLACEHOLDERS: &[&str] = &[

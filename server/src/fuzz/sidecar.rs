@@ -14,8 +14,8 @@ use tokio::sync::broadcast;
 
 use crate::session::channel::conversation::validate;
 use crate::session::channel::dual_output::ingest;
+use crate::session::channel::dual_output::tail::Tail;
 use crate::session::channel::log::EventLog;
-use crate::session::channel::tail::Tail;
 use crate::session::channel::Conversation;
 
 /// Lines over this many bytes are dropped (small, so over-long lines are cheap).

@@ -70,7 +70,7 @@ impl Writer {
     /// Queues `record` (with `ts` added) for `file`; never blocks.
     pub(crate) fn append(&self, file: &Arc<File>, mut record: Value) {
         if let Value::Object(map) = &mut record {
-            map.insert("ts".into(), json!(crate::session::now_ms()));
+            map.insert("ts".into(), json!(crate::clock::now_ms()));
         }
         let line = bounded_line(record);
         match self.queue.try_send(Job::Line(file.clone(), line)) {

@@ -28,7 +28,8 @@ use crate::auth::Principal;
 use crate::server::{AppState, Conn};
 use crate::session::channel::approvals::Choice;
 use crate::session::channel::delivery::Accepted;
-use crate::session::{lock, Session, SessionError};
+use crate::session::{Session, SessionError};
+use crate::sync::lock;
 use audit::Writer;
 use metrics::Metrics;
 

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 use super::{Actor, Observer, SessionObserver};
 use crate::auth::Action;
-use crate::session::lock;
+use crate::sync::lock;
 
 /// Refusal lines one principal may write to one file per [`WINDOW`].
 pub(crate) const LINES_PER_WINDOW: u32 = 20;

@@ -22,8 +22,8 @@ use tokio::sync::watch;
 
 use crate::auth::{Auth, Principal};
 use crate::board::Board;
+use crate::clock::now_ms;
 use crate::observe::metrics::Metrics;
-use crate::session::now_ms;
 use keys::Vapid;
 use send::{Delivery, Sender, Urgency};
 use store::{Store, Subscription};

@@ -144,7 +144,7 @@ impl Worker {
             Ok(b) => b,
             Err(e) => return self.failed(endpoint, &e.to_string()),
         };
-        let exp = crate::session::now_ms() / 1000 + JWT_LIFETIME.as_secs();
+        let exp = crate::clock::now_ms() / 1000 + JWT_LIFETIME.as_secs();
         let req = self
             .client
             .post(endpoint)

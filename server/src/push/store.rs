@@ -14,7 +14,8 @@ use duet_protocol::ids::SessionId;
 use duet_protocol::push::PushDevice;
 use serde::{Deserialize, Serialize};
 
-use crate::session::{lock, now_ms};
+use crate::clock::now_ms;
+use crate::sync::lock;
 
 /// File name of the list in the state directory.
 pub(crate) const STORE_FILE: &str = "push-subscriptions.json";

@@ -17,7 +17,7 @@ use tracing::{info, warn};
 
 use crate::config::Profiles;
 use crate::error::AppError;
-use crate::session::channel::watcher::Watcher;
+use crate::session::channel::dual_output::watcher::Watcher;
 use crate::session::terminal::program::Misconfigured;
 use crate::session::{Session, SessionLimits, SessionOptions};
 use crate::state_dir;
@@ -85,7 +85,7 @@ impl Registry {
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.table)
     }
 
     /// The profiles on offer.

@@ -17,8 +17,8 @@ pub(crate) mod terminal;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
@@ -30,16 +30,13 @@ use duet_protocol::ws::HeldPrompt;
 use tokio::sync::{broadcast, watch};
 use tracing::{info, Instrument};
 
-use crate::config::{ChannelKind, ResolvedProfile};
-use channel::acp::{Acp, AcpOptions};
+use crate::clock::now_ms;
+use crate::config::ResolvedProfile;
+use crate::sync::lock;
 use channel::approvals::Choice;
-use channel::claude;
 use channel::delivery::Accepted;
-use channel::dual_output::{DualOutput, DualOutputOptions};
+use channel::dual_output::watcher::Watcher;
 use channel::log::EventLog;
-use channel::stream_json::per_turn::{PerTurn, PerTurnOptions};
-use channel::stream_json::{StreamJson, StreamJsonOptions};
-use channel::watcher::Watcher;
 use channel::{Channel, Conversation};
 pub(crate) use error::SessionError;
 use process::Process;
@@ -185,21 +182,6 @@ pub(crate) struct Session {
     /// Who is attached, in attach order (for `clients` and the REST view).
     connected: Mutex<Vec<ConnectedClient>>,
     span: tracing::Span,
-}
-
-/// Locks a std mutex. A panic while holding one of duet's locks leaves
-/// plain data behind, still consistent enough to serve: don't take the
-/// whole session down with it.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// Creates an empty file readable and writable by the owner only.

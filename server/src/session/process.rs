@@ -10,7 +10,9 @@ use nix::sys::signal::Signal;
 use tracing::{info, warn};
 
 use super::terminal::program;
-use super::{lock, now_ms, Control, Session};
+use super::{Control, Session};
+use crate::clock::now_ms;
+use crate::sync::lock;
 
 /// The program's pid, which is also its process group's id: it leads a
 /// session of its own.

@@ -122,7 +122,7 @@ impl Session {
             // Prompts still held when the earlier duet died: unsent now.
             .with_held(held, unsent),
         );
-        let mut tail = channel::tail::Tail::new(limits.max_sidecar_line);
+        let mut tail = channel::dual_output::tail::Tail::new(limits.max_sidecar_line);
         if let Ok(batch) = tail.read(&events_path) {
             channel::dual_output::ingest::batch(&conversation, batch, limits.max_sidecar_line);
         }

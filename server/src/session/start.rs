@@ -35,19 +35,9 @@ impl Session {
         });
 
         let profile = &opts.profile;
-        let hook_socket = opts.dir.join("hook.sock");
-        let claude_settings = match profile.channel {
-            ChannelKind::Claude => claude::settings_json(profile.duet_exe(), &hook_socket),
-            _ => String::new(),
-        };
         let agent_session_id = match &opts.resume {
             Some(r) => r.agent_session_id.clone(),
             None => uuid::Uuid::new_v4().to_string(),
-        };
-        // A per-turn agent's `{agent_session_id}` is filled in each turn.
-        let agent_session_id = match profile.channel {
-            ChannelKind::StreamJsonPerTurn => "{agent_session_id}".to_string(),
-            _ => agent_session_id,
         };
         let placeholders = crate::config::Placeholders {
             events_file: &events_path,
@@ -57,24 +47,19 @@ impl Session {
             session_id: opts.id,
             cols: opts.cols,
             rows: opts.rows,
-            claude_settings: &claude_settings,
+            claude_settings: "",
             agent_session_id: &agent_session_id,
         };
-        let spawn = profile.spawn_options(&placeholders, opts.resume.is_some());
         // Slots are allocated up front (~200 bytes each, per session); a client
         // that falls 32 behind catches up from the current state (`catch_up_control`).
         let control = broadcast::channel(32).0;
         // A dual-output agent writes its events file; for other channels
         // duet writes the normalised events itself.
-        let log = match profile.channel {
-            ChannelKind::Claude
-            | ChannelKind::StreamJson
-            | ChannelKind::StreamJsonPerTurn
-            | ChannelKind::Acp => {
-                EventLog::owned(events_path.clone(), opts.limits.event_cache_bytes)
-                    .context("creating the events file")?
-            }
-            _ => EventLog::new(events_path.clone(), opts.limits.event_cache_bytes),
+        let log = if channel::duet_writes_events(profile.channel) {
+            EventLog::owned(events_path.clone(), opts.limits.event_cache_bytes)
+                .context("creating the events file")?
+        } else {
+            EventLog::new(events_path.clone(), opts.limits.event_cache_bytes)
         };
         // The session clock: event times and the recording's offsets both
         // count from here, so replay lines them up.
@@ -136,140 +121,29 @@ impl Session {
             recording,
         )?);
         opts.observe.watch(&conversation, &terminal.output);
-        let channel: Option<Arc<dyn Channel>> = match profile.channel {
-            // Started with the program, on its pipes.
-            ChannelKind::None
-            | ChannelKind::StreamJson
-            | ChannelKind::StreamJsonPerTurn
-            | ChannelKind::Acp => None,
-            ChannelKind::Claude => {
-                let started = claude::ClaudeHooks::start(
-                    hook_socket,
-                    &opts.dir.join("hooks.jsonl"),
-                    terminal.clone(),
-                    conversation.clone(),
-                );
-                match started {
-                    Ok(c) => Some(c),
-                    Err(e) => {
-                        terminal.abandon();
-                        return Err(e);
-                    }
-                }
-            }
-            ChannelKind::DualOutput => {
-                let started = DualOutput::start(
-                    DualOutputOptions {
-                        dir: opts.dir.clone(),
-                        events_path: events_path.clone(),
-                        input_path: profile.has_input.then(|| input_path.clone()),
-                        max_line: opts.limits.max_sidecar_line,
-                        watcher: opts.watcher.clone(),
-                    },
-                    conversation.clone(),
-                );
-                match started {
-                    Ok(c) => Some(c),
-                    Err(e) => {
-                        terminal.abandon();
-                        return Err(e);
-                    }
-                }
-            }
-        };
-        if let Some(c) = &channel {
-            conversation.set_channel(c.clone());
-        }
         if profile.ready_text.is_some() {
             conversation.wait_for_screen();
         }
-        type Exit =
-            futures_util::future::BoxFuture<'static, std::io::Result<std::process::ExitStatus>>;
-        let (pid, exit, pty, channel): (u32, Exit, _, _) =
-            if profile.channel == ChannelKind::StreamJsonPerTurn {
-                // No process of its own: one per turn, run by the channel.
-                // A program or directory that is missing fails the start,
-                // as it does for the other channels, not the first turn.
-                if let Err(e) = terminal::program::program_path(&spawn) {
-                    terminal.abandon();
-                    return Err(e.into());
-                }
-                let c = PerTurn::start(
-                    PerTurnOptions {
-                        resume: profile
-                            .can_resume()
-                            .then(|| profile.spawn_options(&placeholders, true)),
-                        first: spawn.clone(),
-                        agent_session_id: opts.resume.as_ref().map(|r| r.agent_session_id.clone()),
-                        output: terminal.output.clone(),
-                        max_line: opts.limits.max_sidecar_line,
-                        kill_grace: opts.limits.kill_grace,
-                        raw_log: opts.dir.join("turns.jsonl"),
-                    },
-                    conversation.clone(),
-                );
-                let exit = c.ended();
-                let c: Arc<dyn Channel> = c;
-                conversation.set_channel(c.clone());
-                (0, exit, None, Some(c))
-            } else if matches!(profile.channel, ChannelKind::StreamJson | ChannelKind::Acp) {
-                let piped = match terminal::pipes::spawn(&spawn) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        terminal.abandon();
-                        return Err(e);
-                    }
-                };
-                let c: Arc<dyn Channel> = if profile.channel == ChannelKind::Acp {
-                    Acp::start(
-                        AcpOptions {
-                            stdin: piped.stdin,
-                            stdout: piped.stdout,
-                            output: terminal.output.clone(),
-                            max_line: opts.limits.max_sidecar_line,
-                            work_dir: spawn.cwd.clone(),
-                            load: opts.resume.as_ref().map(|r| r.agent_session_id.clone()),
-                            raw_log: opts.dir.join("acp.jsonl"),
-                        },
-                        conversation.clone(),
-                    )
-                } else {
-                    StreamJson::start(
-                        StreamJsonOptions {
-                            stdin: piped.stdin,
-                            stdout: piped.stdout,
-                            output: terminal.output.clone(),
-                            max_line: opts.limits.max_sidecar_line,
-                            heartbeat: opts.limits.heartbeat,
-                        },
-                        conversation.clone(),
-                    )
-                };
-                conversation.set_channel(c.clone());
-                tokio::spawn(
-                    terminal
-                        .attach_stderr(piped.stderr)
-                        .instrument(span.clone()),
-                );
-                let mut child = piped.child;
-                let exit: Exit = Box::pin(async move { child.wait().await });
-                (piped.pid, exit, None, Some(c))
-            } else {
-                match terminal::pty::spawn(&spawn) {
-                    Ok(s) => {
-                        let mut child = s.child;
-                        let exit: Exit = Box::pin(async move { child.wait().await });
-                        (s.pid, exit, Some(s.pty), channel)
-                    }
-                    Err(e) => {
-                        terminal.abandon();
-                        if let Some(c) = &channel {
-                            tokio::spawn(c.finish());
-                        }
-                        return Err(e);
-                    }
-                }
-            };
+        let channel::Started { channel, program } = channel::start(channel::Setup {
+            profile,
+            placeholders,
+            files: channel::Files {
+                dir: &opts.dir,
+                events: &events_path,
+                input: &input_path,
+            },
+            limits: &opts.limits,
+            watcher: &opts.watcher,
+            terminal: &terminal,
+            conversation: &conversation,
+            resume: opts.resume.as_ref().map(|r| r.agent_session_id.as_str()),
+        })?;
+        let channel::Program {
+            pid,
+            exit,
+            pty,
+            spawn,
+        } = program;
         info!(pid, program = %spawn.program, "started");
 
         let channel_info = profile.channel_info();

@@ -153,7 +153,7 @@ pub(crate) async fn share_ended(
     let (Some(scope), Some(mut revoked)) = (&who.share, revoked) else {
         return std::future::pending().await;
     };
-    let left = scope.expires_at.saturating_sub(crate::session::now_ms());
+    let left = scope.expires_at.saturating_sub(crate::clock::now_ms());
     tokio::select! {
         _ = revoked.wait_for(|r| *r) => "the share link was revoked",
         () = tokio::time::sleep(std::time::Duration::from_millis(left)) => "the share link expired",

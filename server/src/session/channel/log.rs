@@ -11,12 +11,13 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use axum::extract::ws::Utf8Bytes;
 use tokio::sync::watch;
 
 use super::times::EventTimes;
+use crate::sync::lock;
 
 /// One relayed event: its seq, the line as written, and the ready-made
 /// `event` frame with its receive time (see `times.rs`), built once and
@@ -52,10 +53,6 @@ pub struct EventLog {
     inner: Mutex<Inner>,
     last_seq: watch::Sender<u64>,
     max_cache_bytes: usize,
-}
-
-fn lock(m: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl EventLog {

@@ -27,17 +27,20 @@ pub(crate) mod delivery;
 pub(crate) mod dual_output;
 pub(crate) mod held;
 pub(crate) mod log;
+pub(crate) mod piped;
+mod start;
 pub(crate) mod stream_json;
-pub(crate) mod tail;
+mod tasks;
 pub(crate) mod times;
 pub(crate) mod turn;
-pub(crate) mod watcher;
 
 use duet_protocol::rest::{ApprovalOption, ApprovalOptionKind};
 use duet_protocol::sidecar::CanUseTool;
 use futures_util::future::BoxFuture;
 
 pub(crate) use conversation::Conversation;
+pub(crate) use start::{duet_writes_events, start, Files, Program, Setup, Started};
+pub(crate) use tasks::Tasks;
 
 /// Why a channel could not carry something to its agent.
 #[derive(Debug, thiserror::Error)]

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use super::output::Output;
-use crate::session::lock;
+use crate::sync::lock;
 
 /// How far a client that keeps reading may be behind before the PTY reader
 /// waits for it: enough to stream at full speed, little enough that Ctrl-C

@@ -24,7 +24,7 @@ use anyhow::{Context, Result};
 use bytes::Bytes;
 use tracing::{debug, warn};
 
-use super::lock;
+use crate::sync::lock;
 use output::{Output, OutputLimits};
 use pty::Pty;
 use recording::Recording;

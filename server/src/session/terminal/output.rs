@@ -22,7 +22,7 @@ use tokio::sync::{watch, Notify};
 use super::flow::Reader;
 use super::recording::Recording;
 use super::screen::{Screen, Snapshot};
-use crate::session::lock;
+use crate::sync::lock;
 
 /// Sizes that bound the memory of one session's output.
 #[derive(Debug, Clone, Copy)]

@@ -16,7 +16,7 @@ use super::output::{
 };
 use super::screen::Screen;
 use super::skim::{Skim, SkimLimits};
-use crate::session::lock;
+use crate::sync::lock;
 
 /// Bytes the parser takes from the ring per batch (unless it skims).
 const PARSE_BATCH: u64 = 256 << 10;

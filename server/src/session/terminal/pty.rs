@@ -43,17 +43,7 @@ pub(crate) const MAX_QUEUED_BYTES: usize = 1 << 20;
 const WRITE_BACKOFF_MIN: std::time::Duration = std::time::Duration::from_millis(1);
 const WRITE_BACKOFF_MAX: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// What to run and where.
-#[derive(Debug, Clone)]
-pub struct SpawnOptions {
-    pub program: String,
-    pub args: Vec<String>,
-    /// Added to (and overriding) duet's own environment, minus `DUET_*`.
-    pub env: Vec<(String, String)>,
-    pub cwd: PathBuf,
-    pub cols: u16,
-    pub rows: u16,
-}
+pub(crate) use crate::config::SpawnOptions;
 
 /// The master side of a PTY, non-blocking, registered with the runtime.
 ///

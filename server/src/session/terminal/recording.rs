@@ -25,7 +25,7 @@ use std::time::Instant;
 use serde_json::json;
 use tracing::warn;
 
-use crate::session::lock;
+use crate::sync::lock;
 
 struct State {
     file: Option<File>,
@@ -70,7 +70,7 @@ impl Recording {
             "version": 2,
             "width": cols,
             "height": rows,
-            "timestamp": crate::session::now_ms() / 1000,
+            "timestamp": crate::clock::now_ms() / 1000,
             "env": {"TERM": "xterm-256color"},
         });
         let line = format!("{header}\n");

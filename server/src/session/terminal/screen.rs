@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::output::Output;
-use crate::session::lock;
+use crate::sync::lock;
 
 /// How far the stream may have moved past the cached snapshot for it still
 /// to be handed out.

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::jsonrpc::{reply, request, INVALID_PARAMS, METHOD_NOT_FOUND};
 use super::{fs, updates, Call, Inner, Out};
-use crate::session::lock;
+use crate::sync::lock;
 
 impl Inner {
     /// One message of the agent's.

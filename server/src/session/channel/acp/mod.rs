@@ -32,6 +32,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use anyhow::Result;
 use duet_protocol::rest::{ApprovalOption, ApprovalOptionKind};
 use duet_protocol::sidecar::CanUseTool;
 use futures_util::future::BoxFuture;
@@ -39,21 +40,20 @@ use serde_json::{json, Value};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tracing::Instrument;
 
-use super::stream_json::Shared;
-use super::{option, Channel, ChannelError, Conversation};
-use crate::session::lock;
+use super::conversation::Sink;
+use super::piped::writer::{self, Out, OUT_QUEUE};
+use super::piped::Agent;
+use super::{option, Channel, ChannelError, Setup, Started, Tasks};
 use crate::session::terminal::output::Output;
+use crate::sync::lock;
 use jsonrpc::{reply, request};
-use pipes::{read, write};
+use pipes::{prompt, read};
 use terminals::Terminals;
 use updates::Updates;
 
 /// The ACP version duet speaks.
 const PROTOCOL_VERSION: u64 = 1;
-/// Lines queued for the agent's stdin.
-const OUT_QUEUE: usize = 64;
 /// How long the last output of an exited agent may take to drain.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// Where an ACP channel reads and writes.
@@ -96,7 +96,7 @@ struct State {
 }
 
 struct Inner {
-    shared: Arc<Shared>,
+    shared: Arc<Agent>,
     state: Mutex<State>,
     out: mpsc::Sender<Out>,
     work_dir: PathBuf,
@@ -104,24 +104,32 @@ struct Inner {
     terminals: Arc<Terminals>,
 }
 
-/// What goes to the agent's stdin, in order.
-enum Out {
-    /// A prompt: recorded as a `user` event, then sent as `session/prompt`.
-    Prompt(String),
-    /// A permission answer, mirrored as the `control_response` event that
-    /// confirms the approval.
-    Decision {
-        line: String,
-        request_id: String,
-        allowed: bool,
-    },
-    Line(String),
-}
-
 /// See the module docs.
 pub(crate) struct Acp {
     inner: Arc<Inner>,
     reader: Mutex<Option<JoinHandle<()>>>,
+    /// The writer and the reader end with the channel.
+    _tasks: Tasks,
+}
+
+/// Starts the agent on pipes and becomes its ACP client, in its work dir.
+pub(super) fn start(setup: &Setup<'_>) -> Result<Started> {
+    let spawn = setup.spawn();
+    let work_dir = spawn.cwd.clone();
+    Started::on_pipes(setup, spawn, |piped| {
+        Acp::start(
+            AcpOptions {
+                stdin: piped.stdin,
+                stdout: piped.stdout,
+                output: setup.terminal.output.clone(),
+                max_line: setup.limits.max_sidecar_line,
+                work_dir,
+                load: setup.resume.map(String::from),
+                raw_log: setup.files.dir.join("acp.jsonl"),
+            },
+            setup.sink(),
+        )
+    })
 }
 
 impl Inner {
@@ -135,12 +143,7 @@ impl Inner {
     }
 
     fn send(&self, out: Out) -> Result<(), ChannelError> {
-        self.out.try_send(out).map_err(|e| match e {
-            mpsc::error::TrySendError::Closed(_) => ChannelError::Closed,
-            mpsc::error::TrySendError::Full(_) => {
-                ChannelError::Refused("the agent is not reading its input".into())
-            }
-        })
+        writer::send(&self.out, out)
     }
 
     fn emit_all(&self, events: Vec<Value>) {
@@ -153,8 +156,8 @@ impl Inner {
 impl Acp {
     /// Sends `initialize` and starts reading the agent. Must run inside a
     /// tokio runtime.
-    pub(crate) fn start(opts: AcpOptions, conversation: Arc<Conversation>) -> Arc<Self> {
-        let shared = Shared::new(conversation, opts.output.clone());
+    pub(crate) fn start(opts: AcpOptions, conversation: Sink) -> Arc<Self> {
+        let shared = Agent::new(conversation, opts.output.clone());
         let (out, rx) = mpsc::channel(OUT_QUEUE);
         let inner = Arc::new(Inner {
             shared,
@@ -172,7 +175,11 @@ impl Acp {
             work_dir: opts.work_dir,
             load: opts.load,
         });
-        tokio::spawn(write(opts.stdin, rx, inner.clone()).in_current_span());
+        let tasks = Tasks::default();
+        tasks.spawn(writer::write(opts.stdin, rx, inner.shared.clone(), {
+            let inner = inner.clone();
+            move |text| prompt(&inner, text)
+        }));
         let id = inner.call(Call::Initialize);
         let init = request(
             id,
@@ -196,11 +203,11 @@ impl Acp {
                 .open(&opts.raw_log)
                 .ok()
         };
-        let reader =
-            tokio::spawn(read(opts.stdout, inner.clone(), opts.max_line, raw).in_current_span());
+        let reader = tasks.spawn(read(opts.stdout, inner.clone(), opts.max_line, raw));
         Arc::new(Self {
             inner,
             reader: Mutex::new(Some(reader)),
+            _tasks: tasks,
         })
     }
 }

@@ -1,54 +1,35 @@
-//! The agent's pipes: a writer task that sends queued lines to its stdin
-//! in order, and a reader task that reads its messages until EOF.
+//! The agent's pipes: the `session/prompt` line for the writer
+//! (`piped/writer.rs`), and a reader task that reads its messages until EOF.
 
 use std::io::Write;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tokio::io::BufReader;
-use tokio::process::{ChildStdin, ChildStdout};
-use tokio::sync::mpsc;
+use tokio::process::ChildStdout;
 use tracing::warn;
 
-use super::super::stream_json::first_line;
-use super::super::stream_json::lines::{next_line, Line};
-use super::super::stream_json::pipes::{decision_record, write_line};
 use super::jsonrpc::request;
-use super::{Call, Inner, Out};
-use crate::session::lock;
+use super::{Call, Inner};
+use crate::session::channel::piped::first_line;
+use crate::session::channel::piped::lines::{next_line, Line};
+use crate::sync::lock;
 
-/// Writes queued lines to the agent's stdin, in order.
-pub(super) async fn write(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Out>, inner: Arc<Inner>) {
-    while let Some(out) = rx.recv().await {
-        let (line, after) = match out {
-            Out::Prompt(text) => {
-                let Some(sid) = lock(&inner.state).session_id.clone() else {
-                    inner.shared.conversation.warn(
-                        "submit_failed",
-                        "the agent has no session; the prompt was dropped".into(),
-                        None,
-                    );
-                    continue;
-                };
-                inner.shared.prompt(&text);
-                let id = inner.call(Call::Prompt);
-                let params = json!({"sessionId": sid, "prompt": [{"type": "text", "text": text}]});
-                (request(id, "session/prompt", params), None)
-            }
-            Out::Decision {
-                line,
-                request_id,
-                allowed,
-            } => (line, Some(decision_record(request_id, allowed))),
-            Out::Line(line) => (line, None),
-        };
-        if !write_line(&mut stdin, line, &inner.shared.conversation).await {
-            return;
-        }
-        if let Some(event) = after {
-            inner.shared.conversation.emit(&event);
-        }
-    }
+/// The `session/prompt` line of a prompt (recorded first), or nothing,
+/// with a warning, when the agent has no session to take it.
+pub(super) fn prompt(inner: &Inner, text: &str) -> Option<String> {
+    let Some(sid) = lock(&inner.state).session_id.clone() else {
+        inner.shared.conversation.warn(
+            "submit_failed",
+            "the agent has no session; the prompt was dropped".into(),
+            None,
+        );
+        return None;
+    };
+    inner.shared.prompt(text);
+    let id = inner.call(Call::Prompt);
+    let params = json!({"sessionId": sid, "prompt": [{"type": "text", "text": text}]});
+    Some(request(id, "session/prompt", params))
 }
 
 /// Reads the agent's messages until EOF.

@@ -15,10 +15,10 @@ use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
-use crate::session::lock;
 use crate::session::terminal::output::Output;
 use crate::session::terminal::pipes::{self, crlf};
 use crate::session::terminal::pty::SpawnOptions;
+use crate::sync::lock;
 
 /// Terminals alive at once.
 const MAX_TERMINALS: usize = 16;

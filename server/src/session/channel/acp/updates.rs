@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
-use crate::session::channel::stream_json::tool_call;
+use crate::session::channel::piped::tool_call;
 
 /// See the module docs.
 #[derive(Default)]

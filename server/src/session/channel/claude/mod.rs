@@ -35,9 +35,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::{debug, warn, Instrument};
 
-use super::{option, Channel, ChannelError, Conversation};
-use crate::session::lock;
+use super::conversation::Sink;
+use super::{option, Channel, ChannelError, Setup, Started, Tasks};
 use crate::session::terminal::Terminal;
+use crate::sync::lock;
 use hooks::Normalizer;
 
 /// Largest hook message taken (a payload carries a tool's input or output).
@@ -90,7 +91,7 @@ struct Waiting {
 }
 
 struct Inner {
-    conversation: Arc<Conversation>,
+    conversation: Sink,
     normalizer: Mutex<Normalizer>,
     waiting: Mutex<HashMap<String, Waiting>>,
     raw: Mutex<Option<std::fs::File>>,
@@ -101,7 +102,24 @@ pub(crate) struct ClaudeHooks {
     inner: Arc<Inner>,
     keys: mpsc::Sender<Bytes>,
     server: Mutex<Option<JoinHandle<()>>>,
+    /// Ends the hook server if the channel goes without finishing.
+    _tasks: Tasks,
     socket: PathBuf,
+}
+
+/// Listens for the hooks of the session's Claude, then starts it on a PTY
+/// with `{claude_settings}` routing every hook here.
+pub(super) fn start(setup: &Setup<'_>) -> Result<Started> {
+    let socket = setup.files.dir.join("hook.sock");
+    let settings = settings_json(setup.profile.duet_exe(), &socket);
+    let spawn = setup.spawn_with(|p| p.claude_settings = &settings);
+    let channel = ClaudeHooks::start(
+        socket,
+        &setup.files.dir.join("hooks.jsonl"),
+        setup.terminal.clone(),
+        setup.sink(),
+    )?;
+    Started::on_pty(spawn, Some(channel))
 }
 
 impl ClaudeHooks {
@@ -111,7 +129,7 @@ impl ClaudeHooks {
         socket: PathBuf,
         raw_log: &Path,
         terminal: Arc<Terminal>,
-        conversation: Arc<Conversation>,
+        conversation: Sink,
     ) -> Result<Arc<Self>> {
         // sockaddr_un holds 108 bytes; say so rather than fail obscurely.
         if socket.as_os_str().len() >= 100 {
@@ -152,10 +170,13 @@ impl ClaudeHooks {
             }
             .in_current_span(),
         );
+        let tasks = Tasks::default();
+        tasks.add(&server);
         Ok(Arc::new(Self {
             inner,
             keys,
             server: Mutex::new(Some(server)),
+            _tasks: tasks,
             socket,
         }))
     }

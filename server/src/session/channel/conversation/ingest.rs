@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::super::turn::Signal;
 use super::peek::{peek, string_of, PeekInner};
 use super::Conversation;
-use crate::session::lock;
+use crate::sync::lock;
 
 impl Conversation {
     /// A line of the agent's own events file, already validated and

@@ -11,6 +11,7 @@
 
 mod ingest;
 mod peek;
+mod sink;
 mod unsent;
 mod warnings;
 
@@ -31,8 +32,10 @@ use super::held::HeldFile;
 use super::log::EventLog;
 use super::turn::{Signal, Turn};
 use super::Channel;
-use crate::session::{lock, Control, SessionError, Warning};
+use crate::session::{Control, SessionError, Warning};
+use crate::sync::lock;
 pub(crate) use peek::validate;
+pub(crate) use sink::Sink;
 use unsent::keep_held;
 
 struct State {
@@ -185,7 +188,7 @@ impl Conversation {
     fn turn(&self, st: &mut State, signal: Signal) {
         let idle = st.turn.on(signal);
         st.busy_since = match (st.turn.started() && !idle, st.busy_since) {
-            (true, since) => since.or_else(|| Some(crate::session::now_ms())),
+            (true, since) => since.or_else(|| Some(crate::clock::now_ms())),
             (false, _) => None,
         };
         match (idle, st.idle_since) {

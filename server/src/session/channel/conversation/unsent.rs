@@ -12,7 +12,8 @@ use duet_protocol::ws::HeldPrompt;
 
 use super::{Conversation, State};
 use crate::session::channel::held::HeldFile;
-use crate::session::{lock, Control};
+use crate::session::Control;
+use crate::sync::lock;
 
 impl Conversation {
     /// Keeps held prompts in `file`, starting with `unsent`: those an

@@ -2,7 +2,8 @@
 //! a client that attaches or lags later gets the ones it missed).
 
 use super::{Conversation, State};
-use crate::session::{lock, Control, Warning};
+use crate::session::{Control, Warning};
+use crate::sync::lock;
 use tracing::debug;
 
 /// Warnings kept for clients that come later.

@@ -2,8 +2,8 @@
 //! seq (its line number), valid events go to the log and the conversation,
 //! and whatever is wrong with a line becomes a warning, never a stop.
 
+use super::tail::{Batch, Line};
 use crate::session::channel::conversation::validate;
-use crate::session::channel::tail::{Batch, Line};
 use crate::session::channel::Conversation;
 
 /// Takes in one batch read from the events file.

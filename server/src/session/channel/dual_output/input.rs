@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use duet_protocol::command::InputCommand;
 
-use crate::session::lock;
+use crate::sync::lock;
 
 struct State {
     file: File,

@@ -10,6 +10,8 @@
 
 pub(crate) mod ingest;
 pub(crate) mod input;
+pub(crate) mod tail;
+pub(crate) mod watcher;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -22,11 +24,12 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use tracing::{warn, Instrument};
 
-use super::tail::Tail;
-use super::watcher::Watcher;
-use super::{Channel, ChannelError, Conversation};
-use crate::session::lock;
+use super::conversation::Sink;
+use super::{Channel, ChannelError, Conversation, Setup, Started, Tasks};
+use crate::sync::lock;
 use input::InputFile;
+use tail::Tail;
+use watcher::Watcher;
 
 /// The most unread events-file bytes read on the runtime rather than on the
 /// blocking pool.
@@ -47,18 +50,33 @@ pub(crate) struct DualOutputOptions {
 pub(crate) struct DualOutput {
     input: Option<Arc<InputFile>>,
     follow: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
+    /// Ends the follow task if the channel goes without finishing.
+    _tasks: Tasks,
     dir: PathBuf,
     events_path: PathBuf,
     watcher: Arc<Watcher>,
 }
 
+/// Starts following the agent's events file, then the agent on a PTY.
+pub(super) fn start(setup: &Setup<'_>) -> Result<Started> {
+    let profile = setup.profile;
+    let channel = DualOutput::start(
+        DualOutputOptions {
+            dir: setup.files.dir.to_path_buf(),
+            events_path: setup.files.events.to_path_buf(),
+            input_path: profile.has_input.then(|| setup.files.input.to_path_buf()),
+            max_line: setup.limits.max_sidecar_line,
+            watcher: setup.watcher.clone(),
+        },
+        setup.sink(),
+    )?;
+    Started::on_pty(setup.spawn(), Some(channel))
+}
+
 impl DualOutput {
     /// Opens the input file and starts following the events file. Must run
     /// inside a tokio runtime.
-    pub(crate) fn start(
-        opts: DualOutputOptions,
-        conversation: Arc<Conversation>,
-    ) -> Result<Arc<Self>> {
+    pub(crate) fn start(opts: DualOutputOptions, conversation: Sink) -> Result<Arc<Self>> {
         let input = match &opts.input_path {
             Some(p) => Some(Arc::new(
                 InputFile::open(p).context("opening the input file")?,
@@ -80,9 +98,12 @@ impl DualOutput {
             )
             .in_current_span(),
         );
+        let tasks = Tasks::default();
+        tasks.add(&task);
         Ok(Arc::new(Self {
             input,
             follow: Mutex::new(Some((stop, task))),
+            _tasks: tasks,
             dir: opts.dir,
             events_path: opts.events_path,
             watcher: opts.watcher,
@@ -144,7 +165,7 @@ impl Channel for DualOutput {
 /// Reads the events file whenever it changes; after `stop`, reads it a
 /// last time, including a final line the agent left without its newline.
 async fn follow(
-    conversation: Arc<Conversation>,
+    conversation: Sink,
     path: PathBuf,
     wake: Arc<Notify>,
     mut stop: watch::Receiver<bool>,
@@ -155,6 +176,10 @@ async fn follow(
         let last = tokio::select! {
             _ = wake.notified() => false,
             _ = stop.wait_for(|s| *s) => true,
+        };
+        // The session is gone: nothing to follow for.
+        let Some(conversation) = conversation.get() else {
+            return;
         };
         tail = read(tail, &path, &conversation, max_line).await;
         if last {

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::{Out, Shared};
-use crate::session::lock;
+use crate::sync::lock;
 
 /// What the heartbeat state machine asks for after a tick or an answer.
 #[derive(Debug, PartialEq, Eq)]

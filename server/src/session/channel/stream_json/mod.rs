@@ -32,35 +32,30 @@
 
 mod errors;
 mod heartbeat;
-pub(crate) mod lines;
 pub(crate) mod per_turn;
-pub(crate) mod pipes;
-pub(crate) mod tool_call;
+mod pipes;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
+use anyhow::Result;
 use duet_protocol::rest::ApprovalOption;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tracing::Instrument;
 
-use super::conversation::validate;
-use super::{Channel, ChannelError, Conversation};
-use crate::session::lock;
+use super::conversation::{validate, Sink};
+use super::piped::writer::{self, Out, OUT_QUEUE};
+use super::piped::{first_line, user_event, Agent};
+use super::{Channel, ChannelError, Setup, Started, Tasks};
 use crate::session::terminal::output::Output;
-use lines::Line;
-use pipes::{read, write};
+use crate::sync::lock;
+use pipes::read;
 
-/// Lines queued for the agent's stdin; a full queue refuses (the agent
-/// stopped reading).
-const OUT_QUEUE: usize = 64;
 /// How long the agent gets to answer `initialize` before prompts go to it
 /// anyway (Qwen Code 0.24.4 takes 7–10 s on 2 busy cores).
 const INIT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -72,109 +67,32 @@ const INIT_ID: &str = "duet-initialize";
 /// The ids of duet's `interrupt` requests start so.
 const INTERRUPT_PREFIX: &str = "duet-interrupt-";
 
-/// What goes to the agent's stdin, in order.
-enum Out {
-    /// A prompt: recorded as a `user` event, then written.
-    Prompt(String),
-    /// A decision: written, then mirrored as the `control_response` event
-    /// the approvals are confirmed by.
-    Decision {
-        line: String,
-        request_id: String,
-        allowed: bool,
-    },
-    /// Any other line.
-    Line(String),
-}
-
-/// What the reader and the writer share.
+/// What the reader, the writer and the heartbeat share: the agent's side
+/// of the conversation (`piped::Agent`) and what only stream-json has.
 pub(crate) struct Shared {
-    pub(crate) conversation: Arc<Conversation>,
-    pub(crate) output: Arc<Output>,
-    /// A prompt went out and its `result` has not come.
-    in_turn: AtomicBool,
-    /// `session_start` has been emitted.
-    started: AtomicBool,
+    agent: Arc<Agent>,
     /// The input of each pending `can_use_tool`, by request id: Claude
     /// Code wants it back (`updatedInput`) with an allow.
     inputs: Mutex<HashMap<String, Value>>,
     /// Whether the agent answers heartbeats (`heartbeat.rs`).
     beat: Mutex<heartbeat::Beat>,
-    /// What the agent announced of its protocol before `session_start`
-    /// (`errors.rs`).
-    protocol: Mutex<Option<Value>>,
+}
+
+/// A stream-json channel is an agent on pipes with a few things more.
+impl std::ops::Deref for Shared {
+    type Target = Agent;
+    fn deref(&self) -> &Agent {
+        &self.agent
+    }
 }
 
 impl Shared {
-    pub(crate) fn new(conversation: Arc<Conversation>, output: Arc<Output>) -> Arc<Self> {
+    fn new(agent: Arc<Agent>) -> Arc<Self> {
         Arc::new(Self {
-            conversation,
-            output,
-            in_turn: AtomicBool::new(false),
-            started: AtomicBool::new(false),
+            agent,
             inputs: Mutex::new(HashMap::new()),
             beat: Mutex::new(heartbeat::Beat::default()),
-            protocol: Mutex::new(None),
         })
-    }
-
-    /// Whether a prompt went out and its `result` has not come.
-    fn in_turn(&self) -> bool {
-        self.in_turn.load(Ordering::Acquire)
-    }
-
-    /// The agent announced its protocol (version, formats, capabilities):
-    /// part of the handshake, or an event of its own once that is out.
-    fn announce_protocol(&self, announced: Value) {
-        if !self.is_started() {
-            *lock(&self.protocol) = Some(announced);
-            return;
-        }
-        self.conversation.emit(&json!({
-            "type": "system", "subtype": "protocol", "data": announced,
-        }));
-    }
-
-    /// Whether `session_start` has been emitted.
-    fn is_started(&self) -> bool {
-        self.started.load(Ordering::Acquire)
-    }
-
-    /// Writes a line for the terminal pane (dim, so it reads as duet's).
-    pub(crate) fn show(&self, text: &str) {
-        let mut line = String::with_capacity(text.len() + 12);
-        line.push_str("\x1b[2m");
-        line.push_str(&text.replace('\n', "\r\n"));
-        line.push_str("\x1b[0m\r\n");
-        self.output.push(Bytes::from(line));
-    }
-
-    /// The agent is ready for prompts: `session_start` with what is known
-    /// of it.
-    pub(crate) fn start(&self, session_id: Option<&str>, data: Value) {
-        if self.started.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let mut data = data;
-        if let Some(announced) = lock(&self.protocol).take() {
-            data["announced"] = announced;
-        }
-        if let Some(id) = session_id {
-            data["session_id"] = json!(id);
-        }
-        self.conversation.emit(&json!({
-            "type": "system",
-            "subtype": "session_start",
-            "session_id": session_id,
-            "data": data,
-        }));
-    }
-
-    /// A prompt is about to go to the agent.
-    pub(crate) fn prompt(&self, text: &str) {
-        self.in_turn.store(true, Ordering::Release);
-        self.conversation.emit(&user_event(text));
-        self.show(&format!("> {}", first_line(text, 200)));
     }
 
     /// A line the agent wrote: validated, recorded, shown. Returns the
@@ -216,91 +134,6 @@ impl Shared {
         self.describe(&event);
         Some(event)
     }
-
-    /// Emits a normalised event (one the agent did not write itself).
-    pub(crate) fn emit(&self, event: &Value) {
-        self.conversation.emit(event);
-        self.describe(event);
-    }
-
-    /// The terminal pane's line for an event, if it gets one.
-    fn describe(&self, event: &Value) {
-        match event["type"].as_str() {
-            Some("assistant") => {
-                for block in event["message"]["content"].as_array().into_iter().flatten() {
-                    if block["type"] == "tool_use" {
-                        self.show(&format!(
-                            "● {} {}",
-                            block["name"].as_str().unwrap_or("tool"),
-                            first_line(&block["input"].to_string(), 160)
-                        ));
-                    }
-                }
-            }
-            Some("result") => {
-                self.in_turn.store(false, Ordering::Release);
-                let error = event["is_error"] == true;
-                self.show(if error {
-                    "✗ turn ended with an error"
-                } else {
-                    "✓ turn done"
-                });
-            }
-            _ => {}
-        }
-    }
-
-    /// The agent is gone: a turn it left open ends with an error.
-    pub(crate) fn ended(&self, why: &str) {
-        self.failed("agent_exited", why);
-    }
-
-    /// The open turn ends with an error `result` saying `why` (and a
-    /// warning with `code`).
-    pub(crate) fn failed(&self, code: &'static str, why: &str) {
-        if !self.in_turn.swap(false, Ordering::AcqRel) {
-            return;
-        }
-        self.conversation.warn(code, why.to_string(), None);
-        self.emit(&json!({
-            "type": "result",
-            "subtype": "error_during_execution",
-            "is_error": true,
-            "result": why,
-        }));
-    }
-
-    /// Reports a line the reader could not take.
-    pub(crate) fn skipped(&self, line: &Line) {
-        let message = match line {
-            Line::TooLong(n) => {
-                format!("the agent wrote a line of {n} bytes, over the limit; it was skipped")
-            }
-            Line::NotUtf8 => "the agent wrote a line that is not UTF-8; it was skipped".into(),
-            Line::Text(_) => return,
-        };
-        self.conversation.warn("bad_event", message, None);
-    }
-}
-
-/// A prompt as the `user` message stream-json agents read (and the chat
-/// renders).
-pub(crate) fn user_event(text: &str) -> Value {
-    json!({
-        "type": "user",
-        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
-        "parent_tool_use_id": null,
-    })
-}
-
-/// The first line of `text`, at most `max` characters.
-pub(crate) fn first_line(text: &str, max: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(max).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    out
 }
 
 /// Where a stream-json channel reads and writes.
@@ -320,70 +153,78 @@ pub(crate) struct StreamJson {
     next_id: AtomicU64,
     reader: Mutex<Option<JoinHandle<()>>>,
     heartbeat: Option<JoinHandle<()>>,
+    /// The writer, the reader and the heartbeat end with the channel.
+    _tasks: Tasks,
+}
+
+/// Starts the agent on pipes and speaks stream-json with it.
+pub(super) fn start(setup: &Setup<'_>) -> Result<Started> {
+    Started::on_pipes(setup, setup.spawn(), |piped| {
+        StreamJson::start(
+            StreamJsonOptions {
+                stdin: piped.stdin,
+                stdout: piped.stdout,
+                output: setup.terminal.output.clone(),
+                max_line: setup.limits.max_sidecar_line,
+                heartbeat: setup.limits.heartbeat,
+            },
+            setup.sink(),
+        )
+    })
 }
 
 impl StreamJson {
     /// Sends `initialize` and starts relaying the agent's stdout. Must run
     /// inside a tokio runtime.
-    pub(crate) fn start(opts: StreamJsonOptions, conversation: Arc<Conversation>) -> Arc<Self> {
-        let shared = Shared::new(conversation, opts.output);
+    pub(crate) fn start(opts: StreamJsonOptions, conversation: Sink) -> Arc<Self> {
+        let agent = Agent::new(conversation, opts.output);
+        let shared = Shared::new(agent.clone());
+        let tasks = Tasks::default();
         let (out, rx) = mpsc::channel(OUT_QUEUE);
-        tokio::spawn(write(opts.stdin, rx, shared.clone()).in_current_span());
+        tasks.spawn(writer::write(opts.stdin, rx, agent.clone(), move |text| {
+            agent.prompt(text);
+            Some(user_event(text).to_string())
+        }));
         let init = json!({
             "type": "control_request",
             "request_id": INIT_ID,
             "request": {"subtype": "initialize", "hooks": null},
         });
         let _ = out.try_send(Out::Line(init.to_string()));
-        let reader = tokio::spawn(
-            read(opts.stdout, shared.clone(), out.clone(), opts.max_line).in_current_span(),
-        );
-        tokio::spawn(
-            {
-                let shared = shared.clone();
-                async move {
-                    tokio::time::sleep(INIT_TIMEOUT).await;
-                    if !shared.started.load(Ordering::Acquire) {
-                        shared.conversation.warn(
-                            "no_handshake",
-                            format!("the agent did not answer initialize within {INIT_TIMEOUT:?}; sending prompts anyway"),
-                            None,
-                        );
-                        shared.start(None, json!({"protocol": "stream-json"}));
-                    }
+        let reader = tasks.spawn(read(
+            opts.stdout,
+            shared.clone(),
+            out.clone(),
+            opts.max_line,
+        ));
+        tasks.spawn({
+            let shared = shared.clone();
+            async move {
+                tokio::time::sleep(INIT_TIMEOUT).await;
+                if !shared.is_started() {
+                    shared.conversation.warn(
+                        "no_handshake",
+                        format!("the agent did not answer initialize within {INIT_TIMEOUT:?}; sending prompts anyway"),
+                        None,
+                    );
+                    shared.start(None, json!({"protocol": "stream-json"}));
                 }
             }
-            .in_current_span(),
-        );
-        let heartbeat = (!opts.heartbeat.is_zero()).then(|| {
-            tokio::spawn(
-                heartbeat::run(shared.clone(), out.clone(), opts.heartbeat).in_current_span(),
-            )
         });
+        let heartbeat = (!opts.heartbeat.is_zero())
+            .then(|| tasks.spawn(heartbeat::run(shared.clone(), out.clone(), opts.heartbeat)));
         Arc::new(Self {
             out,
             shared,
             next_id: AtomicU64::new(1),
             reader: Mutex::new(Some(reader)),
             heartbeat,
+            _tasks: tasks,
         })
     }
 
     fn send(&self, out: Out) -> Result<(), ChannelError> {
-        self.out.try_send(out).map_err(|e| match e {
-            mpsc::error::TrySendError::Closed(_) => ChannelError::Closed,
-            mpsc::error::TrySendError::Full(_) => {
-                ChannelError::Refused("the agent is not reading its input".into())
-            }
-        })
-    }
-}
-
-impl Drop for StreamJson {
-    fn drop(&mut self) {
-        if let Some(h) = &self.heartbeat {
-            h.abort();
-        }
+        writer::send(&self.out, out)
     }
 }
 

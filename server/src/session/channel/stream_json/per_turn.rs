@@ -29,14 +29,15 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 use tracing::{debug, Instrument};
 
-use super::lines::{next_line, Line};
-use super::tool_call::Normalizer;
-use super::{first_line, Shared};
-use crate::session::channel::{Channel, ChannelError, Conversation};
-use crate::session::lock;
+use crate::config::SpawnOptions;
+use crate::session::channel::conversation::Sink;
+use crate::session::channel::piped::lines::{next_line, Line};
+use crate::session::channel::piped::tool_call::Normalizer;
+use crate::session::channel::piped::{first_line, Agent};
+use crate::session::channel::{Channel, ChannelError, Setup, Started};
 use crate::session::terminal::output::Output;
 use crate::session::terminal::pipes::{self, crlf};
-use crate::session::terminal::pty::SpawnOptions;
+use crate::sync::lock;
 
 /// Prompts waiting for their turn (the conversation holds more).
 const PROMPT_QUEUE: usize = 8;
@@ -72,10 +73,47 @@ pub(crate) struct PerTurn {
     cancelled: Arc<AtomicBool>,
 }
 
+/// Starts the channel that runs the turns: the session has no program of
+/// its own, and "exits" once it is ended.
+pub(in crate::session::channel) fn start(setup: &Setup<'_>) -> anyhow::Result<Started> {
+    // `{agent_session_id}` is filled in each turn.
+    let first = setup.spawn_with(|p| p.agent_session_id = "{agent_session_id}");
+    // A program or directory that is missing fails the start, as it does
+    // for the other channels, not the first turn.
+    crate::session::terminal::program::program_path(&first)?;
+    let profile = setup.profile;
+    let resume = profile.can_resume().then(|| {
+        let mut p = setup.placeholders;
+        p.agent_session_id = "{agent_session_id}";
+        profile.spawn_options(&p, true)
+    });
+    let channel = PerTurn::start(
+        PerTurnOptions {
+            resume,
+            first: first.clone(),
+            agent_session_id: setup.resume.map(String::from),
+            output: setup.terminal.output.clone(),
+            max_line: setup.limits.max_sidecar_line,
+            kill_grace: setup.limits.kill_grace,
+            raw_log: setup.files.dir.join("turns.jsonl"),
+        },
+        setup.sink(),
+    );
+    Ok(Started {
+        program: crate::session::channel::Program {
+            pid: 0,
+            exit: channel.ended(),
+            pty: None,
+            spawn: first,
+        },
+        channel: Some(channel),
+    })
+}
+
 impl PerTurn {
     /// Ready for prompts at once. Must run inside a tokio runtime.
-    pub(crate) fn start(opts: PerTurnOptions, conversation: Arc<Conversation>) -> Arc<Self> {
-        let shared = Shared::new(conversation, opts.output.clone());
+    pub(crate) fn start(opts: PerTurnOptions, conversation: Sink) -> Arc<Self> {
+        let shared = Agent::new(conversation, opts.output.clone());
         let (prompts, rx) = mpsc::channel(PROMPT_QUEUE);
         let (stop, stop_rx) = watch::channel(false);
         let (done_tx, done) = watch::channel(false);
@@ -165,7 +203,7 @@ fn signal_group(pid: u32, signal: Signal) {
 
 struct Turns {
     opts: PerTurnOptions,
-    shared: Arc<Shared>,
+    shared: Arc<Agent>,
     pid: Arc<AtomicU32>,
     cancelled: Arc<AtomicBool>,
     stop: watch::Receiver<bool>,
@@ -333,7 +371,7 @@ async fn show_stderr(
 /// agent reported.
 async fn read(
     stdout: tokio::process::ChildStdout,
-    shared: Arc<Shared>,
+    shared: Arc<Agent>,
     max_line: usize,
     raw_log: PathBuf,
 ) -> Option<String> {

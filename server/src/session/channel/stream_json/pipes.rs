@@ -1,71 +1,15 @@
-//! The agent's pipes: a writer task that sends queued lines to its stdin
-//! in order, and a reader task that relays its stdout until EOF and
-//! answers what it asks.
+//! The agent's stdout: a reader task that relays it until EOF and
+//! answers what the agent asks (its stdin is `piped/writer.rs`).
 
 use std::sync::Arc;
 
 use serde_json::json;
-use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
-use tokio::process::ChildStdin;
+use tokio::io::{AsyncRead, BufReader};
 use tokio::sync::mpsc;
-use tracing::{debug, warn};
+use tracing::warn;
 
-use super::lines::{next_line, Line};
-use super::{errors, heartbeat, user_event, Conversation, Out, Shared, INIT_ID, INTERRUPT_PREFIX};
-
-/// What the conversation records once a decision went to the agent: the
-/// stream-json `control_response`, which every channel writes.
-pub(crate) fn decision_record(request_id: String, allowed: bool) -> serde_json::Value {
-    json!({
-        "type": "control_response",
-        "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": allowed}},
-    })
-}
-
-/// Writes `line` and a newline to the agent's stdin. False, after one
-/// `agent_input_closed` warning, once the agent no longer reads it.
-pub(crate) async fn write_line(
-    stdin: &mut ChildStdin,
-    line: String,
-    conversation: &Conversation,
-) -> bool {
-    let mut bytes = line.into_bytes();
-    bytes.push(b'\n');
-    if let Err(e) = stdin.write_all(&bytes).await {
-        debug!(?e, "writing to the agent's stdin");
-        conversation.warn(
-            "agent_input_closed",
-            format!("the agent no longer reads its input: {e}"),
-            None,
-        );
-        return false;
-    }
-    true
-}
-
-/// Writes queued lines to the agent's stdin, in order.
-pub(super) async fn write(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Out>, shared: Arc<Shared>) {
-    while let Some(out) = rx.recv().await {
-        let (line, after) = match out {
-            Out::Prompt(text) => {
-                shared.prompt(&text);
-                (user_event(&text).to_string(), None)
-            }
-            Out::Decision {
-                line,
-                request_id,
-                allowed,
-            } => (line, Some(decision_record(request_id, allowed))),
-            Out::Line(line) => (line, None),
-        };
-        if !write_line(&mut stdin, line, &shared.conversation).await {
-            return;
-        }
-        if let Some(event) = after {
-            shared.conversation.emit(&event);
-        }
-    }
-}
+use super::{errors, heartbeat, Out, Shared, INIT_ID, INTERRUPT_PREFIX};
+use crate::session::channel::piped::lines::{next_line, Line};
 
 /// Relays the agent's stdout until EOF.
 pub(super) async fn read(

@@ -11,6 +11,8 @@ use anyhow::{Context, Result};
 use notify::{RecursiveMode, Watcher as _};
 use tokio::sync::Notify;
 
+use crate::sync::lock;
+
 type Targets = Arc<Mutex<HashMap<PathBuf, Arc<Notify>>>>;
 
 /// See the module docs.
@@ -36,7 +38,7 @@ impl Watcher {
         let targets: Targets = Arc::default();
         let dispatch = targets.clone();
         let inner = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            let targets = dispatch.lock().unwrap_or_else(|e| e.into_inner());
+            let targets = lock(&dispatch);
             match res {
                 // Opens and reads (our own tailer's among them) are not
                 // changes; reacting to them would make the tailer wake itself.
@@ -63,13 +65,8 @@ impl Watcher {
     /// Wakes `notify` whenever `file` (inside `dir`) changes. Wakes it once
     /// right away too, for anything written before the watch existed.
     pub fn watch(&self, dir: &Path, file: PathBuf, notify: Arc<Notify>) -> Result<()> {
-        self.targets
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(file, notify.clone());
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.targets).insert(file, notify.clone());
+        lock(&self.inner)
             .watch(dir, RecursiveMode::NonRecursive)
             .with_context(|| format!("watching {}", dir.display()))?;
         notify.notify_one();
@@ -78,14 +75,7 @@ impl Watcher {
 
     /// Stops watching.
     pub fn unwatch(&self, dir: &Path, file: &Path) {
-        self.targets
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(file);
-        let _ = self
-            .inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .unwatch(dir);
+        lock(&self.targets).remove(file);
+        let _ = lock(&self.inner).unwatch(dir);
     }
 }
