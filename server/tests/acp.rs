@@ -1,6 +1,7 @@
 //! The ACP channel (`channel = "acp"`) against a scripted agent
 //! (`fixtures/fake_acp_agent.py`, Qwen's shapes): what duet advertises,
-//! file reads and writes confined to the work dir, terminals, "method not
+//! file reads and writes confined to the work dir (no way out through a
+//! dangling symlink, no FIFO that blocks), terminals, "method not
 //! found" for what duet does not implement, plans and unknown update kinds passed
 //! through, an agent that dies mid-prompt, and resume by `session/load`.
 //! Real Qwen Code with `--acp`: `headless_e2e.rs`.
@@ -10,7 +11,9 @@ mod support;
 use duet_protocol::ids::SessionId;
 use duet_protocol::ws::ServerMessage;
 use duet_server::config::{ChannelKind, Profile};
+use rustix::fs::{FileType, Mode, OFlags};
 use serde_json::{json, Value};
+use std::path::PathBuf;
 use support::{kind, Client, TestServer};
 use tempfile::TempDir;
 
@@ -121,6 +124,47 @@ async fn files_and_terminals_stay_in_the_work_dir_and_the_rest_is_method_not_fou
     c.until_event(|e| e["subtype"] == "acp_fancy_update").await;
     reply(&mut c, "planned").await;
     server.shutdown().await;
+}
+
+/// Issue 27: a write through a dangling symlink created the file it
+/// pointed to outside the work dir, and a read of a FIFO pinned a thread of
+/// duet's for good (past the session's purge, and so duet's shutdown).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dangling_symlink_or_a_fifo_gets_the_agent_nowhere() {
+    let (server, mut c, id, ws) = start().await;
+    let root = ws.path().canonicalize().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let pwned = outside.path().join("pwned.txt");
+    std::os::unix::fs::symlink(&pwned, root.join("x")).unwrap();
+    c.submit(&format!("write {}", root.join("x").display()))
+        .await;
+    let r = reply(&mut c, "refused:").await;
+    assert!(r.contains("leads outside the session's work dir"), "{r}");
+    assert!(!pwned.exists());
+    c.until_event(|e| kind(e) == "result").await;
+
+    let pipe = root.join("pipe");
+    let mode = Mode::from_raw_mode(0o600);
+    rustix::fs::mknodat(rustix::fs::CWD, &pipe, FileType::Fifo, mode, 0).unwrap();
+    let _release = Release(pipe.clone());
+    c.submit(&format!("read {}", pipe.display())).await;
+    let r = reply(&mut c, "refused:").await;
+    assert!(r.contains("is a FIFO"), "{r}");
+    c.until_event(|e| kind(e) == "result").await;
+    server.delete(&format!("/api/sessions/{id}")).await;
+    c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
+    server.shutdown().await;
+}
+
+/// Opens a FIFO's writing end and closes it again, so that a reader
+/// blocked on it gets EOF: when the test fails on a blocked read, it
+/// reports the failure instead of hanging in the runtime's shutdown.
+struct Release(PathBuf);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let _ = rustix::fs::open(&self.0, OFlags::WRONLY | OFlags::NONBLOCK, Mode::empty());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,8 +11,9 @@
 //! The agent's `session/update`s become chat events (`updates.rs`), the
 //! answer to a prompt its `result`; `session/request_permission` becomes
 //! an approval offering the agent's own options; `fs/read_text_file` and
-//! `fs/write_text_file` are served inside the work dir only (`fs.rs`),
-//! and so are `terminal/*` (`terminals.rs`); any other method gets
+//! `fs/write_text_file` are served inside the work dir only (`fs.rs`, with
+//! paths resolved beneath it by `beneath.rs`), and so are `terminal/*`
+//! (`terminals.rs`); any other method gets
 //! "method not found". Every line the agent writes
 //! is kept verbatim in `acp.jsonl` beside the events file.
 //!
@@ -20,6 +21,7 @@
 //! than the `agent-client-protocol` crate's types: duet needs a dozen
 //! fields of a few messages, and passes the rest through as written.
 
+mod beneath;
 pub(crate) mod fs;
 mod incoming;
 mod jsonrpc;

@@ -11,13 +11,15 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use nix::sys::signal::Signal;
+use rustix::fs::{Mode, OFlags};
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
+use super::beneath::Root;
+use crate::config::SpawnOptions;
 use crate::session::terminal::output::Output;
 use crate::session::terminal::pipes::{self, crlf};
-use crate::session::terminal::pty::SpawnOptions;
 use crate::sync::lock;
 
 /// Terminals alive at once.
@@ -201,19 +203,26 @@ fn exit_json(exit: &Exit) -> Value {
     json!({"exitCode": exit.0, "signal": exit.1})
 }
 
-/// `dir` if it is inside `root` (symlinks resolved).
+/// `dir` if it names a directory beneath `root` (`beneath.rs`: absolute,
+/// under the work dir, and no `..` or symlink leading out).
+///
+/// The command then starts in `dir` by that path, which the kernel
+/// resolves again when the child changes into it, so a rename in between
+/// could move it elsewhere. That gap is left open on purpose: closing it
+/// would protect nothing, since the agent chooses the command too, and a
+/// `cd` in it goes anywhere this check refuses. The check keeps the cwd
+/// the agent asks for honest (inside, not wherever a symlink points). The
+/// ways to close the gap cost more than that: `/proc/self/fd/N` of the
+/// checked directory as the cwd turns a relative program (`./build.sh`)
+/// into a path under `/proc/self/fd` that a script's interpreter cannot
+/// open once exec has closed the descriptor, and `fchdir` in the child
+/// needs `pre_exec` (unsafe code, and a fork of duet, not posix_spawn).
 fn inside(root: &Path, dir: &Path) -> Result<PathBuf, String> {
-    let root = root.canonicalize().map_err(|e| e.to_string())?;
-    let real = dir
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    if !real.starts_with(&root) {
-        return Err(format!(
-            "{} is outside the session's work dir",
-            dir.display()
-        ));
-    }
-    Ok(real)
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    Root::open(root)
+        .and_then(|r| r.open_path(dir, flags, Mode::empty()))
+        .map_err(|e| e.to_string())?;
+    Ok(dir.to_path_buf())
 }
 
 /// Keeps a command's output (the newest `limit` bytes) and shows it.
@@ -237,5 +246,36 @@ async fn collect(mut from: impl tokio::io::AsyncRead + Unpin, term: Arc<Term>, p
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::channel::acp::beneath::tests::dirs;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_cwd_is_a_directory_beneath_the_work_dir() {
+        let d = dirs();
+        let (r, out) = (&d.root, &d.outside);
+        symlink("sub", r.join("inner")).unwrap();
+        symlink(out, r.join("out")).unwrap();
+        assert_eq!(inside(r, r).unwrap(), *r);
+        assert_eq!(
+            inside(r, &r.join("inner/deeper")).unwrap(),
+            r.join("inner/deeper")
+        );
+        let refused = |dir: &Path, why: &str| {
+            let e = inside(r, dir).unwrap_err();
+            assert!(e.contains(why), "{dir:?}: {e}");
+        };
+        refused(Path::new("sub"), "not an absolute path");
+        refused(Path::new("/"), "/ is outside the session's work dir");
+        refused(out, "is outside");
+        refused(&r.join(".."), "leads outside");
+        refused(&r.join("out"), "leads outside");
+        refused(&r.join("sub/a.txt"), "Not a directory");
+        refused(&r.join("missing"), "No such file");
     }
 }
