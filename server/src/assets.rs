@@ -12,7 +12,7 @@ use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
 
 use crate::error::AppError;
-use crate::server::{AppState, Conn};
+use crate::state::{AppState, Conn};
 
 include!(concat!(env!("OUT_DIR"), "/assets.rs"));
 

@@ -11,19 +11,15 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use crate::secret::{constant_time_eq, sha256};
 use axum::http::header::{AUTHORIZATION, COOKIE, HOST, ORIGIN};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::Role;
 use duet_protocol::ws::ErrorCode;
-use sha2::{Digest, Sha256};
 
 use crate::config::NamedToken;
 use crate::error::AppError;
-use crate::server::{AppState, Conn};
 use crate::shares::Shares;
 use crate::throttle::Throttle;
 
@@ -375,59 +371,6 @@ fn strip_default_port<'a>(authority: &'a str, scheme: &str) -> &'a str {
         "https" | "wss" => authority.strip_suffix(":443").unwrap_or(authority),
         _ => authority,
     }
-}
-
-/// SHA-256 of `data`.
-pub fn sha256(data: &[u8]) -> [u8; 32] {
-    Sha256::digest(data).into()
-}
-
-/// Lower-case hex.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Parses 64 hex digits.
-pub fn parse_sha256_hex(s: &str) -> Option<[u8; 32]> {
-    let s = s.trim();
-    if s.len() != 64 || !s.is_ascii() {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(out)
-}
-
-/// Whether `a == b`, in time that depends on the length only.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Middleware for `/api/*`: valid credentials and an acceptable Origin.
-pub async fn require_auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let peer = req.extensions().get::<Conn>().map(|c| c.remote.ip());
-    let principal = match state.auth.check(req.headers(), peer) {
-        Ok(p) => p,
-        Err(e) => return e.into_response(),
-    };
-    if let Err(e) = state.auth.require_origin(req.headers()) {
-        return e.into_response();
-    }
-    let mut req = req;
-    req.extensions_mut().insert(principal);
-    next.run(req).await
-}
-
-/// A random token: 32 bytes from the OS, hex-encoded.
-pub fn random_token() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("reading OS randomness: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 #[cfg(test)]

@@ -263,7 +263,7 @@ impl ServeArgs {
                 .to_string();
             Some(t)
         } else {
-            Some(crate::auth::random_token()?)
+            Some(crate::secret::random_token()?)
         };
         if let Some(t) = &token {
             if t.len() < 16

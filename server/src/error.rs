@@ -10,8 +10,6 @@ use axum::Json;
 use duet_protocol::rest::{ApiError, ApiErrorBody};
 use duet_protocol::ws::ErrorCode;
 
-use crate::session::SessionError;
-
 /// An error answer.
 #[derive(Debug)]
 pub struct AppError {
@@ -57,23 +55,6 @@ impl AppError {
     /// 400 for a malformed request.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, ErrorCode::BadMessage, message)
-    }
-}
-
-impl From<SessionError> for AppError {
-    fn from(e: SessionError) -> Self {
-        let code = e.code();
-        let status = match code {
-            ErrorCode::UnknownRequest => StatusCode::NOT_FOUND,
-            ErrorCode::AlreadyResolved | ErrorCode::SessionEnded | ErrorCode::NoSidecar => {
-                StatusCode::CONFLICT
-            }
-            ErrorCode::BadMessage => StatusCode::BAD_REQUEST,
-            ErrorCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorCode::LimitReached => StatusCode::TOO_MANY_REQUESTS,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        Self::new(status, code, e.to_string())
     }
 }
 

@@ -12,15 +12,12 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::header::HOST;
 use axum::http::StatusCode;
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use duet_protocol::ws::ErrorCode;
 
 use crate::error::AppError;
-use crate::server::{AppState, Conn};
 
 /// The path load balancers probe, by whatever address they know the server
 /// by (Kubernetes probes by pod IP); it answers `ok` and nothing else.
@@ -129,8 +126,8 @@ impl AllowedHosts {
 
     /// Checks a request's Host header and, for an absolute-form request,
     /// its URI authority.
-    fn check(&self, req: &Request) -> Result<(), AppError> {
-        let local = req.extensions().get::<Conn>().map(|c| c.local);
+    /// `local` is the address the request's connection was made to.
+    pub(crate) fn check(&self, req: &Request, local: Option<SocketAddr>) -> Result<(), AppError> {
         let mut headers = req.headers().get_all(HOST).iter();
         let header = headers.next().map(|v| v.to_str().unwrap_or("\u{fffd}"));
         // Only the first would be checked, and a proxy may route by another.
@@ -199,20 +196,6 @@ fn split_host(h: &str) -> Option<(&str, Option<u16>)> {
         Some(_) => None,
         None => Some((h, None)),
     }
-}
-
-/// Middleware for every route but `/healthz`: see the module docs.
-pub async fn require_allowed_host(
-    State(state): State<AppState>,
-    req: Request,
-    next: Next,
-) -> Response {
-    if req.uri().path() != HEALTH_PATH {
-        if let Err(e) = state.hosts.check(&req) {
-            return e.into_response();
-        }
-    }
-    next.run(req).await
 }
 
 #[cfg(test)]

@@ -15,15 +15,18 @@ pub mod config;
 pub(crate) mod error;
 #[cfg(test)]
 mod fuzz;
+pub(crate) mod guard;
 pub mod hook;
 pub(crate) mod host;
 pub(crate) mod observe;
 pub(crate) mod push;
 pub(crate) mod registry;
+pub(crate) mod secret;
 pub mod server;
 pub(crate) mod session;
 pub(crate) mod shares;
 pub(crate) mod socket;
+pub(crate) mod state;
 pub mod state_dir;
 pub(crate) mod sync;
 pub(crate) mod throttle;

@@ -24,7 +24,8 @@ use crate::observe::Observer;
 use crate::registry::{Registry, RegistryOptions};
 use crate::session::SessionLimits;
 use crate::socket::Socket;
-use crate::{api, assets, board, host, observe, push, ws};
+use crate::state::{AppState, Conn};
+use crate::{api, assets, board, guard, host, push, ws};
 
 /// Everything a server needs; build with [`ServerOptions::new`] and adjust.
 #[derive(Clone)]
@@ -114,30 +115,16 @@ pub fn default_state_dir() -> PathBuf {
     }
 }
 
-/// Shared by every handler.
-#[derive(Clone)]
-pub(crate) struct AppState {
-    pub registry: Arc<Registry>,
-    pub auth: Auth,
-    pub hosts: Arc<AllowedHosts>,
-    pub observe: Arc<Observer>,
-    pub board: Arc<crate::board::Board>,
-    pub push: Arc<crate::push::Push>,
-    pub max_ws_message: usize,
-    /// Turns true when the server is stopping; WebSocket handlers close.
-    pub stop: watch::Sender<bool>,
-}
-
 /// Builds the router. Public for tests that want to drive it in-process.
 pub(crate) fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/me", get(api::me))
         .route("/profiles", get(api::profiles))
         .route("/sessions", get(api::list).post(api::create))
-        .route("/sessions/watch", get(board::http::watch))
+        .route("/sessions/watch", get(api::board::watch))
         .route(
             "/sessions/{id}",
-            get(api::get).delete(api::delete).patch(board::http::rename),
+            get(api::get).delete(api::delete).patch(api::board::rename),
         )
         .route("/sessions/{id}/events", get(api::events))
         .route("/sessions/{id}/resume", post(api::resume))
@@ -157,27 +144,27 @@ pub(crate) fn router(state: AppState) -> Router {
             axum::routing::delete(api::shares::revoke),
         )
         .route("/sessions/{id}/ws", get(ws::upgrade))
-        .route("/sessions/{id}/audit", get(observe::http::audit))
-        .route("/push/key", get(push::http::key))
+        .route("/sessions/{id}/audit", get(api::observe::audit))
+        .route("/push/key", get(api::push::key))
         .route(
             "/push/subscriptions",
-            get(push::http::list)
-                .post(push::http::subscribe)
-                .delete(push::http::unsubscribe),
+            get(api::push::list)
+                .post(api::push::subscribe)
+                .delete(api::push::unsubscribe),
         )
-        .route("/push/subscriptions/mute", put(push::http::mute))
+        .route("/push/subscriptions/mute", put(api::push::mute))
         .route("/logout", post(api::logout))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            crate::auth::require_auth,
+            guard::require_auth,
         ))
         .route("/login", post(api::login))
         .layer(axum::middleware::from_fn(crate::error::json_errors));
     let metrics = Router::new()
-        .route("/metrics", get(observe::http::metrics_for_owner))
+        .route("/metrics", get(api::observe::metrics_for_owner))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            crate::auth::require_auth,
+            guard::require_auth,
         ));
     Router::new()
         .route(host::HEALTH_PATH, get(api::healthz))
@@ -187,18 +174,10 @@ pub(crate) fn router(state: AppState) -> Router {
         .fallback(assets::static_file)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            host::require_allowed_host,
+            guard::require_allowed_host,
         ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
-}
-
-/// Where a connection comes from and where it arrived; in the extensions of
-/// every request it carries.
-#[derive(Debug, Clone, Copy)]
-pub struct Conn {
-    pub remote: SocketAddr,
-    pub local: SocketAddr,
 }
 
 /// How long shutdown waits for requests in flight (an event stream, a
@@ -285,7 +264,7 @@ pub async fn run(
     let stop = state.stop.clone();
     let audit = state.observe.clone();
     if let Some(l) = metrics_listener {
-        tokio::spawn(observe::http::serve_metrics(
+        tokio::spawn(api::observe::serve_metrics(
             l,
             state.clone(),
             state.stop.subscribe(),

@@ -11,8 +11,8 @@ use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{Role, Share};
 use tokio::sync::watch;
 
-use crate::auth::{constant_time_eq, random_token, sha256};
 use crate::clock::now_ms;
+use crate::secret::{constant_time_eq, random_token, sha256};
 use crate::sync::lock;
 
 /// The longest a share link may live: a forgotten link must not work forever.

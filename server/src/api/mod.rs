@@ -1,6 +1,9 @@
 //! REST handlers under `/api` (share links in `shares.rs`).
 
+pub(crate) mod board;
 pub(crate) mod body;
+pub(crate) mod observe;
+pub(crate) mod push;
 pub(crate) mod shares;
 
 use body::optional_json_object;
@@ -23,10 +26,10 @@ use serde::Deserialize;
 use crate::auth::{Action, Principal};
 use crate::error::AppError;
 use crate::observe::Actor;
-use crate::server::{AppState, Conn};
 use crate::session::channel::approvals::Choice;
 use crate::session::channel::delivery::Accepted;
 use crate::session::Session;
+use crate::state::{AppState, Conn};
 
 /// Session `id` if `who` may see it (else 404, as if it did not exist)
 /// and may do `action` on it (else 403).

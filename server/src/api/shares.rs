@@ -11,8 +11,8 @@ use super::{session_for, Act, ApiJson};
 use crate::auth::Principal;
 use crate::error::AppError;
 use crate::observe::Actor;
-use crate::server::AppState;
 use crate::shares::ShareError;
+use crate::state::AppState;
 
 /// `POST /api/sessions/{id}/shares` → 201: a share link (owner only; an
 /// owner share is refused).

@@ -5,7 +5,6 @@
 //! generation counter; each watcher (`http.rs`) wakes on the counter and
 //! sends the list again if what it may see changed.
 
-pub(crate) mod http;
 mod track;
 
 use std::cmp::Reverse;

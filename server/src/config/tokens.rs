@@ -42,7 +42,7 @@ impl ConfigFile {
             if out.iter().any(|o| o.name == t.name) {
                 bail!("token {:?} is defined twice", t.name);
             }
-            let Some(sha256) = crate::auth::parse_sha256_hex(&t.sha256) else {
+            let Some(sha256) = crate::secret::parse_sha256_hex(&t.sha256) else {
                 bail!(
                     "token {:?}: sha256 must be the 64 hex digits of the token's SHA-256 (`duet token` prints it)",
                     t.name
@@ -90,8 +90,8 @@ fn check_name(name: &str) -> Result<()> {
 /// config would refuse is refused here, before a token is handed out.
 pub fn mint_token(name: &str, role: duet_protocol::rest::Role) -> Result<(String, String)> {
     check_name(name)?;
-    let token = crate::auth::random_token()?;
-    let hash = crate::auth::hex(&crate::auth::sha256(token.as_bytes()));
+    let token = crate::secret::random_token()?;
+    let hash = crate::secret::hex(&crate::secret::sha256(token.as_bytes()));
     let snippet = format!(
         "[[token]]\nname = {}\nrole = \"{}\"\nsha256 = \"{hash}\"\n",
         toml::Value::String(name.to_string()),
@@ -138,6 +138,6 @@ mod tests {
         let (token, snippet) = mint_token("ci-1.bot_2", Role::Driver).unwrap();
         let file: ConfigFile = toml::from_str(&snippet).unwrap();
         let named = file.named_tokens().unwrap();
-        assert_eq!(named[0].sha256, crate::auth::sha256(token.as_bytes()));
+        assert_eq!(named[0].sha256, crate::secret::sha256(token.as_bytes()));
     }
 }

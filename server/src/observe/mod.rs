@@ -6,7 +6,6 @@
 //! (`http.rs`).
 
 pub(crate) mod audit;
-pub(crate) mod http;
 pub(crate) mod metrics;
 mod recovery;
 mod refusals;
@@ -18,17 +17,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use axum::extract::FromRequestParts;
-use axum::http::request::Parts;
 use duet_protocol::ids::{ClientId, SessionId};
 use duet_protocol::rest::{Approval, ApprovalState, Decider, ExitInfo, Role, SessionInfo};
 use serde_json::{json, Value};
 
 use crate::auth::Principal;
-use crate::server::{AppState, Conn};
-use crate::session::channel::approvals::Choice;
-use crate::session::channel::delivery::Accepted;
-use crate::session::{Session, SessionError};
 use crate::sync::lock;
 use audit::Writer;
 use metrics::Metrics;
@@ -298,7 +291,39 @@ pub(crate) struct Actor {
     client: Option<ClientId>,
 }
 
+impl Observer {
+    /// Who made a request: its credential and its address, the peer's or,
+    /// behind a TLS proxy, the one the proxy says it forwarded for.
+    pub(crate) fn actor(
+        &self,
+        credential: Option<&Principal>,
+        peer: Option<IpAddr>,
+        forwarded_for: impl FnOnce() -> Option<IpAddr>,
+    ) -> Actor {
+        let forwarded = self.trust_forwarded.then(forwarded_for).flatten();
+        let principal = match credential {
+            _ if !self.auth_enabled => "none",
+            Some(p) if p.share.is_some() => "share",
+            Some(p) if p.name != Principal::owner().name => "named",
+            _ => "token",
+        };
+        Actor {
+            principal,
+            name: credential.map(|p| p.name.clone()),
+            role: credential.map(|p| p.role),
+            remote: forwarded.or(peer),
+            proxy: forwarded.and(peer),
+            client: None,
+        }
+    }
+}
+
 impl Actor {
+    /// The credential's name, if it has one.
+    pub(crate) fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
     /// The same actor as WebSocket client `client`.
     pub(crate) fn with_client(mut self, client: ClientId) -> Self {
         self.client = Some(client);
@@ -320,54 +345,6 @@ impl Actor {
     }
 }
 
-/// The client address a proxy appended last to `X-Forwarded-For`: the
-/// entries before it were sent by the client and prove nothing.
-fn forwarded_for(parts: &Parts) -> Option<IpAddr> {
-    let last = parts
-        .headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .last()?;
-    last.trim()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse()
-        .ok()
-}
-
-impl FromRequestParts<AppState> for Actor {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let peer = parts.extensions.get::<Conn>().map(|c| c.remote.ip());
-        let forwarded = state
-            .observe
-            .trust_forwarded
-            .then(|| forwarded_for(parts))
-            .flatten();
-        let credential = parts.extensions.get::<Principal>();
-        let principal = match credential {
-            _ if !state.observe.auth_enabled => "none",
-            Some(p) if p.share.is_some() => "share",
-            Some(p) if p.name != Principal::owner().name => "named",
-            _ => "token",
-        };
-        Ok(Actor {
-            principal,
-            name: credential.map(|p| p.name.clone()),
-            role: credential.map(|p| p.role),
-            remote: forwarded.or(peer),
-            proxy: forwarded.and(peer),
-            client: None,
-        })
-    }
-}
-
 fn preview(text: &str) -> String {
     let mut p: String = text.chars().take(SUBMIT_PREVIEW_CHARS).collect();
     if p.len() < text.len() {
@@ -376,63 +353,56 @@ fn preview(text: &str) -> String {
     p
 }
 
-impl Session {
-    /// [`Session::submit`] by `who`, recorded in the audit trail.
-    pub(crate) fn submit_as(&self, text: String, who: &Actor) -> Result<Accepted, SessionError> {
-        let bytes = text.len();
-        let shown = preview(&text);
-        let result = self.submit(text);
-        self.observe.record(json!({
+/// How a client's request ended, for its audit line: `outcome`, and the
+/// error code of a refusal.
+pub(crate) struct Outcome<'a> {
+    pub(crate) outcome: &'a str,
+    pub(crate) error: Option<&'a str>,
+}
+
+impl SessionObserver {
+    /// `who` submitted `text` (it is kept in short).
+    pub(crate) fn submitted(&self, who: &Actor, text: &str, how: Outcome<'_>) {
+        self.record(json!({
             "kind": "submit",
             "who": who.json(),
-            "text": shown,
-            "bytes": bytes,
-            "outcome": match &result {
-                Ok(Accepted::Queued) => "queued",
-                Ok(Accepted::Written) => "written",
-                Err(_) => "refused",
-            },
-            "error": result.as_ref().err().map(|e| e.code().as_str()),
+            "text": preview(text),
+            "bytes": text.len(),
+            "outcome": how.outcome,
+            "error": how.error,
         }));
-        result
     }
 
-    /// Lets go of unsent prompt `n` for `who`; recorded in the audit trail
-    /// when it was there (a second client's discard finds it gone).
-    pub(crate) fn discard_as(&self, n: u64, who: &Actor) {
-        if let Some(p) = self.conversation.discard(n) {
-            self.observe.record(json!({
-                "kind": "discard",
-                "who": who.json(),
-                "text": preview(&p.text),
-                "bytes": p.text.len(),
-            }));
-        }
+    /// `who` let go of an unsent prompt.
+    pub(crate) fn discarded(&self, who: &Actor, text: &str) {
+        self.record(json!({
+            "kind": "discard",
+            "who": who.json(),
+            "text": preview(text),
+            "bytes": text.len(),
+        }));
     }
 
-    /// [`Session::set_mode`] by `who`, recorded in the audit trail.
-    pub(crate) fn set_mode_as(&self, mode: &str, who: &Actor) -> Result<(), SessionError> {
-        let result = self.set_mode(mode);
-        self.observe.record(json!({
+    /// `who` asked for the agent's mode `mode`.
+    pub(crate) fn mode_asked(&self, who: &Actor, mode: &str, how: Outcome<'_>) {
+        self.record(json!({
             "kind": "set_mode",
             "who": who.json(),
             "mode": preview(mode),
-            "outcome": if result.is_ok() { "sent" } else { "refused" },
-            "error": result.as_ref().err().map(|e| e.code().as_str()),
+            "outcome": how.outcome,
+            "error": how.error,
         }));
-        result
     }
 
-    /// [`Session::approve`] by `who`, recorded in the audit trail (refused
-    /// answers too: a late or unknown answer is worth knowing about).
-    pub(crate) fn approve_as(
+    /// `who` decided approval `request_id`: taken (`Ok`, the approval as
+    /// it now stands), or refused (`Err`: the option asked for, and why).
+    pub(crate) fn decided(
         &self,
-        request_id: &str,
-        choice: &Choice,
         who: &Actor,
-    ) -> Result<Approval, SessionError> {
-        let result = self.approve(request_id, choice, who.name.as_deref());
-        let record = match &result {
+        request_id: &str,
+        result: Result<&Approval, (Value, &str)>,
+    ) {
+        let record = match result {
             Ok(a) => json!({
                 "kind": "approval",
                 "request_id": request_id,
@@ -442,33 +412,17 @@ impl Session {
                 "decided_by": "client",
                 "who": who.json(),
             }),
-            Err(e) => json!({
+            Err((option, error)) => json!({
                 "kind": "approval",
                 "request_id": request_id,
-                "option": match choice {
-                    Choice::Option(id) => json!(id),
-                    Choice::Allowed(allowed) => json!({"allowed": allowed}),
-                },
+                "option": option,
                 "outcome": "refused",
-                "error": e.code().as_str(),
+                "error": error,
                 "decided_by": "client",
                 "who": who.json(),
             }),
         };
-        self.observe.record(record);
-        result
-    }
-}
-
-impl SessionObserver {
-    /// Starts counting what `conversation` and `output` report.
-    pub(crate) fn watch(
-        self: &Arc<Self>,
-        conversation: &crate::session::channel::Conversation,
-        output: &crate::session::terminal::output::Output,
-    ) {
-        let _ = conversation.observer.set(self.clone());
-        let _ = output.flow_holds.set(self.metrics.flow_holds.clone());
+        self.record(record);
     }
 }
 

@@ -6,7 +6,6 @@
 //! off the session path; `http.rs` is `/api/push/*`.
 
 pub(crate) mod encrypt;
-pub(crate) mod http;
 pub(crate) mod keys;
 pub(crate) mod resolve;
 pub(crate) mod send;

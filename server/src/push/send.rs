@@ -200,7 +200,7 @@ pub(crate) fn origin(url: &str) -> Option<String> {
 
 /// A topic (at most 32 base64url characters) for `tag`.
 pub(crate) fn topic(tag: &str) -> String {
-    let hash = crate::auth::sha256(tag.as_bytes());
+    let hash = crate::secret::sha256(tag.as_bytes());
     B64.encode(&hash[..24])
 }
 

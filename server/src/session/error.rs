@@ -1,11 +1,13 @@
 //! Why a session operation was refused, and the wire error code each
 //! reason maps to (REST and WebSocket answer with the same codes).
 
+use axum::http::StatusCode;
 use duet_protocol::ws::ErrorCode;
 
 use super::channel::approvals::DecideError;
 use super::channel::delivery::DeliveryError;
 use super::channel::ChannelError;
+use crate::error::AppError;
 
 /// Why a session operation was refused; maps to an [`ErrorCode`].
 #[derive(Debug, thiserror::Error)]
@@ -54,5 +56,23 @@ impl SessionError {
             SessionError::Channel(_) => ErrorCode::Internal,
             SessionError::NoTerminal | SessionError::EmptyPrompt => ErrorCode::BadMessage,
         }
+    }
+}
+
+/// How REST answers a refusal (the WebSocket sends the code alone).
+impl From<SessionError> for AppError {
+    fn from(e: SessionError) -> Self {
+        let code = e.code();
+        let status = match code {
+            ErrorCode::UnknownRequest => StatusCode::NOT_FOUND,
+            ErrorCode::AlreadyResolved | ErrorCode::SessionEnded | ErrorCode::NoSidecar => {
+                StatusCode::CONFLICT
+            }
+            ErrorCode::BadMessage => StatusCode::BAD_REQUEST,
+            ErrorCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::LimitReached => StatusCode::TOO_MANY_REQUESTS,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Self::new(status, code, e.to_string())
     }
 }

@@ -7,6 +7,7 @@
 //! read is pulled with their own cursors, so no client can slow another
 //! down.
 
+mod audited;
 pub(crate) mod channel;
 mod error;
 pub(crate) mod history;

@@ -120,7 +120,12 @@ impl Session {
             opts.limits.output,
             recording,
         )?);
-        opts.observe.watch(&conversation, &terminal.output);
+        // The observer counts what the conversation and the output report.
+        let _ = conversation.observer.set(opts.observe.clone());
+        let _ = terminal
+            .output
+            .flow_holds
+            .set(opts.observe.metrics.flow_holds.clone());
         if profile.ready_text.is_some() {
             conversation.wait_for_screen();
         }

@@ -32,8 +32,8 @@ use crate::auth::{Action, Principal};
 use crate::error::AppError;
 use crate::observe::metrics::ClientCount;
 use crate::observe::Actor;
-use crate::server::AppState;
 use crate::session::{ClientGuard, Session};
+use crate::state::AppState;
 
 /// How long the send half gets to finish once the client stopped sending.
 const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);

@@ -14,10 +14,10 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-use super::metrics::CONTENT_TYPE as METRICS_TYPE;
 use crate::auth::{Action, Principal};
 use crate::error::AppError;
-use crate::server::AppState;
+use crate::observe::metrics::CONTENT_TYPE as METRICS_TYPE;
+use crate::state::AppState;
 use crate::state_dir;
 
 /// `GET /metrics` on the main listener: owners only (a share link or a

@@ -25,7 +25,7 @@ use crate::api::{session_for, Act, ApiJson};
 use crate::auth::Principal;
 use crate::error::AppError;
 use crate::observe::Actor;
-use crate::server::AppState;
+use crate::state::AppState;
 
 /// A watcher waits this long after a change before it looks, so a burst
 /// (an approval with its events, a client with its resize) goes out as

@@ -14,13 +14,13 @@ use duet_protocol::push::{PushDevice, PushKey, PushMute, PushSubscribe, PushUnsu
 use duet_protocol::ws::ErrorCode;
 use serde_json::json;
 
-use super::send::origin;
-use super::store::{subscription, StoreError};
 use crate::api::{session, ApiJson};
 use crate::auth::{Action, Principal};
 use crate::error::AppError;
 use crate::observe::Actor;
-use crate::server::AppState;
+use crate::push::send::origin;
+use crate::push::store::{subscription, StoreError};
+use crate::state::AppState;
 
 /// Longest endpoint accepted (FCM's are about 200 characters).
 const MAX_ENDPOINT: usize = 2048;
