@@ -8,8 +8,13 @@ its file descriptors, memory and threads sampled, to show they stay flat.
 It starts duet (target/release/duet, else target/debug/duet, or --duet) on
 127.0.0.1 with a private state dir, then for the whole run keeps:
 
-- --sessions (50) sessions of the demo agent, each sent a prompt every
-  --prompt-every (15s) on average, so output and events keep flowing;
+- --sessions (50) sessions, each sent a prompt every --prompt-every
+  (15s) on average, so output and events keep flowing; with --mix all
+  (the default) they run in turn every kind of side channel duet has,
+  each with its test agent (server/tests/fixtures/): the demo agent
+  (dual_output), a fake Claude Code (claude: its hooks), a stream-json
+  agent, a print-mode agent (one process per prompt), an ACP agent, and
+  a plain `cat` (none: no prompts); --mix demo runs the demo agent only;
 - --clients (200) WebSocket clients, each attached to a random session for
   a random 1-20 s, then gone (a clean close or a dropped connection) and
   back with ?from=SEQ (the last event seq it had), which must resume with
@@ -18,9 +23,9 @@ It starts duet (target/release/duet, else target/debug/duet, or --duet) on
   --churn-every (5s).
 
 Every --sample (10s) it writes duet's open fds, RSS and thread count (from
-/proc) to a CSV (--csv, default soak-<time>.csv in the current directory)
+/proc) and the sessions it holds in memory (duet_sessions_in_memory) to a CSV (--csv, default soak-<time>.csv in the current directory)
 and at the end compares the last third of the samples with the middle
-third (whether it *ends* flat). Exit status 0 when all three end flat, 1 when one grew, 2 when
+third (whether it *ends* flat). Exit status 0 when all four end flat, 1 when one grew, 2 when
 resumes went wrong. Only loopback traffic; everything is bounded by
 --duration; no third-party Python packages (a small WebSocket client is
 below).
@@ -144,24 +149,64 @@ async def ws_read(reader):
 # --- The load ----------------------------------------------------------------
 
 
+# --- the agents: one profile per kind of side channel -------------------------
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server", "tests", "fixtures")
+
+
+def toml_str(s):
+    return json.dumps(s)  # a JSON string is a TOML basic string
+
+
+def mix_config(mix):
+    """The config file's text, and the profiles sessions are made of in turn
+    (with whether each takes prompts through its side channel)."""
+    py = lambda script, *extra: ["python3", os.path.join(FIXTURES, script), *extra]
+    kinds = [
+        ("demo", "dual_output", ["{duet}", "demo-agent", "--json-file", "{events_file}", "--input-file", "{input_file}"]),
+        ("claude", "claude", py("fake_claude.py", "--settings", "{claude_settings}")),
+        ("stream-json", "stream_json", py("fake_stream_json.py")),
+        ("print", "stream_json_per_turn", py("fake_print_agent.py", "-p", "{prompt}")),
+        ("acp", "acp", py("fake_acp_agent.py")),
+        ("cat", "none", ["cat"]),
+    ]
+    if mix == "demo":
+        kinds = kinds[:1]
+    text = []
+    for name, channel, argv in kinds:
+        text.append("[[profile]]")
+        text.append(f"name = {toml_str(name)}")
+        text.append(f"command = {toml_str(argv[0])}")
+        text.append("args = [" + ", ".join(toml_str(a) for a in argv[1:]) + "]")
+        text.append(f"channel = {toml_str(channel)}\n")
+    return "\n".join(text), [(name, channel != "none") for name, channel, _ in kinds]
+
+
 class Soak:
-    def __init__(self, args, port):
+    def __init__(self, args, port, profiles):
         self.args = args
         self.port = port
         self.stats = Stats()
         self.sessions = []  # live session ids
+        self.profiles = profiles  # (name, takes prompts), made in turn
+        self.made = 0
+        self.typed = set()  # sessions that take keys, not prompts
         self.end = 0.0
 
     def live(self):
         return time.monotonic() < self.end
 
     async def create_session(self):
-        status, info = await arest(self.port, "POST", "/api/sessions", {"profile": "demo", "cols": 100, "rows": 30})
+        profile, prompts = self.profiles[self.made % len(self.profiles)]
+        self.made += 1
+        status, info = await arest(self.port, "POST", "/api/sessions", {"profile": profile, "cols": 100, "rows": 30})
         if status != 201:
             self.stats.rest_errors += 1
             return None
         self.stats.created += 1
         self.sessions.append(info["id"])
+        if not prompts:
+            self.typed.add(info["id"])
         return info["id"]
 
     async def prompts(self, k):
@@ -171,6 +216,8 @@ class Soak:
             if not self.sessions:
                 continue
             sid = random.choice(self.sessions)
+            if sid in self.typed:
+                continue  # a terminal-only program: the clients' keys reach it
             n += 1
             text = f"soak prompt {k}-{n}: tell me about the weather in a few sentences"
             status, _ = await arest(self.port, "POST", f"/api/sessions/{sid}/submit", {"text": text})
@@ -185,6 +232,7 @@ class Soak:
             if not self.live() or not self.sessions:
                 continue
             sid = self.sessions.pop(random.randrange(len(self.sessions)))
+            self.typed.discard(sid)
             status, _ = await arest(self.port, "DELETE", f"/api/sessions/{sid}?purge=true")
             if status == 204:
                 self.stats.purged += 1
@@ -290,7 +338,8 @@ def verdict(rows):
     first, middle, last = rows[:third], rows[third:-third], rows[-third:]
     out, flat = [], True
     # (column, allowed growth: relative, absolute)
-    for name, rel, slack in (("fds", 0.10, 10), ("rss_kib", 0.10, 2048), ("threads", 0.10, 4)):
+    judged = [("fds", 0.10, 10), ("rss_kib", 0.10, 2048), ("threads", 0.10, 4), ("in_memory", 0.10, 2)]
+    for name, rel, slack in (j for j in judged if j[0] in rows[0]):
         a, m, b = (sum(r[name] for r in part) / len(part) for part in (first, middle, last))
         ok = b <= m * (1 + rel) + slack
         flat &= ok
@@ -301,8 +350,21 @@ def verdict(rows):
     return flat, out
 
 
-async def run(args, pid, port, writer_csv, rows):
-    soak = Soak(args, port)
+def in_memory(port):
+    """duet_sessions_in_memory, from /metrics."""
+    status, text = rest(port, "GET", "/metrics")
+    if status != 200:
+        return -1
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    for line in str(text).splitlines():
+        if line.startswith("duet_sessions_in_memory "):
+            return int(float(line.split()[1]))
+    return -1
+
+
+async def run(args, pid, port, writer_csv, rows, profiles):
+    soak = Soak(args, port, profiles)
     soak.end = time.monotonic() + args.duration
     for _ in range(args.sessions):
         if await soak.create_session() is None:
@@ -316,6 +378,7 @@ async def run(args, pid, port, writer_csv, rows):
     start = time.monotonic()
     while soak.live():
         fds, rss, threads, anon, file = sample(pid)
+        held = await asyncio.to_thread(in_memory, port)
         s = soak.stats
         row = {
             "t_s": round(time.monotonic() - start),
@@ -325,6 +388,7 @@ async def run(args, pid, port, writer_csv, rows):
             "rss_anon_kib": anon,
             "rss_file_kib": file,
             "sessions": len(soak.sessions),
+            "in_memory": held,
             "ws_connected": s.connected,
             "ws_connects": s.connects,
             "events": s.events,
@@ -346,6 +410,7 @@ def main():
     p.add_argument("--duration", type=duration, default=duration("30m"), help="e.g. 30m (default), 5m, 90s")
     p.add_argument("--duet", help="the duet binary (default: target/release/duet, else target/debug/duet)")
     p.add_argument("--sessions", type=int, default=50)
+    p.add_argument("--mix", choices=["all", "demo"], default="all", help="every kind of side channel (default), or the demo agent only")
     p.add_argument("--clients", type=int, default=200)
     p.add_argument("--sample", type=duration, default=10.0, help="seconds between samples (10)")
     p.add_argument("--prompt-every", type=duration, default=15.0, help="mean seconds between prompts per sender (4 senders)")
@@ -377,8 +442,12 @@ def main():
     log = open(os.path.join(tmp, "duet.log"), "w")
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUET_")}
     env["RUST_LOG"] = "warn"
+    config, profiles = mix_config(args.mix)
+    config_path = os.path.join(tmp, "duet.toml")
+    with open(config_path, "w") as f:
+        f.write(config)
     proc = subprocess.Popen(
-        [duet, "serve", "--listen", f"{HOST}:{port}", "--no-auth", "--state-dir", state,
+        [duet, "serve", "--listen", f"{HOST}:{port}", "--no-auth", "--state-dir", state, "--config", config_path,
          "--max-sessions", str(args.sessions + 10), "--max-clients", str(args.clients + 10)],
         stdout=log, stderr=subprocess.STDOUT, env=env,
     )
@@ -393,14 +462,15 @@ def main():
                 time.sleep(0.1)
         else:
             raise SystemExit("duet did not come up; see " + log.name)
-        print(f"duet {duet} pid {proc.pid} on {HOST}:{port}; {args.sessions} sessions, {args.clients} clients, "
+        print(f"duet {duet} pid {proc.pid} on {HOST}:{port}; {args.sessions} sessions "
+              f"({', '.join(name for name, _ in profiles)}), {args.clients} clients, "
               f"{args.duration:.0f} s; samples to {path}", flush=True)
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=["t_s", "fds", "rss_kib", "threads", "rss_anon_kib", "rss_file_kib",
-                                              "sessions", "ws_connected",
+                                              "sessions", "in_memory", "ws_connected",
                                               "ws_connects", "events", "output_bytes", "prompts", "purged", "errors"])
             w.writeheader()
-            stats = asyncio.run(run(args, proc.pid, port, w, rows))
+            stats = asyncio.run(run(args, proc.pid, port, w, rows, profiles))
         if proc.poll() is not None:
             raise SystemExit(f"duet exited during the run ({proc.returncode}); see {log.name}")
     finally:
