@@ -7,9 +7,9 @@
 # Idempotent: does nothing when .cache/ttyd/bin/ttyd exists at the pinned
 # commit. Prints the binary's path on its last line.
 #
-# The source comes from, in this order: $TTYD_SRC (a ttyd checkout or git
-# directory), the session mirror /work/.mirror/tsl0922+ttyd/repo, or a
-# clone of https://github.com/tsl0922/ttyd.
+# The source comes from $TTYD_SRC (a ttyd checkout or git directory, e.g. a
+# mirror on a machine without GitHub), else a clone of
+# https://github.com/tsl0922/ttyd.
 set -euo pipefail
 
 # ttyd 1.7.7 plus later fixes (master of 2026-03-20).
@@ -38,9 +38,6 @@ src="$CACHE/src"
 rm -rf "$src" "$CACHE/build"
 mkdir -p "$src"
 repo="${TTYD_SRC:-}"
-if [[ -z "$repo" && -d /work/.mirror/tsl0922+ttyd/repo ]]; then
-  repo=/work/.mirror/tsl0922+ttyd/repo
-fi
 if [[ -z "$repo" ]]; then
   repo="$CACHE/clone"
   [[ -d "$repo" ]] || git clone --quiet https://github.com/tsl0922/ttyd "$repo" >&2
