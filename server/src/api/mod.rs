@@ -26,9 +26,7 @@ use serde::Deserialize;
 use crate::auth::{Action, Principal};
 use crate::error::AppError;
 use crate::observe::Actor;
-use crate::session::channel::approvals::Choice;
-use crate::session::channel::delivery::Accepted;
-use crate::session::Session;
+use crate::session::{Accepted, Choice, Session};
 use crate::state::{AppState, Conn};
 
 /// Session `id` if `who` may see it (else 404, as if it did not exist)

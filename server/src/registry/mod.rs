@@ -17,9 +17,7 @@ use tracing::{info, warn};
 
 use crate::config::Profiles;
 use crate::error::AppError;
-use crate::session::channel::dual_output::watcher::Watcher;
-use crate::session::terminal::program::Misconfigured;
-use crate::session::{Session, SessionLimits, SessionOptions};
+use crate::session::{Misconfigured, Session, SessionLimits, SessionOptions, Watcher};
 use crate::state_dir;
 
 /// Limits and places that apply to every session.

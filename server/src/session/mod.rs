@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use bytes::Bytes;
 use duet_protocol::ids::{ClientId, SessionId};
 use duet_protocol::rest::{
@@ -29,19 +29,20 @@ use duet_protocol::rest::{
 };
 use duet_protocol::ws::HeldPrompt;
 use tokio::sync::{broadcast, watch};
-use tracing::{info, Instrument};
 
-use crate::clock::now_ms;
 use crate::config::ResolvedProfile;
 use crate::sync::lock;
-use channel::approvals::Choice;
-use channel::delivery::Accepted;
-use channel::dual_output::watcher::Watcher;
+pub(crate) use channel::approvals::Choice;
+pub(crate) use channel::delivery::Accepted;
+pub(crate) use channel::dual_output::watcher::Watcher;
+pub(crate) use channel::log::Event;
 use channel::log::EventLog;
 use channel::{Channel, Conversation};
 pub(crate) use error::SessionError;
 use process::Process;
 use terminal::output::OutputLimits;
+pub(crate) use terminal::output::ReadResult;
+pub(crate) use terminal::program::Misconfigured;
 use terminal::Terminal;
 
 /// The session's terminal recording (asciicast v2), in its directory.

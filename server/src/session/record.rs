@@ -10,7 +10,19 @@ use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{ChannelInfo, ExitInfo};
 use serde::{Deserialize, Serialize};
 
-use super::*;
+use std::sync::atomic::AtomicU32;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Result;
+use tokio::sync::{broadcast, watch};
+
+use super::channel::log::EventLog;
+use super::channel::{self, Conversation};
+use super::process::Process;
+use super::terminal::{self, Terminal};
+use super::{Session, SessionLimits, State};
+use crate::clock::now_ms;
+use crate::sync::lock;
 
 /// The file name in the session directory.
 pub(crate) const FILE: &str = "session.json";
@@ -76,7 +88,7 @@ impl Session {
     /// its transcript numbered as before and readable, resumable like any
     /// ended session. Its program, if it still ran, was ended already.
     pub(crate) fn recovered(
-        record: record::Record,
+        record: Record,
         dir: PathBuf,
         limits: SessionLimits,
         can_resume: bool,
@@ -187,12 +199,12 @@ impl Session {
                 st.name.clone(),
             )
         };
-        let record = record::Record {
+        let record = Record {
             id: self.id,
             profile: self.profile.clone(),
             created_at: self.created_at,
             pid: self.process.pid(),
-            pid_start: record::start_time(self.process.pid()),
+            pid_start: start_time(self.process.pid()),
             cols,
             rows,
             channel: self.channel_info.clone(),

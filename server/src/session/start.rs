@@ -2,7 +2,22 @@
 //! around them; and holding prompts until the screen shows a profile's
 //! `ready_text`.
 
-use super::*;
+use std::sync::atomic::AtomicU32;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use tokio::sync::{broadcast, watch};
+use tracing::{info, Instrument};
+
+use super::channel::log::EventLog;
+use super::channel::{self, Conversation};
+use super::process::Process;
+use super::terminal::{self, Terminal};
+use super::{
+    create_private_file, history, Session, SessionOptions, State, READY_TEXT_TIMEOUT,
+    RECORDING_FILE,
+};
+use crate::clock::now_ms;
 
 impl Session {
     /// Starts the program and everything around it. Must run inside a tokio

@@ -15,9 +15,8 @@ use tracing::debug;
 use super::Outgoing;
 use crate::auth::Action;
 use crate::observe::Actor;
-use crate::session::channel::approvals::Choice;
-use crate::session::channel::delivery::Accepted;
 use crate::session::Session;
+use crate::session::{Accepted, Choice};
 
 /// How often a client without the driver role is told that its keystrokes
 /// are dropped: once, then at most once per this long, however many

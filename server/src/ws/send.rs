@@ -17,8 +17,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tracing::debug;
 
 use super::Outgoing;
-use crate::session::channel::log::Event as LogEvent;
-use crate::session::terminal::output::ReadResult;
+use crate::session::Event as LogEvent;
+use crate::session::ReadResult;
 use crate::session::{Control, Session};
 
 /// Largest terminal frame sent at once.
