@@ -1,15 +1,13 @@
 //! Builders for the sidecar events the agent writes, in the shapes Qwen Code
-//! 0.15 writes them (see the fixture in `shared/fixtures/qwen-code-0.15.10`),
+//! 0.15 writes them (see the fixture in `protocol/tests/fixtures/qwen-code-0.15.10`),
 //! made from `duet-protocol`'s typed models so the agent and the gateway agree
 //! on the schema by construction.
 
 use std::path::Path;
 
+use duet_protocol::build::{self, message};
 use duet_protocol::sidecar::{
-    CanUseTool, Content, ContentBlock, ControlRequest, ControlRequestBody, ControlResponse,
-    ControlResponseBody, Delta, Envelope, Extra, KnownBlock, KnownDelta, KnownEvent,
-    KnownStreamEvent, Message, MessageEvent, SessionStartData, SidecarEvent, StreamEvent,
-    StreamEventEnvelope,
+    ContentBlock, Envelope, Extra, KnownStreamEvent, SessionStartData, SidecarEvent,
 };
 use serde_json::{json, Value};
 
@@ -55,10 +53,14 @@ impl Events {
         }
     }
 
+    fn envelope(&self) -> Envelope {
+        Envelope::new(&self.session_id)
+    }
+
     /// `system/session_start` with the capability handshake.
     pub fn session_start(&self, cwd: &Path) -> SidecarEvent {
-        SidecarEvent::session_start(
-            &self.session_id,
+        build::handshake(
+            self.envelope(),
             SessionStartData {
                 session_id: Some(self.session_id.clone()),
                 cwd: Some(cwd.display().to_string()),
@@ -72,36 +74,24 @@ impl Events {
 
     /// `system/session_end`.
     pub fn session_end(&self) -> SidecarEvent {
-        SidecarEvent::session_end(&self.session_id)
+        build::session_end(&self.session_id)
     }
 
     /// A `user` prompt.
     pub fn user_text(&self, text: &str) -> SidecarEvent {
-        self.user(vec![text_block(text)])
+        build::user_text(self.envelope(), text)
     }
 
     /// A `user` message carrying a tool's result back to the model.
     pub fn tool_result(&self, tool_use_id: &str, is_error: bool, content: &str) -> SidecarEvent {
-        self.user(vec![ContentBlock::Known(KnownBlock::ToolResult {
-            tool_use_id: tool_use_id.to_string(),
-            is_error: Some(is_error),
-            content: Some(Value::String(content.to_string())),
-            extra: Extra::new(),
-        })])
-    }
-
-    fn user(&self, content: Vec<ContentBlock>) -> SidecarEvent {
-        SidecarEvent::Known(KnownEvent::User(MessageEvent {
-            envelope: Envelope::new(&self.session_id),
-            message: Message {
-                role: "user".into(),
-                content: Content::Blocks(content),
-                id: None,
-                model: None,
-                extra: Extra::new(),
-            },
-            extra: Extra::new(),
-        }))
+        build::user(
+            self.envelope(),
+            vec![build::tool_result_block(
+                tool_use_id,
+                Some(is_error),
+                Value::String(content.to_string()),
+            )],
+        )
     }
 
     /// `stream_event` / `message_start`.
@@ -119,49 +109,22 @@ impl Events {
 
     /// `stream_event` / `content_block_start` of `block` (as it starts: empty).
     pub fn block_start(&self, index: u32, block: ContentBlock) -> SidecarEvent {
-        self.stream(KnownStreamEvent::ContentBlockStart {
-            index,
-            content_block: block,
-            extra: Extra::new(),
-        })
+        self.stream(build::block_start(index, block))
     }
 
     /// `stream_event` / `content_block_delta` with a `text_delta`.
     pub fn text_delta(&self, index: u32, text: &str) -> SidecarEvent {
-        self.delta(
-            index,
-            KnownDelta::TextDelta {
-                text: text.to_string(),
-                extra: Extra::new(),
-            },
-        )
+        self.stream(build::text_delta(index, text))
     }
 
     /// `stream_event` / `content_block_delta` with an `input_json_delta`.
     pub fn input_json_delta(&self, index: u32, partial_json: &str) -> SidecarEvent {
-        self.delta(
-            index,
-            KnownDelta::InputJsonDelta {
-                partial_json: partial_json.to_string(),
-                extra: Extra::new(),
-            },
-        )
-    }
-
-    fn delta(&self, index: u32, delta: KnownDelta) -> SidecarEvent {
-        self.stream(KnownStreamEvent::ContentBlockDelta {
-            index,
-            delta: Delta::Known(delta),
-            extra: Extra::new(),
-        })
+        self.stream(build::input_json_delta(index, partial_json))
     }
 
     /// `stream_event` / `content_block_stop`.
     pub fn block_stop(&self, index: u32) -> SidecarEvent {
-        self.stream(KnownStreamEvent::ContentBlockStop {
-            index,
-            extra: Extra::new(),
-        })
+        self.stream(build::block_stop(index))
     }
 
     /// `stream_event` / `message_stop`.
@@ -172,11 +135,7 @@ impl Events {
     }
 
     fn stream(&self, event: KnownStreamEvent) -> SidecarEvent {
-        SidecarEvent::Known(KnownEvent::StreamEvent(StreamEventEnvelope {
-            envelope: Envelope::new(&self.session_id),
-            event: StreamEvent::Known(event),
-            extra: Extra::new(),
-        }))
+        build::stream(self.envelope(), event)
     }
 
     /// The complete `assistant` message; its `uuid` is the message id, as in
@@ -188,10 +147,12 @@ impl Events {
         stop_reason: Option<&str>,
         usage: Usage,
     ) -> SidecarEvent {
-        let mut extra = Extra::new();
-        extra.insert("type".into(), json!("message"));
-        extra.insert("stop_reason".into(), json!(stop_reason));
-        extra.insert(
+        let mut m = message("assistant", content);
+        m.id = Some(message_id.to_string());
+        m.model = Some(MODEL.into());
+        m.extra.insert("type".into(), json!("message"));
+        m.extra.insert("stop_reason".into(), json!(stop_reason));
+        m.extra.insert(
             "usage".into(),
             json!({
                 "input_tokens": usage.input_tokens,
@@ -200,20 +161,7 @@ impl Events {
                 "total_tokens": usage.input_tokens + usage.output_tokens,
             }),
         );
-        SidecarEvent::Known(KnownEvent::Assistant(MessageEvent {
-            envelope: Envelope {
-                uuid: Some(message_id.to_string()),
-                ..Envelope::new(&self.session_id)
-            },
-            message: Message {
-                role: "assistant".into(),
-                content: Content::Blocks(content),
-                id: Some(message_id.to_string()),
-                model: Some(MODEL.into()),
-                extra,
-            },
-            extra: Extra::new(),
-        }))
+        build::assistant(self.envelope().with_uuid(Some(message_id)), m)
     }
 
     /// `control_request` / `can_use_tool`: a tool call waiting for approval.
@@ -227,61 +175,24 @@ impl Events {
         let mut extra = Extra::new();
         extra.insert("permission_suggestions".into(), Value::Null);
         extra.insert("blocked_path".into(), Value::Null);
-        SidecarEvent::Known(KnownEvent::ControlRequest(ControlRequest {
-            request_id: request_id.to_string(),
-            request: ControlRequestBody::CanUseTool(CanUseTool {
-                tool_name: tool_name.to_string(),
-                tool_use_id: Some(tool_use_id.to_string()),
-                input: input.clone(),
-                extra,
-            }),
-            extra: Extra::new(),
-        }))
+        build::can_use_tool(
+            request_id,
+            build::tool_request(tool_name, Some(tool_use_id), input.clone(), extra),
+        )
     }
 
     /// `control_response` / `success`: how an approval was decided.
     pub fn control_allowed(&self, request_id: &str, allowed: bool) -> SidecarEvent {
-        control_response(ControlResponseBody::Success {
-            request_id: request_id.to_string(),
-            response: Some(json!({ "allowed": allowed })),
-            extra: Extra::new(),
-        })
+        build::control_allowed(request_id, allowed)
     }
 
     /// `control_response` / `error`, e.g. for an answer to no pending request.
     pub fn control_error(&self, request_id: &str, error: &str) -> SidecarEvent {
-        control_response(ControlResponseBody::Error {
-            request_id: request_id.to_string(),
-            error: Value::String(error.to_string()),
-            extra: Extra::new(),
-        })
+        build::control_error(request_id, Value::String(error.to_string()))
     }
 }
 
-fn control_response(response: ControlResponseBody) -> SidecarEvent {
-    SidecarEvent::Known(KnownEvent::ControlResponse(ControlResponse {
-        response,
-        extra: Extra::new(),
-    }))
-}
-
-/// A text content block.
-pub fn text_block(text: &str) -> ContentBlock {
-    ContentBlock::Known(KnownBlock::Text {
-        text: text.to_string(),
-        extra: Extra::new(),
-    })
-}
-
-/// A tool_use content block.
-pub fn tool_use_block(id: &str, name: &str, input: Value) -> ContentBlock {
-    ContentBlock::Known(KnownBlock::ToolUse {
-        id: id.to_string(),
-        name: name.to_string(),
-        input,
-        extra: Extra::new(),
-    })
-}
+pub use build::{text_block, tool_use_block};
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@
 //! TUI must never be cut off by an older gateway.
 
 pub mod board;
+pub mod build;
 pub mod command;
 pub mod error;
 pub mod generate;

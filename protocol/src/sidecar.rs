@@ -474,47 +474,6 @@ impl ControlResponseBody {
     }
 }
 
-/// Builders for programs that *write* sidecar events (the demo agent, tests).
-impl SidecarEvent {
-    /// `system/session_start` with the capability handshake.
-    pub fn session_start(session_id: &str, data: SessionStartData) -> Self {
-        SidecarEvent::Known(KnownEvent::System(SystemEvent {
-            subtype: "session_start".into(),
-            envelope: Envelope::new(session_id),
-            data: serde_json::to_value(data).ok(),
-            extra: Extra::new(),
-        }))
-    }
-
-    /// `system/session_end`.
-    pub fn session_end(session_id: &str) -> Self {
-        SidecarEvent::Known(KnownEvent::System(SystemEvent {
-            subtype: "session_end".into(),
-            envelope: Envelope::new(session_id),
-            data: Some(serde_json::json!({ "session_id": session_id })),
-            extra: Extra::new(),
-        }))
-    }
-
-    /// The event as one JSONL line, newline included.
-    pub fn to_line(&self) -> String {
-        let mut line = serde_json::to_string(self).unwrap_or_default();
-        line.push('\n');
-        line
-    }
-}
-
-impl Envelope {
-    /// An envelope with a fresh uuid for `session_id`, no parent tool call.
-    pub fn new(session_id: &str) -> Self {
-        Envelope {
-            uuid: Some(uuid::Uuid::new_v4().to_string()),
-            session_id: Some(session_id.to_string()),
-            parent_tool_use_id: Some(None),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
 //! The typed sidecar models against the real stream recorded from Qwen Code
-//! 0.15.10 (../shared/fixtures) and the examples in the dual-output docs.
+//! 0.15.10 (`tests/fixtures/qwen-code-0.15.10`, a copy of the project's
+//! shared fixture) and the examples in the dual-output docs.
 
 use std::path::PathBuf;
 
@@ -11,11 +12,11 @@ use serde_json::Value;
 
 fn fixture(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures/qwen-code-0.15.10")
+        .join("tests/fixtures/qwen-code-0.15.10")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e} (the repo expects ../shared beside it)",
+            "{}: {e}",
             path.display()
         )
     })

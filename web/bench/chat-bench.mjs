@@ -31,7 +31,7 @@ const TOKENS = arg('tokens', 1500);
 const DELAY_MS = arg('delay-ms', 5);
 const LOADS = arg('loads', 5);
 const PROFILE = arg('profile', 0) > 0;
-const fixtures = process.env.DUET_FIXTURES ?? resolve(webRoot, '../../shared/fixtures');
+const fixtures = process.env.DUET_FIXTURES ?? resolve(webRoot, '../protocol/tests/fixtures');
 const fixture = join(fixtures, 'qwen-code-0.15.10/events.jsonl');
 const bin = resolve(webRoot, process.env.DUET_BIN ?? '../target/debug/duet');
 

@@ -1,5 +1,6 @@
-// Loads the recorded Qwen Code 0.15.10 sidecar stream (shared/fixtures, beside
-// the repo) as the `event` messages duet would relay, seq = line number.
+// Loads the recorded Qwen Code 0.15.10 sidecar stream (the copy in
+// protocol/tests/fixtures) as the `event` messages duet would relay, seq =
+// line number.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,8 +8,8 @@ import type { Hello, ServerMessage, SidecarEvent } from '../src/generated/protoc
 
 const webRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Where the fixtures live: `DUET_FIXTURES`, else `../../shared/fixtures` from web/. */
-export const fixturesDir = process.env.DUET_FIXTURES ?? resolve(webRoot, '../../shared/fixtures');
+/** Where the fixtures live: `DUET_FIXTURES`, else `protocol/tests/fixtures` in the repo. */
+export const fixturesDir = process.env.DUET_FIXTURES ?? resolve(webRoot, '../protocol/tests/fixtures');
 
 /** An `event` message as the server sends it. */
 export type EventMessage = Extract<ServerMessage, { type: 'event' }>;
@@ -19,8 +20,8 @@ export function loadQwenEvents(): EventMessage[] {
   if (!existsSync(path)) {
     throw new Error(
       `fixture missing: ${path}\n` +
-        'The chat-state tests replay a real Qwen Code stream from shared/fixtures beside the repo; ' +
-        'check out shared/ next to main/ or point DUET_FIXTURES at the fixtures folder.',
+        'The chat-state tests replay a real Qwen Code stream kept in protocol/tests/fixtures; ' +
+        'point DUET_FIXTURES at another fixtures folder to use that one.',
     );
   }
   return readFileSync(path, 'utf8')

@@ -102,7 +102,7 @@ fn any_hook_payload_becomes_well_formed_events() {
                 n.events(hook, payload)
             };
             for e in &events {
-                well_formed(e)?;
+                well_formed(&e.to_value())?;
             }
         }
     });

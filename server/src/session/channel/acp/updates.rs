@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use duet_protocol::sidecar::SidecarEvent;
 use serde_json::{json, Value};
 
 use crate::session::channel::piped::tool_call;
@@ -30,6 +31,13 @@ pub(crate) struct Updates {
 const KNOWN_NAMES: usize = 64;
 
 impl Updates {
+    /// Ends the agent's open message, if any.
+    fn flush_text(&mut self, out: &mut Vec<Value>) {
+        let mut events = Vec::new();
+        self.text.flush(&mut events);
+        out.extend(events.iter().map(SidecarEvent::to_value));
+    }
+
     /// The chat's events for one `update` (the `params.update` object).
     pub(crate) fn events(&mut self, update: &Value) -> Vec<Value> {
         let mut out = Vec::new();
@@ -43,25 +51,26 @@ impl Updates {
         match kind {
             "agent_message_chunk" => {
                 let text = chunk_text(&update["content"]);
-                out.extend(self.text.events(&json!({
+                let chunk = json!({
                     "type": "assistant",
                     "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
-                })));
+                });
+                out.extend(self.text.events(&chunk).iter().map(SidecarEvent::to_value));
             }
             "agent_thought_chunk" => {
-                self.text.flush(&mut out);
+                self.flush_text(&mut out);
                 self.thought
                     .get_or_insert_with(String::new)
                     .push_str(&chunk_text(&update["content"]));
             }
             "user_message_chunk" => {
-                self.text.flush(&mut out);
+                self.flush_text(&mut out);
                 self.user
                     .get_or_insert_with(String::new)
                     .push_str(&chunk_text(&update["content"]));
             }
             "tool_call" => {
-                self.text.flush(&mut out);
+                self.flush_text(&mut out);
                 let id = update["toolCallId"].as_str().unwrap_or_default();
                 let name = tool_name(update)
                     .or(update["kind"].as_str())
@@ -86,7 +95,7 @@ impl Updates {
                 out.extend(finished(update));
             }
             "tool_call_update" => {
-                self.text.flush(&mut out);
+                self.flush_text(&mut out);
                 let done = finished(update);
                 if done.is_empty() {
                     out.push(system(kind, update));
@@ -108,7 +117,7 @@ impl Updates {
         let mut out = Vec::new();
         self.flush_thought(&mut out);
         self.flush_user(&mut out);
-        self.text.flush(&mut out);
+        self.flush_text(&mut out);
         out
     }
 

@@ -17,6 +17,8 @@
 
 use std::collections::HashMap;
 
+use duet_protocol::build::{self, message};
+use duet_protocol::sidecar::{Envelope, Extra, KnownStreamEvent, SidecarEvent};
 use serde_json::{json, Value};
 
 /// A tool call announced by PreToolUse, waiting for its PermissionRequest.
@@ -48,36 +50,44 @@ fn string_field(payload: &Value, key: &str) -> Value {
     str_of(payload, key).map_or(Value::Null, Value::from)
 }
 
+/// The handshake-like `data` of a system event, from payload fields.
+fn data(fields: &[(&str, Value)]) -> Value {
+    Value::Object(
+        fields
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+    )
+}
+
 impl Normalizer {
     /// The events one hook call stands for. `PermissionRequest` is handled
     /// by [`Normalizer::permission_request`].
-    pub(crate) fn events(&mut self, event: &str, payload: &Value) -> Vec<Value> {
+    pub(crate) fn events(&mut self, event: &str, payload: &Value) -> Vec<SidecarEvent> {
         if let Some(id) = str_of(payload, "session_id") {
             self.session_id = Some(id.to_string());
         }
         let sid = self.session_id.clone();
+        let envelope = || Envelope::session(sid.as_deref());
+        let field = |key: &str| payload.get(key).cloned().unwrap_or(Value::Null);
         match event {
-            "SessionStart" => vec![json!({
-                "type": "system",
-                "subtype": "session_start",
-                "session_id": sid,
-                "data": {
-                    "session_id": sid,
-                    "cwd": string_field(payload, "cwd"),
-                    "model": payload.get("model"),
-                    "source": payload.get("source"),
-                    "agent": "claude-code",
-                    "transcript_path": payload.get("transcript_path"),
-                },
-            })],
+            "SessionStart" => vec![build::session_start(
+                envelope(),
+                data(&[
+                    ("session_id", json!(sid)),
+                    ("cwd", string_field(payload, "cwd")),
+                    ("model", field("model")),
+                    ("source", field("source")),
+                    ("agent", json!("claude-code")),
+                    ("transcript_path", field("transcript_path")),
+                ]),
+            )],
             "UserPromptSubmit" => {
                 let prompt = str_of(payload, "prompt").unwrap_or_default();
-                vec![json!({
-                    "type": "user",
-                    "session_id": sid,
-                    "uuid": string_field(payload, "prompt_id"),
-                    "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
-                })]
+                vec![build::user_text(
+                    envelope().with_uuid(str_of(payload, "prompt_id")),
+                    prompt,
+                )]
             }
             "MessageDisplay" => self.message_display(payload),
             "PreToolUse" => {
@@ -86,7 +96,7 @@ impl Normalizer {
                 else {
                     return Vec::new();
                 };
-                let input = payload.get("tool_input").cloned().unwrap_or(Value::Null);
+                let input = field("tool_input");
                 self.last_tool.insert(
                     name.to_string(),
                     ToolCall {
@@ -95,16 +105,9 @@ impl Normalizer {
                     },
                 );
                 let message_id = format!("tool-{id}");
-                vec![json!({
-                    "type": "assistant",
-                    "session_id": sid,
-                    "uuid": message_id,
-                    "message": {
-                        "id": message_id,
-                        "role": "assistant",
-                        "content": [{"type": "tool_use", "id": id, "name": name, "input": input}],
-                    },
-                })]
+                let mut m = message("assistant", vec![build::tool_use_block(id, name, input)]);
+                m.id = Some(message_id.clone());
+                vec![build::assistant(envelope().with_uuid(Some(&message_id)), m)]
             }
             "PostToolUse" | "PostToolUseFailure" => {
                 let Some(id) = str_of(payload, "tool_use_id") else {
@@ -117,42 +120,44 @@ impl Normalizer {
                         .or_else(|| payload.get("error"))
                         .unwrap_or(&Value::Null),
                 );
-                vec![json!({
-                    "type": "user",
-                    "session_id": sid,
-                    "message": {"role": "user", "content": [{
-                        "type": "tool_result", "tool_use_id": id, "content": content, "is_error": failed,
-                    }]},
-                })]
+                vec![build::user(
+                    envelope(),
+                    vec![build::tool_result_block(
+                        id,
+                        Some(failed),
+                        Value::String(content),
+                    )],
+                )]
             }
-            "Stop" => vec![json!({
-                "type": "result",
-                "subtype": "success",
-                "is_error": false,
-                "session_id": sid,
-                "result": string_field(payload, "last_assistant_message"),
-            })],
-            "SessionEnd" => vec![json!({
-                "type": "system",
-                "subtype": "session_end",
-                "session_id": sid,
-                "data": {"session_id": sid, "reason": payload.get("reason")},
-            })],
-            "Notification" => vec![json!({
-                "type": "system",
-                "subtype": "notification",
-                "session_id": sid,
-                "data": {
-                    "message": payload.get("message"),
-                    "notification_type": payload.get("notification_type"),
-                },
-            })],
+            "Stop" => vec![build::result(
+                envelope(),
+                "success",
+                false,
+                str_of(payload, "last_assistant_message"),
+                Extra::new(),
+            )],
+            "SessionEnd" => vec![build::system(
+                "session_end",
+                envelope(),
+                Some(data(&[
+                    ("session_id", json!(sid)),
+                    ("reason", field("reason")),
+                ])),
+            )],
+            "Notification" => vec![build::system(
+                "notification",
+                envelope(),
+                Some(data(&[
+                    ("message", field("message")),
+                    ("notification_type", field("notification_type")),
+                ])),
+            )],
             _ => Vec::new(),
         }
     }
 
     /// The `control_request` for a PermissionRequest, as `request_id`.
-    pub(crate) fn permission_request(&mut self, request_id: &str, payload: &Value) -> Value {
+    pub(crate) fn permission_request(&mut self, request_id: &str, payload: &Value) -> SidecarEvent {
         let name = str_of(payload, "tool_name").unwrap_or("tool");
         let input = payload.get("tool_input").cloned().unwrap_or(Value::Null);
         let tool_use_id = self
@@ -160,20 +165,21 @@ impl Normalizer {
             .get(name)
             .filter(|t| t.input == input)
             .map(|t| t.id.clone());
-        json!({
-            "type": "control_request",
-            "request_id": request_id,
-            "request": {
-                "subtype": "can_use_tool",
-                "tool_name": name,
-                "tool_use_id": tool_use_id,
-                "input": input,
-                "permission_suggestions": payload.get("permission_suggestions"),
-            },
-        })
+        let mut extra = Extra::new();
+        extra.insert(
+            "permission_suggestions".into(),
+            payload
+                .get("permission_suggestions")
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+        build::can_use_tool(
+            request_id,
+            build::tool_request(name, tool_use_id.as_deref(), input, extra),
+        )
     }
 
-    fn message_display(&mut self, payload: &Value) -> Vec<Value> {
+    fn message_display(&mut self, payload: &Value) -> Vec<SidecarEvent> {
         let Some(id) = str_of(payload, "message_id") else {
             return Vec::new();
         };
@@ -184,31 +190,34 @@ impl Normalizer {
             .unwrap_or(false);
         let sid = self.session_id.clone();
         let stream =
-            |event: Value| json!({"type": "stream_event", "session_id": sid, "event": event});
+            |event: KnownStreamEvent| build::stream(Envelope::session(sid.as_deref()), event);
         let mut out = Vec::new();
         if !self.text.contains_key(id) {
             self.text.insert(id.to_string(), String::new());
-            out.push(stream(
-                json!({"type": "message_start", "message": {"id": id, "role": "assistant"}}),
-            ));
-            out.push(stream(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
+            out.push(stream(KnownStreamEvent::MessageStart {
+                message: json!({"id": id, "role": "assistant"}),
+                extra: Extra::new(),
+            }));
+            out.push(stream(build::block_start(0, build::text_block(""))));
         }
         if !delta.is_empty() {
             if let Some(text) = self.text.get_mut(id) {
                 text.push_str(delta);
             }
-            out.push(stream(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": delta}})));
+            out.push(stream(build::text_delta(0, delta)));
         }
         if last {
             let text = self.text.remove(id).unwrap_or_default();
-            out.push(stream(json!({"type": "content_block_stop", "index": 0})));
-            out.push(json!({
-                "type": "assistant",
-                "session_id": sid,
-                "uuid": id,
-                "message": {"id": id, "role": "assistant", "content": [{"type": "text", "text": text}]},
+            out.push(stream(build::block_stop(0)));
+            let mut m = message("assistant", vec![build::text_block(&text)]);
+            m.id = Some(id.to_string());
+            out.push(build::assistant(
+                Envelope::session(sid.as_deref()).with_uuid(Some(id)),
+                m,
+            ));
+            out.push(stream(KnownStreamEvent::MessageStop {
+                extra: Extra::new(),
             }));
-            out.push(stream(json!({"type": "message_stop"})));
         }
         out
     }
@@ -263,9 +272,9 @@ mod tests {
         let mut events = Vec::new();
         for (hook, payload) in fixture() {
             if hook == "PermissionRequest" {
-                events.push(n.permission_request("r1", &payload));
+                events.push(n.permission_request("r1", &payload).to_value());
             } else {
-                events.extend(n.events(&hook, &payload));
+                events.extend(n.events(&hook, &payload).iter().map(SidecarEvent::to_value));
             }
         }
         let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();

@@ -25,8 +25,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use bytes::Bytes;
+use duet_protocol::build;
 use duet_protocol::rest::{ApprovalOption, ApprovalOptionKind};
 use duet_protocol::sidecar::CanUseTool;
+use duet_protocol::sidecar::{ControlRequestBody, KnownEvent, SidecarEvent};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -251,9 +253,7 @@ impl Channel for ClaudeHooks {
     fn interrupted(&self) {
         // Claude writes nothing when a turn is interrupted (no Stop): the
         // turn is over as far as anyone can tell.
-        self.inner.conversation.emit(&json!({
-            "type": "result", "subtype": "interrupted", "is_error": true,
-        }));
+        self.inner.conversation.emit(&build::interrupted());
     }
 
     fn finish(&self) -> BoxFuture<'static, ()> {
@@ -321,7 +321,7 @@ async fn handle(stream: UnixStream, inner: &Arc<Inner>) -> Result<()> {
             request_id.clone(),
             Waiting {
                 answer,
-                tool_use_id: request["request"]["tool_use_id"].as_str().map(String::from),
+                tool_use_id: tool_use_id(&request),
                 suggestions: payload["permission_suggestions"].clone(),
             },
         );
@@ -345,6 +345,17 @@ async fn handle(stream: UnixStream, inner: &Arc<Inner>) -> Result<()> {
     Ok(())
 }
 
+/// The tool call a `can_use_tool` request is about.
+fn tool_use_id(request: &SidecarEvent) -> Option<String> {
+    match request {
+        SidecarEvent::Known(KnownEvent::ControlRequest(r)) => match &r.request {
+            ControlRequestBody::CanUseTool(t) => t.tool_use_id.clone(),
+            ControlRequestBody::Other(_) => None,
+        },
+        _ => None,
+    }
+}
+
 /// Holds a PermissionRequest hook until a client answers (then the answer
 /// is its output), or until it dies: Claude kills it when the user answers
 /// "No" (or Esc) in the terminal.
@@ -366,22 +377,18 @@ async fn wait_for_answer(
             let mut reply = json!({"stdout": stdout}).to_string();
             reply.push('\n');
             if write.write_all(reply.as_bytes()).await.is_ok() {
-                inner.conversation.emit(&json!({
-                    "type": "control_response",
-                    "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": allowed}},
-                }));
+                inner
+                    .conversation
+                    .emit(&build::control_allowed(&request_id, allowed));
             }
         }
         _ = read.read(&mut probe) => {
             // The hook is gone while its request was pending.
             if lock(&inner.waiting).remove(&request_id).is_some() {
-                inner.conversation.emit(&json!({
-                    "type": "control_response",
-                    "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": false}},
-                }));
-                inner.conversation.emit(&json!({
-                    "type": "result", "subtype": "interrupted", "is_error": true,
-                }));
+                inner
+                    .conversation
+                    .emit(&build::control_allowed(&request_id, false));
+                inner.conversation.emit(&build::interrupted());
             }
         }
     }

@@ -152,10 +152,12 @@ impl Conversation {
         st.screen_ready = true;
         self.pump(&mut st);
     }
-    /// An event duet normalised itself: written to duet's events file,
-    /// numbered, relayed, and taken in like any other. Returns its seq.
-    pub(crate) fn emit(&self, event: &Value) -> Option<u64> {
-        self.emit_line(&event.to_string())
+    /// An event duet normalised itself (built with `duet_protocol::build`,
+    /// or the agent's own JSON passed through): written to duet's events
+    /// file, numbered, relayed, and taken in like any other. Returns its seq.
+    pub(crate) fn emit(&self, event: &impl serde::Serialize) -> Option<u64> {
+        let line = serde_json::to_string(event).ok()?;
+        self.emit_line(&line)
     }
 
     /// [`Conversation::emit`] for a line the agent wrote itself (one JSON

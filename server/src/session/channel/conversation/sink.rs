@@ -9,8 +9,6 @@
 
 use std::sync::{Arc, Weak};
 
-use serde_json::Value;
-
 use super::Conversation;
 
 /// See the module docs.
@@ -29,7 +27,7 @@ impl Sink {
     }
 
     /// [`Conversation::emit`]; `None` once the session is gone.
-    pub(crate) fn emit(&self, event: &Value) -> Option<u64> {
+    pub(crate) fn emit(&self, event: &impl serde::Serialize) -> Option<u64> {
         self.get()?.emit(event)
     }
 

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use duet_protocol::build;
+use duet_protocol::sidecar::{Envelope, SidecarEvent};
 use serde_json::{json, Value};
 
 use super::conversation::Sink;
@@ -59,9 +61,11 @@ impl Agent {
             *lock(&self.protocol) = Some(announced);
             return;
         }
-        self.conversation.emit(&json!({
-            "type": "system", "subtype": "protocol", "data": announced,
-        }));
+        self.conversation.emit(&build::system(
+            "protocol",
+            Envelope::none(),
+            Some(announced),
+        ));
     }
 
     /// Whether `session_start` has been emitted.
@@ -91,12 +95,8 @@ impl Agent {
         if let Some(id) = session_id {
             data["session_id"] = json!(id);
         }
-        self.conversation.emit(&json!({
-            "type": "system",
-            "subtype": "session_start",
-            "session_id": session_id,
-            "data": data,
-        }));
+        self.conversation
+            .emit(&build::session_start(Envelope::session(session_id), data));
     }
 
     /// A prompt is about to go to the agent.
@@ -107,9 +107,11 @@ impl Agent {
     }
 
     /// Emits a normalised event (one the agent did not write itself).
-    pub(crate) fn emit(&self, event: &Value) {
+    pub(crate) fn emit(&self, event: &impl serde::Serialize) {
         self.conversation.emit(event);
-        self.describe(event);
+        if let Ok(value) = serde_json::to_value(event) {
+            self.describe(&value);
+        }
     }
 
     /// The terminal pane's line for an event, if it gets one.
@@ -151,12 +153,7 @@ impl Agent {
             return;
         }
         self.conversation.warn(code, why.to_string(), None);
-        self.emit(&json!({
-            "type": "result",
-            "subtype": "error_during_execution",
-            "is_error": true,
-            "result": why,
-        }));
+        self.emit(&build::failed(why));
     }
 
     /// Reports a line the reader could not take.
@@ -174,12 +171,8 @@ impl Agent {
 
 /// A prompt as the `user` message stream-json agents read (and the chat
 /// renders).
-pub(crate) fn user_event(text: &str) -> Value {
-    json!({
-        "type": "user",
-        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
-        "parent_tool_use_id": null,
-    })
+pub(crate) fn user_event(text: &str) -> SidecarEvent {
+    build::user_text(Envelope::none().top_level(), text)
 }
 
 /// The first line of `text`, at most `max` characters.

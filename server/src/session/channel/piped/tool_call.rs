@@ -16,6 +16,8 @@
 //!
 //! Pure: events in, events out.
 
+use duet_protocol::build::{self, message};
+use duet_protocol::sidecar::{Envelope, Extra, KnownStreamEvent, SidecarEvent};
 use serde_json::{json, Map, Value};
 
 /// See the module docs.
@@ -27,7 +29,7 @@ pub(crate) struct Normalizer {
 
 impl Normalizer {
     /// The chat's events for one event of the agent's.
-    pub(crate) fn events(&mut self, event: &Value) -> Vec<Value> {
+    pub(crate) fn events(&mut self, event: &Value) -> Vec<SidecarEvent> {
         let mut out = Vec::new();
         match event["type"].as_str() {
             Some("assistant") => {
@@ -42,35 +44,41 @@ impl Normalizer {
                 }
                 if self.text.is_none() {
                     self.text = Some(String::new());
-                    out.push(stream(json!({"type": "message_start", "message": {"role": "assistant", "content": []}})));
-                    out.push(stream(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
+                    out.push(stream(KnownStreamEvent::MessageStart {
+                        message: json!({"role": "assistant", "content": []}),
+                        extra: Extra::new(),
+                    }));
+                    out.push(stream(build::block_start(0, build::text_block(""))));
                 }
                 if let Some(text) = self.text.as_mut() {
                     text.push_str(&delta);
                 }
-                out.push(stream(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": delta}})));
+                out.push(stream(build::text_delta(0, &delta)));
             }
             Some("tool_call") => {
                 self.flush(&mut out);
                 let id = event["call_id"].as_str().unwrap_or_default();
                 let (name, call) = tool(&event["tool_call"]);
                 match event["subtype"].as_str() {
-                    Some("started") => out.push(json!({
-                        "type": "assistant",
-                        "message": {"role": "assistant", "content": [
-                            {"type": "tool_use", "id": id, "name": name, "input": input(&call)},
-                        ]},
-                    })),
+                    Some("started") => out.push(build::assistant(
+                        Envelope::none(),
+                        message(
+                            "assistant",
+                            vec![build::tool_use_block(id, &name, input(&call))],
+                        ),
+                    )),
                     Some("completed") => {
                         let (content, is_error) = outcome(&call);
-                        out.push(json!({
-                            "type": "user",
-                            "message": {"role": "user", "content": [
-                                {"type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error},
-                            ]},
-                        }));
+                        out.push(build::user(
+                            Envelope::none(),
+                            vec![build::tool_result_block(
+                                id,
+                                Some(is_error),
+                                Value::String(content),
+                            )],
+                        ));
                     }
-                    _ => out.push(event.clone()),
+                    _ => out.push(as_is(event)),
                 }
             }
             Some("user") => {
@@ -79,29 +87,37 @@ impl Normalizer {
             }
             Some("result") => {
                 self.flush(&mut out);
-                out.push(event.clone());
+                out.push(as_is(event));
             }
-            _ => out.push(event.clone()),
+            _ => out.push(as_is(event)),
         }
         out
     }
 
     /// Ends the open assistant message: its text as one event.
-    pub(crate) fn flush(&mut self, out: &mut Vec<Value>) {
+    pub(crate) fn flush(&mut self, out: &mut Vec<SidecarEvent>) {
         let Some(text) = self.text.take() else {
             return;
         };
-        out.push(stream(json!({"type": "content_block_stop", "index": 0})));
-        out.push(json!({
-            "type": "assistant",
-            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+        out.push(stream(build::block_stop(0)));
+        out.push(build::assistant(
+            Envelope::none(),
+            message("assistant", vec![build::text_block(&text)]),
+        ));
+        out.push(stream(KnownStreamEvent::MessageStop {
+            extra: Extra::new(),
         }));
-        out.push(stream(json!({"type": "message_stop"})));
     }
 }
 
-fn stream(event: Value) -> Value {
-    json!({"type": "stream_event", "event": event})
+fn stream(event: KnownStreamEvent) -> SidecarEvent {
+    build::stream(Envelope::none(), event)
+}
+
+/// An event of the agent's passed through as it wrote it (any object is a
+/// sidecar event: unknown ones are kept verbatim).
+fn as_is(event: &Value) -> SidecarEvent {
+    serde_json::from_value(event.clone()).unwrap_or_else(|_| SidecarEvent::Unknown(Map::new()))
 }
 
 /// The tool's name and its object: `readToolCall` → `Read`,
@@ -185,7 +201,11 @@ mod tests {
             json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}}),
             json!({"type": "result", "subtype": "success", "is_error": false, "result": "I'll read itDone.", "session_id": "c1"}),
         ];
-        let out: Vec<Value> = lines.iter().flat_map(|l| n.events(l)).collect();
+        let out: Vec<Value> = lines
+            .iter()
+            .flat_map(|l| n.events(l))
+            .map(|e| e.to_value())
+            .collect();
         let summary: Vec<String> = out
             .iter()
             .map(|e| match e["type"].as_str().unwrap() {

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
+use duet_protocol::build;
+use duet_protocol::sidecar::SidecarEvent;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
@@ -45,11 +46,8 @@ pub(crate) fn send(queue: &mpsc::Sender<Out>, out: Out) -> Result<(), ChannelErr
 
 /// What the conversation records once a decision went to the agent: the
 /// stream-json `control_response`, which every channel writes.
-pub(crate) fn decision_record(request_id: String, allowed: bool) -> serde_json::Value {
-    json!({
-        "type": "control_response",
-        "response": {"subtype": "success", "request_id": request_id, "response": {"allowed": allowed}},
-    })
+pub(crate) fn decision_record(request_id: String, allowed: bool) -> SidecarEvent {
+    build::control_allowed(&request_id, allowed)
 }
 
 /// Writes `line` and a newline to the agent's stdin. False, after one

@@ -183,7 +183,7 @@ impl StreamJson {
         let (out, rx) = mpsc::channel(OUT_QUEUE);
         tasks.spawn(writer::write(opts.stdin, rx, agent.clone(), move |text| {
             agent.prompt(text);
-            Some(user_event(text).to_string())
+            serde_json::to_string(&user_event(text)).ok()
         }));
         let init = json!({
             "type": "control_request",

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use duet_protocol::build;
 use serde_json::json;
 use tokio::io::{AsyncRead, BufReader};
 use tokio::sync::mpsc;
@@ -88,10 +89,10 @@ pub(super) async fn read(
             Some("control_cancel_request") => {
                 // The agent stopped waiting for an answer (its own
                 // timeout, an interrupt): the request is abandoned.
-                shared.conversation.emit(&json!({
-                    "type": "control_response",
-                    "response": {"subtype": "error", "request_id": event["request_id"], "error": "cancelled by the agent"},
-                }));
+                let id = event["request_id"].as_str().unwrap_or_default();
+                shared
+                    .conversation
+                    .emit(&build::control_error(id, json!("cancelled by the agent")));
             }
             Some("system") if event["subtype"] == "init" => {
                 // An agent that skipped the handshake is ready all the same.
