@@ -141,6 +141,8 @@ export class App {
       const me = await api.me();
       // An end this principal asked for reads "Ended by you".
       setExitViewer(me.name);
+      // Controls only an owner may use (start, rename, end, delete, resume) are not shown to other roles.
+      document.documentElement.dataset.role = me.role;
       if (me.session !== undefined) {
         document.documentElement.dataset.shared = 'true';
         markShared();

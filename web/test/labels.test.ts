@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConnectedClient, SessionInfo } from '../src/generated/protocol';
 import { exitClause, exitSentence, exitStatus, exitTone, setExitViewer } from '../src/chat/exit';
+import { initialChatState, reduce } from '../src/chat/state';
 import { fitScale } from '../src/terminal/scale';
 import { guessDevice } from '../src/ui/device';
 import { sessionLabel } from '../src/ui/rename';
@@ -64,6 +65,8 @@ describe('how a program ended', () => {
     // A failure is still one.
     expect(exitTone({ code: 3, success: false })).toBe('error');
     expect(exitSentence({ code: 3, success: false })).toBe('The program exited with code 3');
+    // The chat keeps who ended it (the reducer copied the other fields only).
+    expect(reduce(initialChatState, { type: 'exit', code: 143, success: false, ended_by: 'owner' }).exit?.ended_by).toBe('owner');
     // The server's stop wins over a name (it is neither).
     expect(exitTone({ code: 143, success: false, server_stopped: true, ended_by: 'owner' })).toBe('stopped');
     setExitViewer(undefined);

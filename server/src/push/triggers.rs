@@ -61,10 +61,10 @@ fn label(s: &SessionInfo) -> &str {
         s.prompt_name.as_deref(),
         s.title.as_deref(),
     ]
-        .into_iter()
-        .flatten()
-        .find(|n| !n.is_empty())
-        .unwrap_or(&s.profile)
+    .into_iter()
+    .flatten()
+    .find(|n| !n.is_empty())
+    .unwrap_or(&s.profile)
 }
 
 /// A line about a tool's input: the command, the file, or the JSON.

@@ -121,7 +121,9 @@ impl Registry {
         let mut sessions = self.all();
         sessions.sort_by_key(|s| s.created_at);
         for s in &sessions {
-            let parent = s.resumed_from().and_then(|p| sessions.iter().find(|x| x.id == p));
+            let parent = s
+                .resumed_from()
+                .and_then(|p| sessions.iter().find(|x| x.id == p));
             if let Some(parent) = parent {
                 parent.set_resumed_by(s.id);
             }

@@ -67,12 +67,9 @@ const MAX_DEVICE_CHARS: usize = 60;
 /// surrounding space dropped, at most [`MAX_DEVICE_CHARS`] characters;
 /// none when nothing is left.
 fn device_name(raw: Option<&str>) -> Option<String> {
-    let clean: String = raw?
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_DEVICE_CHARS)
-        .collect();
-    let clean = clean.trim();
+    let clean: String = raw?.chars().filter(|c| !c.is_control()).collect();
+    let clean: String = clean.trim().chars().take(MAX_DEVICE_CHARS).collect();
+    let clean = clean.trim_end();
     (!clean.is_empty()).then(|| clean.to_string())
 }
 

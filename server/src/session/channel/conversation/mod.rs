@@ -433,6 +433,14 @@ pub(crate) fn prompt_name(text: &str) -> Option<String> {
     Some(format!("{}…", cut.trim_end()))
 }
 
+fn preview(text: &str) -> String {
+    let mut p: String = text.chars().take(60).collect();
+    if p.len() < text.len() {
+        p.push('…');
+    }
+    p
+}
+
 #[cfg(test)]
 mod naming_tests {
     use super::prompt_name;
@@ -449,12 +457,4 @@ mod naming_tests {
         assert_eq!(long.chars().count(), 60);
         assert!(long.ends_with('…'));
     }
-}
-
-fn preview(text: &str) -> String {
-    let mut p: String = text.chars().take(60).collect();
-    if p.len() < text.len() {
-        p.push('…');
-    }
-    p
 }
