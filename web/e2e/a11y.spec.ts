@@ -34,9 +34,9 @@ for (const size of SIZE_NAMES) {
       // Larger than the pane: the follower's view controls and Fit are on screen too.
       const id = await apiCreate(page, duet, 'demo', { cols: 220, rows: 70 });
       await openId(page, duet, id);
+      await expect(page.locator('.term-follow')).toBeVisible();
       await sendChat(page, 'edit notes.txt');
       await expect(page.locator('.approval')).toBeVisible();
-      await expect(page.locator('.term-follow')).toBeVisible();
       // The terminal has the keyboard: its ring and its hint are checked as well.
       await page.locator('.terminal-pane:not(.terminal-probe) .xterm-helper-textarea').focus();
       await expect(page.locator('.term-leave-hint')).toBeVisible();

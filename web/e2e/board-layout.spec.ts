@@ -13,7 +13,8 @@ for (const size of SIZE_NAMES) {
       const ids: string[] = [];
       for (let i = 0; i < 4; i++) ids.push(await apiCreate(page, duet, 'demo'));
       await page.goto(`${duet.baseURL}/#/board`);
-      await expect(page.locator('.board-card')).toHaveCount(4);
+      // Other tests' ended sessions may be listed too (the server is shared): these four are.
+      for (const id of ids) await expect(page.locator(`.board-card[data-session-id="${id}"]`)).toHaveCount(1);
       const fill = await page.evaluate(() => {
         const ws = document.querySelector('.workspace')?.getBoundingClientRect();
         const board = document.querySelector('.board-view')?.getBoundingClientRect();
@@ -35,6 +36,15 @@ for (const size of SIZE_NAMES) {
       await input.fill('from the board');
       await input.press('Enter');
       await expect(card.locator('.board-open')).toHaveText('from the board');
+      // A long name (sessions are named by their first prompt) is cut, and pushes nothing out of its card.
+      await page.request.patch(`${duet.baseURL}/api/sessions/${ids[1] ?? ''}`, { data: { name: 'a rather long first prompt that goes on and on about the login bug and its tests' } });
+      const long = page.locator(`.board-card[data-session-id="${ids[1] ?? ''}"]`);
+      await expect(long.locator('.board-open')).toContainText('a rather long first prompt');
+      const inside = await long.evaluate((el) => {
+        const c = el.getBoundingClientRect();
+        return [...el.querySelectorAll('.board-card-head > *')].every((x) => { const r = x.getBoundingClientRect(); return r.left >= c.left - 1 && r.right <= c.right + 1; });
+      });
+      expect(inside).toBe(true);
     } finally {
       await endAll(page, duet);
       await page.context().close();

@@ -42,7 +42,8 @@ test('an owner shares a viewer link: the viewer sees the session but cannot type
   // the presence bar names the guest ("share:<id>").
   const guest = page.locator('.presence-item[data-role=viewer]');
   await expect(guest).toHaveCount(1);
-  const principal = /^(share:\S+) \(viewer\)$/.exec(await guest.innerText())?.[1];
+  // Named by its device, then its principal (a share link's "share:<id>") and role.
+  const principal = /(share:\S+) \(viewer\)$/.exec(await guest.innerText())?.[1];
   expect(principal).toMatch(/^share:\S+$/);
   await page.getByRole('button', { name: 'Share' }).click();
   await expect(dialog.locator('.share-item')).toContainText(principal ?? 'no principal');
