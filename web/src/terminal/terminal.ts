@@ -301,6 +301,10 @@ export class TerminalPane {
     this.term.open(this.host);
     this.term.textarea?.setAttribute('aria-describedby', this.hint.id);
     this.observer.observe(this.host);
+    // The terminal's own box too: it takes its size once xterm has measured its font, which under
+    // load came after the attach, and a follower's view (scale, the larger-terminal controls) was
+    // then decided on a terminal of no size, and never again.
+    if (this.term.element) this.observer.observe(this.term.element);
     window.addEventListener('resize', this.onWindowResize);
     // Typing here takes the PTY size back from another tab that resized it.
     this.disposables.push(this.term.onData(() => { this.claim(); }));

@@ -59,7 +59,7 @@ export class PresenceBar {
           const title = `${c.device ?? 'unnamed device'}: ${c.name}, ${c.role}`;
           return h('li', { class: `presence-item${mine ? ' presence-me' : ''}`, 'data-role': c.role, title },
             mine
-              ? h('button', { type: 'button', class: 'linkish presence-rename', 'aria-label': `Rename this device (${c.device ?? 'unnamed'}, you)`, onclick: () => { this.editName(); } }, clientLabel(c, true))
+              ? h('button', { type: 'button', class: 'linkish presence-rename', title: 'Rename this device (as the others see it)', onclick: () => { this.editName(); } }, clientLabel(c, true))
               : clientLabel(c, false));
         }),
       );
