@@ -156,7 +156,10 @@ export class TerminalPane {
   private windowSize = `${String(window.innerWidth)}x${String(window.innerHeight)}`;
   private readonly onWindowResize = (): void => {
     const size = `${String(window.innerWidth)}x${String(window.innerHeight)}`;
-    if (size !== this.windowSize) this.windowResized = true;
+    // Only a person resizes a window: before any click or key on the page, a change is the
+    // browser settling its viewport (seen at a first launch under load), which must not take the
+    // terminal's size from everyone.
+    if (size !== this.windowSize && (navigator.userActivation as UserActivation | undefined)?.hasBeenActive !== false) this.windowResized = true;
     this.windowSize = size;
     this.scheduleFit();
   };
