@@ -88,6 +88,16 @@ pub struct SessionInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub resumed_from: Option<SessionId>,
+    /// The latest session that resumed this one: where its conversation
+    /// goes on (a client offers to open it instead of resuming again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub resumed_by: Option<SessionId>,
+    /// The conversation's first prompt, shortened: what the session is
+    /// called until an owner names it (`name` wins whenever it is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub prompt_name: Option<String>,
     /// Whether `POST /api/sessions/{id}/resume` can start this conversation
     /// again (it ended, its profile can resume, and the agent's id is known).
     pub resumable: bool,
@@ -133,6 +143,12 @@ pub struct ExitInfo {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(as = "Option<bool>", optional)]
     pub server_stopped: bool,
+    /// The principal that ended the session (`DELETE /api/sessions/{id}`):
+    /// an end someone asked for, not a failure of the program, whatever
+    /// its code or signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub ended_by: Option<String>,
 }
 
 /// A profile a client may start.
@@ -366,6 +382,12 @@ pub struct ConnectedClient {
     /// `share:<share id>`.
     pub name: String,
     pub role: Role,
+    /// What the client calls its device ("Chrome on Android"), as it said
+    /// when it connected (`?device=` on the WebSocket); tells two tabs of
+    /// one principal apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub device: Option<String>,
 }
 
 /// `POST /api/sessions/{id}/shares`.

@@ -45,7 +45,7 @@ test('the board and the sidebar follow approvals and renames live, approvals fir
   await expect(boardRows.first()).toHaveAttribute('data-session-id', first);
   await expect(boardRows.first().locator('.session-badge')).toHaveText('1 approval');
   // The first tab is watching it: the board says who.
-  await expect(cards.first()).toContainText('watching: owner');
+  await expect(cards.first()).toContainText('watching: Chrome on Linux');
 
   // Renamed on the board: the other tab's sidebar and title follow.
   await cards.first().getByRole('button', { name: /^Rename session/ }).click();

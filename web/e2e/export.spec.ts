@@ -34,7 +34,8 @@ test('events, chat and recording export from the top bar', async ({ loggedIn: pa
 
   const chat = await download(page, 'Chat (Markdown)');
   expect(chat.name).toBe(`duet-${id}.md`);
-  expect(chat.text).toMatch(/^# demo · /);
+  // Named by its first prompt (the server's prompt_name), then its profile.
+  expect(chat.text).toMatch(/^# hello export · demo · /);
   expect(chat.text).toContain('## You\n\nhello export');
   expect(chat.text).toContain(`## Agent\n\n${reply}`);
 

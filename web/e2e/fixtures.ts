@@ -1,7 +1,7 @@
 // Test fixtures: a real `duet serve` per worker (port 0, a fresh state dir, a
 // random token), and helpers to open sessions and read both panes. We wait on
 // the server's ready line and on page conditions, never on sleeps.
-import { test as base, expect, type Page } from '@playwright/test';
+import { test as base, expect, type Browser, type BrowserContextOptions, type Page } from '@playwright/test';
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -165,3 +165,52 @@ export async function typeInTerminal(page: Page, text: string): Promise<void> {
 
 /** Where the screenshots for people to look at go. */
 export const screenshotDir = resolve(webRoot, 'test-results/screenshots');
+
+/** The two sizes every change of the UI is checked at: a laptop window and a phone (pixel ratio 3, touch). */
+export const SIZES = {
+  desktop: { viewport: { width: 1400, height: 900 } },
+  phone: { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, hasTouch: true },
+} as const satisfies Record<string, BrowserContextOptions>;
+export type Size = keyof typeof SIZES;
+export const SIZE_NAMES = Object.keys(SIZES) as Size[];
+
+/** A new context at `size` (plus `extra`), logged in to `duet`, on the app. */
+export async function loginAt(browser: Browser, duet: Duet, size: Size, extra: BrowserContextOptions = {}): Promise<Page> {
+  const ctx = await browser.newContext({ ...SIZES[size], ...extra });
+  const page = await ctx.newPage();
+  await page.goto(`${duet.baseURL}/?token=${duet.token}`);
+  await expect(page.locator('.topbar')).toBeVisible();
+  return page;
+}
+
+/** Starts a session over the REST API (at `size` when given) and returns its id. */
+export async function apiCreate(page: Page, duet: Duet, profile: string, size?: { cols: number; rows: number }): Promise<string> {
+  const res = await page.request.post(`${duet.baseURL}/api/sessions`, { data: { profile, ...size } });
+  expect(res.status()).toBe(201);
+  return ((await res.json()) as { id: string }).id;
+}
+
+/** Opens session `id` in `page` and waits until its socket is greeted. */
+export async function openId(page: Page, duet: Duet, id: string): Promise<void> {
+  await page.goto(`${duet.baseURL}/#/session/${encodeURIComponent(id)}`);
+  await waitGreeted(page);
+}
+
+/** Ends every session of `duet` (a test's own, on a shared server). */
+export async function endAll(page: Page, duet: Duet): Promise<void> {
+  const res = await page.request.get(`${duet.baseURL}/api/sessions`);
+  for (const s of (await res.json()) as { id: string }[]) await page.request.delete(`${duet.baseURL}/api/sessions/${encodeURIComponent(s.id)}?purge=true`);
+}
+
+/** Opens the sessions drawer when it is one (below 1024 px). */
+export async function showSidebar(page: Page): Promise<void> {
+  const menu = page.locator('.topbar .menu');
+  if ((await menu.getAttribute('aria-expanded')) === 'false') await menu.click();
+  await expect(page.locator('.sidebar')).toBeVisible();
+}
+
+/** Closes the sessions drawer if it is open (below 1024 px it lies over the page). */
+export async function hideSidebar(page: Page): Promise<void> {
+  if (await page.locator('.app.sidebar-open').count()) await page.locator('.topbar .menu').click();
+  await expect(page.locator('.app.sidebar-open')).toHaveCount(0);
+}

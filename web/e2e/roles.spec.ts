@@ -35,14 +35,15 @@ test('an owner shares a viewer link: the viewer sees the session but cannot type
   await expect(viewer.locator('.chat-log [data-kind=user]', { hasText: 'before the viewer came' })).toHaveCount(1);
   // ...but no prompt box, no Share, and it is listed as a viewer.
   await expect(viewer.getByRole('textbox', { name: 'Message' })).toBeHidden();
-  await expect(viewer.getByRole('button', { name: 'Share' })).toBeHidden();
+  await expect(viewer.getByRole('button', { name: 'Share', exact: true })).toBeHidden();
   await expect(viewer.locator('.presence-item', { hasText: 'viewer' })).toHaveCount(1);
   expect(refused).toEqual([]);
   // The owner sees the viewer connect, and the dialog names its link as
   // the presence bar names the guest ("share:<id>").
   const guest = page.locator('.presence-item[data-role=viewer]');
   await expect(guest).toHaveCount(1);
-  const principal = /^(share:\S+) \(viewer\)$/.exec(await guest.innerText())?.[1];
+  // Named by its device, then its principal (a share link's "share:<id>") and role.
+  const principal = /(share:\S+) \(viewer\)$/.exec(await guest.innerText())?.[1];
   expect(principal).toMatch(/^share:\S+$/);
   await page.getByRole('button', { name: 'Share' }).click();
   await expect(dialog.locator('.share-item')).toContainText(principal ?? 'no principal');

@@ -21,6 +21,9 @@ import { notifySettings } from './ui/notify-settings';
 import { ExportMenu } from './ui/export';
 import { ReplayView } from './replay/view';
 import { chatStatus } from './chat/state';
+import { setExitViewer } from './chat/exit';
+import { sessionLabel } from './ui/rename';
+import { latestResumption } from './ui/resume';
 
 /** How the workspace shows the two panes. */
 export type Layout = 'split' | 'terminal' | 'chat';
@@ -91,6 +94,7 @@ export class App {
       open: (id) => { this.navigate(id); },
       start: (profile) => this.startSession(profile),
       end: (id) => this.endSession(id),
+      purge: (id) => this.purgeSession(id),
       resume: (id) => this.resumeSession(id),
     });
     this.root = h('div', { class: 'app' });
@@ -114,7 +118,11 @@ export class App {
     this.termSlot = h('div', { class: 'slot term-slot' });
     this.emptyState = h('div', { class: 'empty-state' });
     this.boardView = new BoardView({ open: (id) => { this.navigate(id); } });
-    this.feed = new BoardFeed({ board: (b) => { this.onBoard(b); }, unauthorized: () => { this.onUnauthorized(); } });
+    this.feed = new BoardFeed({
+      board: (b) => { this.onBoard(b); },
+      unauthorized: () => { this.onUnauthorized(); },
+      connection: (up) => { this.sidebar.setOffline(!up); this.boardView.setOffline(!up); },
+    });
     this.workspace = h('main', { class: 'workspace', 'data-layout': this.layout }, this.chatSlot, this.termSlot, this.emptyState, this.boardView.root);
     const scrim = h('div', { class: 'scrim', onclick: () => { this.menu.closeDrawer(); } });
     this.replaySlot = h('div', { class: 'replay-slot', hidden: true });
@@ -131,6 +139,10 @@ export class App {
       // A share link sees its one session and no profiles: ask who this is
       // first, rather than learn it from a refused request.
       const me = await api.me();
+      // An end this principal asked for reads "Ended by you".
+      setExitViewer(me.name);
+      // Controls only an owner may use (start, rename, end, delete, resume) are not shown to other roles.
+      document.documentElement.dataset.role = me.role;
       if (me.session !== undefined) {
         document.documentElement.dataset.shared = 'true';
         markShared();
@@ -190,6 +202,8 @@ export class App {
 
   /** Shows what the address names: a replay, the board, a session, or nothing. */
   private route(): void {
+    // A menu left open belongs to what was shown before.
+    this.exportMenu.close();
     this.replayView?.dispose();
     this.replayView = null;
     this.replaySlot.hidden = true;
@@ -221,6 +235,7 @@ export class App {
       resume: (sid) => this.resumeSession(sid),
       connection: (sid, state) => { if (sid === this.session?.id) this.showConnection(state); },
       changed: (sid) => { this.sessionChanged(sid); },
+      resumedBy: (sid) => latestResumption(sid, (x) => this.sidebar.known.find((k) => k.id === x) ?? this.created.get(x)),
     }, this.theme, this.created.has(id));
     this.session = s;
     this.chatSlot.append(s.chat.root);
@@ -253,7 +268,7 @@ export class App {
     this.replayLink.hidden = true;
     this.exportMenu.update();
     const info = this.sidebar.known.find((x) => x.id === id);
-    this.titleEl.textContent = `Replay · ${info ? `${info.name ?? info.profile} · ` : ''}${id.slice(0, 8)}`;
+    this.titleEl.textContent = `Replay · ${info ? `${sessionLabel(info)} · ` : ''}${id.slice(0, 8)}`;
     void r.load();
   }
 
@@ -266,7 +281,8 @@ export class App {
     this.exportMenu.update();
     this.replayLink.hidden = false;
     this.replayLink.href = `#/session/${encodeURIComponent(s.id)}/replay`;
-    this.titleEl.textContent = info ? `${info.name !== undefined ? `${info.name} · ${info.profile}` : info.profile} · ${id}${info.resumed_from !== undefined ? ` (resumed from ${info.resumed_from.slice(0, 8)})` : ''}` : id;
+    const label = info ? sessionLabel(info) : undefined;
+    this.titleEl.textContent = info && label !== undefined ? `${label === info.profile ? label : `${label} · ${info.profile}`} · ${id}${info.resumed_from !== undefined ? ` (resumed from ${info.resumed_from.slice(0, 8)})` : ''}` : id;
   }
 
   private showEmpty(): void {
@@ -350,6 +366,18 @@ export class App {
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 404)) {
         this.sidebar.showError(`Could not end the session: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    // The view stays: it says how the session ended, and offers Resume.
+  }
+
+  /** Deletes an ended session's transcript (DELETE ?purge=true): it leaves every list. */
+  private async purgeSession(id: string): Promise<void> {
+    try {
+      await api.deleteSession(id, { purge: true });
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) {
+        this.sidebar.showError(`Could not delete the transcript: ${err instanceof Error ? err.message : String(err)}`);
         return;
       }
     }

@@ -12,6 +12,7 @@ import { api, ApiError } from './net/api';
 import { SessionSocket, type SocketState } from './net/socket';
 import { TerminalPane, type ScreenDump } from './terminal/terminal';
 import { h } from './ui/dom';
+import { onDeviceName } from './ui/device';
 import { ResumeControl } from './ui/resume';
 import { canDrive, isHeadless } from './ui/roles';
 import { PresenceBar } from './ui/share';
@@ -33,6 +34,8 @@ export interface SessionHost {
   connection(id: string, s: SocketState): void;
   /** The session's status line changed (for the sidebar). */
   changed(id: string): void;
+  /** The newest session that resumed `id` (where its conversation goes on), if any. */
+  resumedBy(id: string): string | undefined;
 }
 
 /** The longest the chat waits for a replay to arrive whole before drawing what it has, in ms. */
@@ -72,6 +75,9 @@ export class SessionController {
   private backlogTimer: ReturnType<typeof setTimeout> | undefined;
   /** The current connection got its hello. */
   private hello = false;
+  /** Some connection got its hello: a drop now is a reconnect. */
+  private everGreeted = false;
+  private readonly unwatchDevice: () => void;
   /** Set between a `resync` and the snapshot frame that follows it. */
   private expectSnapshot = false;
   /** This tab started the session: its first connection sets the PTY size. */
@@ -131,7 +137,7 @@ export class SessionController {
     this.terminal.root.append(this.exitBanner);
     this.keysNoteText = h('span', { class: 'term-note-text' });
     this.keysNote = h('div', { class: 'term-note keys-note', role: 'status', hidden: true }, this.keysNoteText);
-    this.terminal.root.append(this.keysNote);
+    this.terminal.addNote(this.keysNote);
     this.presence = new PresenceBar(id);
     this.chat.root.insertBefore(this.presence.root, this.chat.root.children[1] ?? null);
     this.socket = new SessionSocket(id, {
@@ -148,6 +154,8 @@ export class SessionController {
       resumeFrom: () => this.state.lastSeq,
       diagnose: () => this.diagnose(),
     });
+    // A new device name reaches the other clients with the next connection.
+    this.unwatchDevice = onDeviceName(() => { if (this.socket.state.kind === 'open') this.socket.start(); });
   }
 
   /** Whether keystrokes go to the program: a role that may drive, and a program with a terminal. */
@@ -222,6 +230,7 @@ export class SessionController {
     clearTimeout(this.backlogTimer);
     cache.set(this.id, this.state);
     this.socket.stop();
+    this.unwatchDevice();
     this.terminal.dispose();
     this.chat.root.remove();
     this.terminal.root.remove();
@@ -236,6 +245,7 @@ export class SessionController {
         this.principal = m.principal;
         this.clientId = m.client_id;
         this.clients = m.clients;
+        this.terminal.setMayDrive(canDrive(m.role));
         this.keysNote.hidden = this.takesKeys();
         if (!this.keysNote.hidden) this.showKeysNote();
         this.terminal.root.dataset.headless = String(isHeadless(m.channel.kind));
@@ -253,6 +263,7 @@ export class SessionController {
         this.terminal.connected(this.drivesFirst);
         this.drivesFirst = false;
         this.hello = true;
+        this.everGreeted = true;
         break;
       case 'resync':
         this.terminal.resync(m.cols, m.rows);
@@ -322,6 +333,8 @@ export class SessionController {
   private render(): void {
     const info = this.host.info(this.id);
     const resumable = info?.resumable ?? false;
+    const resumedBy = this.host.resumedBy(this.id);
+    const down = this.socket.state.kind === 'connecting' || this.socket.state.kind === 'waiting';
     if (info?.resumed_from !== undefined && !this.historyAsked) this.loadHistory();
     this.chat.render(this.state, {
       channel: this.channelInfo,
@@ -330,6 +343,8 @@ export class SessionController {
       resumedFrom: info?.resumed_from,
       history: this.history,
       role: this.role,
+      resumedBy,
+      reconnecting: this.everGreeted && down,
     });
     this.presence.render(this.clients, this.clientId, this.role, this.principal);
     // Where terminal users look: a banner over the terminal once the program ended.
@@ -342,6 +357,7 @@ export class SessionController {
       this.exitBanner.dataset.tone = exitTone(exit);
     }
     this.bannerResume.visible = exit !== null && resumable;
+    this.bannerResume.resumedBy = resumedBy;
     this.host.changed(this.id);
   }
 

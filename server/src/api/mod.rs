@@ -266,7 +266,7 @@ pub async fn delete(
 ) -> Result<Response, AppError> {
     let s = session_for(&state, &who, &actor, &id, Act::manage("session_delete"))?;
     s.observe.deleted(q.purge, &actor);
-    s.terminate();
+    s.terminate_by(&who.name);
     let wait = s.limits.kill_grace + std::time::Duration::from_secs(2);
     let _ = tokio::time::timeout(wait, s.wait_exited()).await;
     if q.purge {

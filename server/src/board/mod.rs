@@ -201,6 +201,8 @@ pub(crate) mod tests {
                 },
                 agent_session_id: None,
                 resumed_from: None,
+                resumed_by: None,
+                prompt_name: None,
                 resumable: false,
             },
             last_activity: created_at,

@@ -56,11 +56,15 @@ fn percent(s: &str) -> String {
 
 /// The session's name, else its terminal title, else its profile.
 fn label(s: &SessionInfo) -> &str {
-    [s.name.as_deref(), s.title.as_deref()]
-        .into_iter()
-        .flatten()
-        .find(|n| !n.is_empty())
-        .unwrap_or(&s.profile)
+    [
+        s.name.as_deref(),
+        s.prompt_name.as_deref(),
+        s.title.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|n| !n.is_empty())
+    .unwrap_or(&s.profile)
 }
 
 /// A line about a tool's input: the command, the file, or the JSON.
@@ -163,6 +167,11 @@ pub(crate) fn changes(prev: &Board, next: &Board, long_turn_ms: u64, now: u64) -
             let how = match (x.and_then(|x| x.code), x.and_then(|x| x.signal.as_deref())) {
                 // Its status is the shutdown's SIGTERM, not a crash.
                 _ if x.is_some_and(|x| x.server_stopped) => "ended when the server stopped".into(),
+                // Someone ended it on purpose: its 143 is no failure.
+                _ if x.is_some_and(|x| x.ended_by.is_some()) => format!(
+                    "was ended by {}",
+                    x.and_then(|x| x.ended_by.as_deref()).unwrap_or_default()
+                ),
                 (Some(code), _) => format!("exited with status {code}"),
                 (None, Some(sig)) => format!("was ended by {sig}"),
                 (None, None) => "ended".into(),
@@ -265,6 +274,7 @@ mod tests {
             signal: None,
             success: false,
             server_stopped: false,
+            ended_by: None,
         });
         let c = changes(&idle, &board(vec![ended.clone()]), 30_000, 0);
         let Change::Show(s) = &c[0] else { panic!() };
@@ -277,6 +287,7 @@ mod tests {
             signal: None,
             success: false,
             server_stopped: true,
+            ended_by: None,
         });
         let c = changes(&idle, &board(vec![stopped]), 30_000, 0);
         let Change::Show(s) = &c[0] else { panic!() };

@@ -68,6 +68,7 @@ impl Registry {
                     signal: killed.then(|| "SIGTERM".to_string()),
                     success: false,
                     server_stopped: true,
+                    ended_by: None,
                 });
                 let can_resume = self
                     .profiles
@@ -99,6 +100,7 @@ impl Registry {
                 remove_leftover(&path);
             });
         }
+        self.link_resumptions();
         if now + later + recovered + ended > 0 {
             info!(
                 deleted = now,
@@ -107,6 +109,24 @@ impl Registry {
                 programs_ended = ended,
                 "session directories from an earlier run"
             );
+        }
+    }
+}
+
+impl Registry {
+    /// Each recovered session that another one resumed leads to it again
+    /// (the latest, when it was resumed more than once), as before the
+    /// restart.
+    fn link_resumptions(&self) {
+        let mut sessions = self.all();
+        sessions.sort_by_key(|s| s.created_at);
+        for s in &sessions {
+            let parent = s
+                .resumed_from()
+                .and_then(|p| sessions.iter().find(|x| x.id == p));
+            if let Some(parent) = parent {
+                parent.set_resumed_by(s.id);
+            }
         }
     }
 }

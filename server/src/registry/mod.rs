@@ -136,7 +136,11 @@ impl Registry {
             cols: Some(size.cols.unwrap_or(cols)),
             rows: Some(size.rows.unwrap_or(rows)),
         };
-        self.start(req, Some(from))
+        let new = self.start(req, Some(from))?;
+        // The ended session leads to the one that goes on with it.
+        old.set_resumed_by(new.id);
+        self.changes.send_modify(|n| *n += 1);
+        Ok(new)
     }
 
     fn start(

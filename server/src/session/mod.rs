@@ -155,6 +155,8 @@ struct State {
     ended_at: Option<u64>,
     /// The owner's name for the session (kept in `session.json`).
     name: Option<String>,
+    /// The latest session that resumed this one.
+    resumed_by: Option<SessionId>,
 }
 
 /// See the module docs.
@@ -412,8 +414,20 @@ impl Session {
             channel: self.channel_info.clone(),
             agent_session_id: self.conversation.agent_session_id(),
             resumed_from: self.resumed_from,
+            resumed_by: st.resumed_by,
+            prompt_name: self.conversation.prompt_name(),
             resumable,
         }
+    }
+
+    /// Session `by` resumed this one: clients lead there from it.
+    pub(crate) fn set_resumed_by(&self, by: SessionId) {
+        lock(&self.state).resumed_by = Some(by);
+    }
+
+    /// The session this one resumed, if any.
+    pub(crate) fn resumed_from(&self) -> Option<SessionId> {
+        self.resumed_from
     }
 
     /// The registry forgot this session (purged, or its retention ended):

@@ -26,6 +26,8 @@ pub(crate) struct Process {
     /// duet is ending the program because duet itself stops: its exit is
     /// the shutdown's doing, not the program's.
     server_stopping: AtomicBool,
+    /// The principal that asked for the end (`DELETE`), if one did.
+    ended_by: std::sync::Mutex<Option<String>>,
 }
 
 impl Process {
@@ -35,6 +37,7 @@ impl Process {
             reaped: AtomicBool::new(false),
             foreign: false,
             server_stopping: AtomicBool::new(false),
+            ended_by: std::sync::Mutex::new(None),
         }
     }
 
@@ -45,6 +48,7 @@ impl Process {
             reaped: AtomicBool::new(true),
             foreign: true,
             server_stopping: AtomicBool::new(false),
+            ended_by: std::sync::Mutex::new(None),
         }
     }
 
@@ -106,12 +110,17 @@ impl Session {
                     signal: None,
                     success: false,
                     server_stopped: false,
+                    ended_by: None,
                 }
             }
         };
         // Clients (and this session once recovered after a restart) say the
         // server stopped, rather than show the SIGTERM's 143 as a crash.
         exit.server_stopped = self.process.server_stopping.load(Ordering::Acquire);
+        // Someone asked for this end: its 143 is no failure of the program.
+        if !exit.server_stopped {
+            exit.ended_by = lock(&self.process.ended_by).clone();
+        }
         // Anything the program left behind in its group goes with it.
         self.process.signal_group(Signal::SIGHUP);
         // Let the last output drain; a leftover grandchild holding the PTY
@@ -193,6 +202,16 @@ impl Session {
                 session.process.signal_group(Signal::SIGKILL);
             }
         });
+    }
+
+    /// Ends the program because principal `by` asked (`DELETE`): as
+    /// [`Self::terminate`], and its exit names who ended it. The first
+    /// to ask is named.
+    pub(crate) fn terminate_by(self: &Arc<Self>, by: &str) {
+        if !self.is_exited() {
+            lock(&self.process.ended_by).get_or_insert_with(|| by.to_string());
+        }
+        self.terminate();
     }
 
     /// Ends the program because duet is shutting down: as [`Self::terminate`],

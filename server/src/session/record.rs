@@ -52,6 +52,11 @@ pub(crate) struct Record {
     /// The owner's name for the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) name: Option<String>,
+    /// The first prompt, shortened (what the session is called until it
+    /// has a name); for a reader: a recovered session derives it again
+    /// from its events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_name: Option<String>,
 }
 
 impl Record {
@@ -162,6 +167,7 @@ impl Session {
                 exit: Some(exit.clone()),
                 ended_at: Some(record.ended_at.unwrap_or_else(now_ms)),
                 name: record.name.clone(),
+                resumed_by: None,
             }),
             exited: watch::channel(true).0,
             removed: watch::channel(false).0,
@@ -214,6 +220,7 @@ impl Session {
             ended_at,
             exit,
             name,
+            prompt_name: self.conversation.prompt_name(),
         };
         if let Err(e) = record.save(&self.dir) {
             tracing::warn!(?e, "writing session.json");

@@ -188,6 +188,7 @@ impl Session {
                 exit: None,
                 ended_at: None,
                 name: None,
+                resumed_by: None,
             }),
             exited: watch::channel(false).0,
             removed: watch::channel(false).0,

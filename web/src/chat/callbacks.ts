@@ -40,4 +40,10 @@ export interface ChatContext {
   readonly history?: readonly HistorySegment[] | undefined;
   /** This client's role (undefined until the hello: assume all). */
   readonly role?: Role | undefined;
+  /** The newest session that resumed this one: the conversation goes on there. */
+  readonly resumedBy?: string | undefined;
+  /** The connection was up and dropped: the state shown may be old. */
+  readonly reconnecting?: boolean | undefined;
+  /** The chat of a replay: read-only, at a moment of the recording. */
+  readonly replay?: boolean | undefined;
 }

@@ -197,6 +197,7 @@ function exitInfo(e: ExitInfo): ExitInfo {
   if (e.code !== undefined) info.code = e.code;
   if (e.signal !== undefined) info.signal = e.signal;
   if (e.server_stopped === true) info.server_stopped = true;
+  if (e.ended_by !== undefined) info.ended_by = e.ended_by;
   return info;
 }
 

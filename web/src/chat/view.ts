@@ -40,6 +40,15 @@ const STATUS_TEXT: Record<ChatStatus, string> = {
   exited: 'Exited',
 };
 
+/** What the status line shows besides the chat's own status: the connection, and an agent not up yet. */
+type ShownStatus = ChatStatus | 'starting' | 'reconnecting';
+
+/** An agent that has not sent its handshake (`session_start`) yet is still starting; per-turn agents run only during a turn. */
+function starting(state: ChatState, ctx: ChatContext): boolean {
+  const ch = ctx.channel;
+  return state.agent === null && state.items.length === 0 && ch !== undefined && ch.events && ch.kind !== 'stream_json_per_turn';
+}
+
 /** The chat pane. */
 export class ChatView {
   /** The pane's root element. */
@@ -60,6 +69,7 @@ export class ChatView {
   private readonly resume: ResumeControl;
   private readonly rendered = new Map<string, Rendered>();
   private lastStatus: ChatStatus | undefined;
+  private lastEmpty = '';
   /** What the last full render drew from (a frame with the same inputs only updates live text). */
   private lastDrawn: { items: ChatState['items']; approvals: ChatState['approvals']; pending: ChatState['pending']; exit: ChatState['exit']; ctxKey: string; history: ChatContext['history']; resumedFrom: string | undefined } | undefined;
   private lastPlaceholder = '';
@@ -293,25 +303,41 @@ export class ChatView {
 
   private renderStatus(state: ChatState, ctx: ChatContext): void {
     const status = chatStatus(state);
+    let shown: ShownStatus = status;
     let text = STATUS_TEXT[status];
     if (status === 'exited' && state.exit) {
       text = exitStatus(state.exit);
+    } else if (ctx.reconnecting === true) {
+      // What the line said before the drop may no longer be so.
+      shown = 'reconnecting';
+      text = 'Reconnecting…';
+    } else if (status === 'idle' && starting(state, ctx) && ctx.replay !== true) {
+      shown = 'starting';
+      text = 'Starting…';
     }
     const events = ctx.channel?.events ?? true;
     if (!events) text = 'This program has no chat view; use the terminal.';
     if (this.statusText.textContent !== text) this.statusText.textContent = text;
+    const empty = ctx.replay === true ? 'Nothing was said yet at this point of the recording.' : canDrive(ctx.role) ? 'No messages yet. Type a prompt below, or in the terminal.' : 'No messages yet.';
+    if (empty !== this.lastEmpty) {
+      this.empty.textContent = empty;
+      this.lastEmpty = empty;
+    }
     const link = status === 'awaiting_approval' && events;
     // Only a role that may answer is waited on.
     const waiting = canApprove(ctx.role) ? STATUS_TEXT.awaiting_approval : 'Waiting for an approval';
     if (link && this.statusJump.textContent !== waiting) this.statusJump.textContent = waiting;
     this.statusText.hidden = link;
     this.statusJump.hidden = !link;
-    this.statusEl.dataset.status = status;
+    this.statusEl.dataset.status = shown;
+    if (state.exit) this.statusEl.dataset.tone = exitTone(state.exit);
+    else delete this.statusEl.dataset.tone;
     this.stopButton.hidden = !canDrive(ctx.role) || !(status === 'thinking' || status === 'responding' || status === 'running_tool');
-    // No prompt box for roles that cannot send prompts (viewer, approver).
-    this.composer.hidden = !canDrive(ctx.role);
+    // No prompt box for roles that cannot send prompts (viewer, approver), nor in a replay.
+    this.composer.hidden = !canDrive(ctx.role) || ctx.replay === true;
     this.modes.update(state.exit ? undefined : agentModes(state.agent), canDrive(ctx.role));
     this.resume.visible = status === 'exited' && ctx.resumable;
+    this.resume.resumedBy = ctx.resumedBy;
     this.log.setAttribute('aria-busy', String(status === 'responding'));
 
     // The composer: why it cannot be used, when it cannot.

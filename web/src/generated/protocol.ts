@@ -28,7 +28,13 @@ signal?: string, success: boolean,
  * without recording the end. The code or signal is then that of the
  * shutdown, not a crash of the program.
  */
-server_stopped?: boolean, };
+server_stopped?: boolean, 
+/**
+ * The principal that ended the session (`DELETE /api/sessions/{id}`):
+ * an end someone asked for, not a failure of the program, whatever
+ * its code or signal.
+ */
+ended_by?: string, };
 
 export type ApprovalState = "pending" | "allowed" | "denied" | "abandoned";
 
@@ -106,7 +112,13 @@ export type ConnectedClient = { client_id: ClientId,
  * The principal: `owner` for the main token, a `[[token]]` name, or
  * `share:<share id>`.
  */
-name: string, role: Role, };
+name: string, role: Role, 
+/**
+ * What the client calls its device ("Chrome on Android"), as it said
+ * when it connected (`?device=` on the WebSocket); tells two tabs of
+ * one principal apart.
+ */
+device?: string, };
 
 export type CreateShare = { 
 /**
@@ -301,6 +313,16 @@ agent_session_id?: string,
  * The ended session this one resumed.
  */
 resumed_from?: SessionId, 
+/**
+ * The latest session that resumed this one: where its conversation
+ * goes on (a client offers to open it instead of resuming again).
+ */
+resumed_by?: SessionId, 
+/**
+ * The conversation's first prompt, shortened: what the session is
+ * called until an owner names it (`name` wins whenever it is set).
+ */
+prompt_name?: string, 
 /**
  * Whether `POST /api/sessions/{id}/resume` can start this conversation
  * again (it ended, its profile can resume, and the agent's id is known).

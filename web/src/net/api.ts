@@ -89,8 +89,9 @@ export const api = {
   async rename(id: string, name: string): Promise<SessionInfo> {
     return expect(await call('PATCH', `api/sessions/${encodeURIComponent(id)}`, { name }), isSessionInfo, 'renamed session');
   },
-  async deleteSession(id: string): Promise<void> {
-    await call('DELETE', `api/sessions/${encodeURIComponent(id)}`);
+  /** Ends the session; with `purge`, also deletes its transcript (204: nothing is left). */
+  async deleteSession(id: string, opts: { purge?: boolean } = {}): Promise<void> {
+    await call('DELETE', `api/sessions/${encodeURIComponent(id)}${opts.purge === true ? '?purge=true' : ''}`);
   },
   /** The REST fallback for `submit` while the socket is down. */
   async submit(id: string, text: string): Promise<SubmitResponse> {

@@ -14,6 +14,8 @@ export interface BoardListener {
   board(board: Board): void;
   /** The credentials are no longer good. */
   unauthorized(): void;
+  /** The stream is up (a board arrived) or down (it broke; it reconnects by itself). */
+  connection?(up: boolean): void;
 }
 
 /** See the module comment. */
@@ -40,9 +42,12 @@ export class BoardFeed {
       if (!board) return;
       this.attempt = 0;
       this.latest = board;
+      this.listener.connection?.(true);
       this.listener.board(board);
     });
     source.addEventListener('error', () => {
+      // Reconnecting by itself (CONNECTING) or given up (CLOSED): either way, what was shown may be old.
+      if (source === this.source) this.listener.connection?.(false);
       if (source.readyState !== EventSource.CLOSED) return;
       this.source = null;
       void this.diagnose();

@@ -11,7 +11,7 @@ const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
 const optional = (v: unknown, is: (x: unknown) => boolean): boolean => v === undefined || is(v);
 
 function isExitInfo(v: unknown): v is ExitInfo {
-  return isObject(v) && isBool(v.success) && optional(v.code, isNum) && optional(v.signal, isStr) && optional(v.server_stopped, isBool);
+  return isObject(v) && isBool(v.success) && optional(v.code, isNum) && optional(v.signal, isStr) && optional(v.server_stopped, isBool) && optional(v.ended_by, isStr);
 }
 
 function isChannelInfo(v: unknown): v is ChannelInfo {
@@ -70,6 +70,8 @@ export function isSessionInfo(v: unknown): v is SessionInfo {
     isChannelInfo(v.channel) &&
     isBool(v.resumable) &&
     optional(v.resumed_from, isStr) &&
+    optional(v.resumed_by, isStr) &&
+    optional(v.prompt_name, isStr) &&
     optional(v.title, isStr) &&
     optional(v.name, isStr)
   );

@@ -7,6 +7,7 @@ import type { ClientMessage, ServerMessage } from '../generated/protocol';
 import { apiUrl } from './api';
 import { backoffDelay } from './backoff';
 import { parseServerMessage } from './guards';
+import { deviceName } from '../ui/device';
 
 /** Where the connection stands. */
 export type SocketState =
@@ -110,6 +111,8 @@ export class SessionSocket {
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const from = this.owner.resumeFrom();
     if (from > 0) url.searchParams.set('from', String(from));
+    // How the session's other clients tell this one apart.
+    url.searchParams.set('device', deviceName());
     this.setState({ kind: 'connecting', attempt: this.attempt, serverStopped: this.serverStopped });
 
     const ws = new WebSocket(url);

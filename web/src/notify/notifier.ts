@@ -18,6 +18,26 @@ export function turnSeconds(): number {
   return Number.isFinite(v) && v > 0 ? v : DEFAULT_TURN_SECONDS;
 }
 
+const OFF_KEY = 'duet.notify.off';
+
+/**
+ * The user turned notifications off on this device. A page cannot take back
+ * the browser's permission, so duet keeps its own switch: off, it shows none.
+ */
+export function notificationsOff(): boolean {
+  try {
+    return localStorage.getItem(OFF_KEY) === 'true';
+  } catch {
+    return false;
+  }
+}
+
+/** Turns this device's notifications off or back on. */
+export function setNotificationsOff(off: boolean): void {
+  if (off) localStorage.setItem(OFF_KEY, 'true');
+  else localStorage.removeItem(OFF_KEY);
+}
+
 /** Sets the threshold for "a turn finished", in seconds. */
 export function setTurnSeconds(seconds: number): void {
   localStorage.setItem(TURN_KEY, String(Math.max(1, Math.round(seconds))));
@@ -67,7 +87,7 @@ export class Notifier {
     this.prev = next;
     if (change.close.length > 0) this.post({ type: 'close', tags: change.close });
     const hidden = document.visibilityState !== 'visible';
-    if (change.show.length > 0 && hidden && Notification.permission === 'granted') this.post({ type: 'notify', items: change.show });
+    if (change.show.length > 0 && hidden && Notification.permission === 'granted' && !notificationsOff()) this.post({ type: 'notify', items: change.show });
   }
 
   private post(message: ToWorker): void {

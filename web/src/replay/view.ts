@@ -5,7 +5,10 @@
 // reducer fed the events duet had received by then (their `at`), drawn by the
 // ordinary chat view as a viewer, so approvals are pending until the moment
 // the agent reported the decision. A live session replays what was recorded
-// when the view opened; "Reload" takes in what came since.
+// when the view opened; "Reload" takes in what came since. The recording
+// keeps its own size, shrunk to show whole in the pane (terminal/scale.ts):
+// its last rows were cut. The chat speaks as a replay's (no prompt box, no
+// "type a prompt below").
 import { Terminal } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
 import type { ServerMessage, SessionInfo } from '../generated/protocol';
@@ -14,6 +17,7 @@ import type { ChatState } from '../chat/state';
 import { api, apiUrl } from '../net/api';
 import { h, svgIcon } from '../ui/dom';
 import { terminalLook } from '../terminal/terminal';
+import { applyScale, fitScale, innerBox } from '../terminal/scale';
 import { terminalThemes, type ThemeName } from '../ui/theme';
 import { CastError, parseCast, resizeOf, type Cast } from './cast';
 import { advance, ChatTimeline, eventsUpTo, formatTime, framesUpTo, planFeed, replayEnd, sortEvents, SPEEDS, type TimedEvent } from './timeline';
@@ -68,6 +72,8 @@ export class ReplayView {
   private lastTick = 0;
   private state: ChatState | undefined;
   private disposed = false;
+  private readonly host: HTMLElement;
+  private readonly observer: ResizeObserver;
 
   constructor(readonly id: string, theme: ThemeName) {
     const noop = (): void => undefined;
@@ -95,9 +101,14 @@ export class ReplayView {
     this.bar = h('div', { class: 'replay-bar', role: 'toolbar', 'aria-label': 'Replay', onkeydown: (ev: Event) => { this.onKey(ev as KeyboardEvent); } },
       this.playButton, this.scrubber, this.timeEl, this.speedSelect, reload, live, this.note);
     const host = h('div', { class: 'replay-term-host' });
+    this.host = host;
     this.terminalRoot = h('section', { class: 'pane terminal-pane replay-terminal', 'aria-label': 'Recorded terminal', tabindex: 0, onkeydown: (ev: Event) => { this.onKey(ev as KeyboardEvent); } }, host);
     this.term = new Terminal({ ...terminalLook(theme), disableStdin: true, cursorBlink: false });
     this.term.open(host);
+    // The pane or the recording's size changed: fit again (once xterm has drawn the new size).
+    this.observer = new ResizeObserver(() => { this.fit(); });
+    this.observer.observe(host);
+    this.term.onResize(() => { requestAnimationFrame(() => { this.fit(); }); });
     this.chat.root.addEventListener('keydown', (ev) => { this.onKey(ev); });
   }
 
@@ -148,6 +159,13 @@ export class ReplayView {
     this.scrubber.setAttribute('aria-valuetext', formatTime(this.pos));
     this.drawTerminal();
     this.drawChat();
+  }
+
+  /** Shows the whole recorded screen in the pane: shrunk when it is larger, never enlarged. */
+  private fit(): void {
+    const el = this.term.element;
+    if (this.disposed || !el) return;
+    applyScale(el, fitScale({ width: el.offsetWidth, height: el.offsetHeight }, innerBox(this.host)));
   }
 
   /** Follows the app's theme. */
@@ -257,12 +275,13 @@ export class ReplayView {
     if (exit && this.pos >= this.end && this.info?.status === 'exited') state = { ...state, exit, awaitingReply: false };
     if (state === this.state) return;
     this.state = state;
-    this.chat.render(state, { channel: this.info?.channel, connected: false, resumable: false, role: 'viewer' });
+    this.chat.render(state, { channel: this.info?.channel, connected: false, resumable: false, role: 'viewer', replay: true });
   }
 
   dispose(): void {
     this.disposed = true;
     this.pause();
+    this.observer.disconnect();
     this.term.dispose();
     this.bar.remove();
     this.chat.root.remove();

@@ -3,7 +3,9 @@
 // follows the pane (ResizeObserver → fit → `resize`, debounced) and follows
 // the server when another client resized the PTY. WebGL renders on a hardware
 // GPU (terminal/renderer.ts); if it fails or loses its context the DOM
-// renderer takes over.
+// renderer takes over. A pane that follows another window's size shows the
+// terminal whole (scaled down) or at full size (scrolled), as its user chose
+// (remembered per browser); "Fit to my window" takes the size for everyone.
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
@@ -13,6 +15,7 @@ import { h } from '../ui/dom';
 import { terminalThemes, type ThemeName } from '../ui/theme';
 import { FlowControl } from './flow';
 import { chooseRenderer } from './renderer';
+import { applyScale, fitScale, innerBox } from './scale';
 
 /** What the pane asks of its owner. */
 export interface TerminalOwner {
@@ -90,6 +93,20 @@ export function terminalLook(theme: ThemeName): ITerminalOptions {
 /** The owner of a pane that only measures: it never types, resizes or pauses. */
 const IGNORE: TerminalOwner = { input: () => undefined, resize: () => undefined, flow: () => undefined, leave: () => undefined };
 
+/** How a follower shows a terminal larger than its pane: shrunk to fit, or at full size and scrolled. */
+export type FollowView = 'scale' | 'scroll';
+
+/** Where the follower's choice is kept (this browser's, like the layout). */
+const FOLLOW_KEY = 'duet.terminalView';
+
+function savedFollowView(): FollowView {
+  try {
+    return localStorage.getItem(FOLLOW_KEY) === 'scroll' ? 'scroll' : 'scale';
+  } catch {
+    return 'scale';
+  }
+}
+
 /** Resize messages wait this long for the pane to settle, in ms. */
 const RESIZE_DEBOUNCE = 120;
 
@@ -126,23 +143,44 @@ export class TerminalPane {
    */
   private sentSizes: string[] = [];
   private readonly fitButton: HTMLButtonElement;
+  /** A follower's controls: the view (scale or scroll) and, for a role that may, Fit. */
+  private readonly followBar: HTMLElement;
+  private readonly viewGroup: HTMLElement;
+  private readonly viewButtons = new Map<FollowView, HTMLButtonElement>();
+  private followView: FollowView = savedFollowView();
+  /** This connection may set the PTY size (its role drives); a viewer only follows. */
+  private mayDrive = true;
   /** The window changed size since the last fit. */
   private windowResized = false;
   /** The window's size when last seen: a `resize` event that did not change it (page load) is no user action. */
   private windowSize = `${String(window.innerWidth)}x${String(window.innerHeight)}`;
   private readonly onWindowResize = (): void => {
     const size = `${String(window.innerWidth)}x${String(window.innerHeight)}`;
-    if (size !== this.windowSize) this.windowResized = true;
+    // Only a person resizes a window: before any click or key on the page, a change is the
+    // browser settling its viewport (seen at a first launch under load), which must not take the
+    // terminal's size from everyone.
+    if (size !== this.windowSize && (navigator.userActivation as UserActivation | undefined)?.hasBeenActive !== false) this.windowResized = true;
     this.windowSize = size;
     this.scheduleFit();
   };
   private readonly keyBar: HTMLElement;
+  /** Over the terminal's bottom edge: notes (the owner's too, see `addNote`), the leave hint, a follower's controls. */
+  private readonly overlay: HTMLElement;
   /** Read with the terminal's input (aria-describedby): how to leave it. */
   private readonly hint: HTMLElement;
 
   constructor(private readonly owner: TerminalOwner, theme: ThemeName) {
     this.host = h('div', { class: 'terminal-host' });
-    this.fitButton = h('button', { type: 'button', class: 'btn term-fit', hidden: true, title: 'Another window sets the terminal size; make it fit this one', onclick: () => { this.takeSize(); this.focus(); } }, 'Fit to my window');
+    // Said on the button itself, not only in a tooltip (a phone has none): the PTY has one size for all.
+    this.fitButton = h('button', { type: 'button', class: 'btn term-fit', hidden: true, title: 'Another window sets the terminal size. This resizes the terminal to this window for everyone who follows it.', onclick: () => { this.takeSize(); this.focus(); } },
+      h('span', { class: 'term-fit-label' }, 'Fit to my window'), h('span', { class: 'term-fit-note' }, ' · resizes it for everyone'));
+    this.viewGroup = h('div', { class: 'segmented term-view', role: 'group', 'aria-label': 'The terminal is larger than this window: show it' });
+    for (const [view, label] of [['scale', 'Scale to fit'], ['scroll', 'Scroll']] as const) {
+      const b = h('button', { type: 'button', class: 'seg', 'data-view': view, 'aria-pressed': String(view === this.followView), onclick: () => { this.setFollowView(view); } }, label);
+      this.viewButtons.set(view, b);
+      this.viewGroup.append(b);
+    }
+    this.followBar = h('div', { class: 'term-follow', hidden: true }, this.viewGroup, this.fitButton);
     this.keyBar = h('div', { class: 'key-bar', role: 'toolbar', 'aria-label': 'Terminal keys' },
       ...BAR_KEYS.map((k) => h('button', {
         type: 'button',
@@ -156,7 +194,11 @@ export class TerminalPane {
       }, k.label)));
     hintCounter++;
     this.hint = h('p', { id: `terminal-hint-${String(hintCounter)}`, class: 'visually-hidden' }, `Tab and Escape go to the program. ${LEAVE_KEY} leaves the terminal for the message box, or for the top bar.`);
-    this.root = h('section', { class: 'pane terminal-pane', 'aria-label': 'Terminal' }, this.host, this.fitButton, this.keyBar, this.hint);
+    // The same, on screen while the terminal has the keyboard (CSS shows it on the host's focus).
+    const leaveHint = h('p', { class: 'term-leave-hint', 'aria-hidden': 'true' }, h('kbd', {}, LEAVE_KEY), ' leaves the terminal');
+    // Notes and controls over the terminal's bottom edge flow side by side (and wrap) instead of covering each other.
+    this.overlay = h('div', { class: 'term-overlay' }, leaveHint, this.followBar);
+    this.root = h('section', { class: 'pane terminal-pane', 'aria-label': 'Terminal', 'data-view': this.followView }, h('div', { class: 'terminal-stage' }, this.host, this.overlay), this.keyBar, this.hint);
     this.term = new Terminal({
       allowProposedApi: true, // needed by the unicode11 addon
       cursorBlink: true,
@@ -179,6 +221,8 @@ export class TerminalPane {
       this.term.onBinary((s) => { owner.input(Uint8Array.from(s, (c) => c.charCodeAt(0) & 0xff)); }),
     );
     this.observer = new ResizeObserver(() => { this.scheduleFit(); });
+    // The terminal's element takes its new size when xterm renders the resize: measure then.
+    this.disposables.push(this.term.onResize(() => { requestAnimationFrame(() => { if (!this.disposed) this.updateFollowView(); }); }));
     // Ctrl+Shift+C copies the selection (Ctrl+C stays the terminal's interrupt);
     // LEAVE_KEY leads the keyboard out.
     this.term.attachCustomKeyEventHandler((ev) => {
@@ -212,6 +256,11 @@ export class TerminalPane {
       probe.dispose();
       probe.root.remove();
     }
+  }
+
+  /** Puts a note (e.g. "read only") over the terminal's bottom edge, beside its controls rather than over them. */
+  addNote(note: HTMLElement): void {
+    this.overlay.prepend(note);
   }
 
   /** Copies the terminal's selection to the clipboard; false when nothing is selected. */
@@ -255,6 +304,10 @@ export class TerminalPane {
     this.term.open(this.host);
     this.term.textarea?.setAttribute('aria-describedby', this.hint.id);
     this.observer.observe(this.host);
+    // The terminal's own box too: it takes its size once xterm has measured its font, which under
+    // load came after the attach, and a follower's view (scale, the larger-terminal controls) was
+    // then decided on a terminal of no size, and never again.
+    if (this.term.element) this.observer.observe(this.term.element);
     window.addEventListener('resize', this.onWindowResize);
     // Typing here takes the PTY size back from another tab that resized it.
     this.disposables.push(this.term.onData(() => { this.claim(); }));
@@ -282,12 +335,38 @@ export class TerminalPane {
 
   /** This pane becomes the one that sets the PTY size (it typed). */
   private claim(): void {
-    if (this.driver) return;
+    if (this.driver || !this.mayDrive) return;
     this.takeSize();
+  }
+
+  /**
+   * Whether this connection may set the PTY size (its role drives). One that
+   * may not (a viewer, an approver) only follows: no Fit, no key bar, and
+   * neither its keys nor its window's size make it the driver.
+   */
+  setMayDrive(may: boolean): void {
+    this.mayDrive = may;
+    this.root.dataset.mayDrive = String(may);
+    if (!may) this.driver = false;
+    this.updateFitButton();
+  }
+
+  /** How this pane shows a larger terminal while it follows: scaled to fit or scrolled (remembered). */
+  setFollowView(view: FollowView): void {
+    this.followView = view;
+    try {
+      localStorage.setItem(FOLLOW_KEY, view);
+    } catch {
+      // Not remembered; this pane still shows it.
+    }
+    this.root.dataset.view = view;
+    for (const [v, b] of this.viewButtons) b.setAttribute('aria-pressed', String(v === view));
+    this.updateFitButton();
   }
 
   /** "Fit to my window": this pane drives the PTY size from now on. */
   takeSize(): void {
+    if (!this.mayDrive) return;
     this.driver = true;
     this.fitNow(true);
   }
@@ -402,7 +481,7 @@ export class TerminalPane {
     }
     // The user resized this window: this client drives the PTY size now.
     // (A pane that only changed with the layout keeps following.)
-    if (this.windowResized) this.driver = true;
+    if (this.windowResized && this.mayDrive) this.driver = true;
     this.windowResized = false;
     this.fitNow(true);
   }
@@ -418,10 +497,23 @@ export class TerminalPane {
   private updateFitButton(): void {
     const f = this.fitSize();
     const off = f !== null && (f.cols !== this.term.cols || f.rows !== this.term.rows);
-    this.fitButton.hidden = this.driver || !off;
+    this.fitButton.hidden = this.driver || !off || !this.mayDrive;
     this.root.dataset.driver = String(this.driver);
     // A driver's pane does not scroll (it fits): undo any scrolling left from following.
     if (this.driver && (this.host.scrollTop !== 0 || this.host.scrollLeft !== 0)) this.host.scrollTo(0, 0);
+    this.updateFollowView();
+  }
+
+  /** A follower's view of a terminal larger than its pane: scaled whole, or scrollable; and its controls. */
+  private updateFollowView(): void {
+    const el = this.term.element;
+    const room = innerBox(this.host);
+    // The terminal's own size (offset sizes ignore the transform).
+    const size = el ? { width: el.offsetWidth, height: el.offsetHeight } : { width: 0, height: 0 };
+    const larger = !this.driver && room.width > 0 && (size.width > room.width + 1 || size.height > room.height + 1);
+    this.viewGroup.hidden = !larger;
+    this.followBar.hidden = this.driver || (this.viewGroup.hidden && this.fitButton.hidden);
+    if (el) applyScale(el, larger && this.followView === 'scale' ? fitScale(size, room) : 1);
   }
 
   /** Fits the terminal to the pane; with `announce`, tells the server when the PTY size differs. */

@@ -2,7 +2,8 @@
 // order (approvals waiting first, then running, then ended): its name, what
 // it waits for (the tool and its input), how long its turn has run, when it
 // last did something, and who is watching. The data comes from the server's
-// stream (net/board.ts); a clock only refreshes the "… ago" texts.
+// stream (net/board.ts); a clock only refreshes the "… ago" texts. While
+// the stream is down the board says so: what it shows may be old.
 import type { Board, BoardEntry } from '../generated/protocol';
 import { exitClause } from '../chat/exit';
 import { presentTool, toolSummary } from '../chat/tools';
@@ -22,6 +23,15 @@ export function duration(ms: number): string {
   return m % 60 === 0 ? `${hours} h` : `${hours} h ${m % 60} min`;
 }
 
+/**
+ * A session whose agent has not sent its handshake yet (no event at all):
+ * "starting", not "idle". Per-turn agents have no process between turns, and
+ * a terminal-only program sends no events.
+ */
+function starting(s: BoardEntry['session']): boolean {
+  return s.status === 'running' && s.channel.events && s.channel.kind !== 'stream_json_per_turn' && s.last_seq === 0;
+}
+
 /** What the board asks of the app. */
 export interface BoardOwner {
   open(id: string, requestId?: string): void;
@@ -32,6 +42,7 @@ export class BoardView {
   readonly root: HTMLElement;
   private readonly list: HTMLOListElement;
   private readonly error: HTMLElement;
+  private readonly offlineNote: HTMLElement;
   private board: Board = { sessions: [] };
   private clock: ReturnType<typeof setInterval> | undefined;
   private renaming: { id: string; form: HTMLFormElement } | undefined;
@@ -39,7 +50,13 @@ export class BoardView {
   constructor(private readonly owner: BoardOwner) {
     this.list = h('ol', { class: 'board-list', 'aria-label': 'Sessions, what needs attention first' });
     this.error = h('p', { class: 'sidebar-error', role: 'alert', hidden: true });
-    this.root = h('section', { class: 'board-view', hidden: true, 'aria-labelledby': 'board-heading' }, h('h1', { id: 'board-heading', class: 'board-heading' }, 'Board'), this.error, this.list);
+    this.offlineNote = h('p', { class: 'board-offline', role: 'status', hidden: true }, 'Reconnecting… what this shows may be out of date.');
+    this.root = h('section', { class: 'board-view', hidden: true, 'aria-labelledby': 'board-heading' }, h('h1', { id: 'board-heading', class: 'board-heading' }, 'Board'), this.offlineNote, this.error, this.list);
+  }
+
+  /** The board's stream is down (true) or back. */
+  setOffline(offline: boolean): void {
+    this.offlineNote.hidden = !offline;
   }
 
   /** Shows or hides the view; its clock runs only while shown. */
@@ -74,7 +91,9 @@ export class BoardView {
     const waiting = e.pending.length > 0;
     const shared = document.documentElement.dataset.shared === 'true';
     const renaming = this.renaming?.id === s.id ? this.renaming.form : null;
-    const viewers = [...new Set(s.connected.map((c) => c.name))];
+    // By device: "owner, owner" told nothing.
+    const viewers = [...new Set(s.connected.map((c) => c.device ?? c.name))];
+    const state = waiting ? 'needs approval' : e.busy_since !== undefined ? 'working' : s.status !== 'running' ? 'ended' : starting(s) ? 'starting' : 'idle';
     return h(
       'li',
       { class: `board-card${waiting ? ' board-waiting' : ''}`, 'data-session-id': s.id, 'data-status': s.status },
@@ -82,10 +101,10 @@ export class BoardView {
         'div',
         { class: 'board-card-head' },
         renaming ?? h('button', { type: 'button', class: 'board-open', onclick: () => { this.owner.open(s.id); } }, label),
-        h('span', { class: `badge ${waiting ? 'badge-awaiting_approval' : s.status === 'running' ? 'badge-running' : ''}` }, waiting ? 'needs approval' : e.busy_since !== undefined ? 'working' : s.status === 'running' ? 'idle' : 'ended'),
+        h('span', { class: `badge ${waiting ? 'badge-awaiting_approval' : s.status === 'running' ? 'badge-running' : ''}`, 'data-state': state }, state),
         !shared && !renaming && h('button', { type: 'button', class: 'btn btn-quiet board-rename', 'aria-label': `Rename session ${label}`, onclick: () => { this.startRename(e); } }, 'Rename'),
       ),
-      h('p', { class: 'board-meta' }, `${s.profile} · ${s.channel.kind} · ${s.id.slice(0, 8)}`, s.name !== undefined && s.title !== undefined && s.title !== '' ? ` · ${s.title}` : ''),
+      h('p', { class: 'board-meta' }, `${s.profile} · ${s.channel.kind} · ${s.id.slice(0, 8)}`, s.title !== undefined && s.title !== '' && s.title !== label ? ` · ${s.title}` : ''),
       ...e.pending.map((a) => {
         const summary = toolSummary(presentTool(a.input));
         return h('button', { type: 'button', class: 'board-approval', 'data-request-id': a.request_id, onclick: () => { this.owner.open(s.id, a.request_id); } }, h('strong', {}, a.tool_name), summary !== '' ? ` ${summary}` : '');

@@ -2,6 +2,8 @@
 // the server keeps them (NDJSON, verbatim), the chat as Markdown (made here
 // from the chat state), the terminal recording as an asciicast (.cast) file;
 // on a phone also the way to the replay, which the top bar has no room for.
+// It closes as a menu does: on a choice, a click or tap outside, Escape (the
+// keyboard goes back to its button), and when the open session changes.
 import { chatMarkdown } from '../chat/export';
 import type { ChatState } from '../chat/state';
 import { apiUrl } from '../net/api';
@@ -21,6 +23,8 @@ export class ExportMenu {
   private readonly recording: HTMLAnchorElement;
   /** Phones only (CSS): the top bar has no room for its own Replay link. */
   private readonly replay: HTMLAnchorElement;
+  /** The session the menu's links are for. */
+  private shownId: string | undefined;
 
   constructor(private readonly current: () => Exportable | null) {
     // A chosen item closes the menu, as the chat item does.
@@ -29,12 +33,43 @@ export class ExportMenu {
     this.recording = h('a', { class: 'export-item', role: 'menuitem', onclick: close }, 'Terminal recording (.cast)');
     const chat = h('button', { type: 'button', class: 'export-item', role: 'menuitem', onclick: () => { this.saveChat(); } }, 'Chat (Markdown)');
     this.replay = h('a', { class: 'export-item export-replay', role: 'menuitem', onclick: close }, 'Replay in the browser');
-    this.root = h('details', { class: 'export-menu', hidden: true }, h('summary', { class: 'btn btn-quiet' }, 'Export'), h('div', { class: 'export-list', role: 'menu' }, this.events, chat, this.recording, this.replay));
+    const summary = h('summary', { class: 'btn btn-quiet' }, 'Export');
+    this.root = h('details', { class: 'export-menu', hidden: true }, summary, h('div', { class: 'export-list', role: 'menu' }, this.events, chat, this.recording, this.replay));
+    // Listening only while open: a closed menu costs nothing.
+    const outside = (ev: Event): void => {
+      if (ev.target instanceof Node && this.root.contains(ev.target)) return;
+      this.close();
+    };
+    const escape = (ev: KeyboardEvent): void => {
+      if (ev.key !== 'Escape') return;
+      ev.preventDefault();
+      this.close();
+      summary.focus();
+    };
+    this.root.addEventListener('toggle', () => {
+      if (this.root.open) {
+        document.addEventListener('pointerdown', outside, true);
+        document.addEventListener('focusin', outside, true);
+        document.addEventListener('keydown', escape, true);
+      } else {
+        document.removeEventListener('pointerdown', outside, true);
+        document.removeEventListener('focusin', outside, true);
+        document.removeEventListener('keydown', escape, true);
+      }
+    });
+  }
+
+  /** Closes the menu. */
+  close(): void {
+    this.root.open = false;
   }
 
   /** Follows the open session. */
   update(): void {
     const s = this.current();
+    // Another session (or none): what the menu offered was the last one's.
+    if (s?.id !== this.shownId) this.close();
+    this.shownId = s?.id;
     this.root.hidden = s === null;
     if (!s) return;
     const id = encodeURIComponent(s.id);

@@ -1,9 +1,10 @@
 // The top bar's notification control: asks for permission (a click is
-// needed for that), sets after how long a finished turn is worth a
-// notification, turns Web Push on or off for this device, and mutes the
-// open session on it. Approvals and exits always notify once permission
-// is given.
-import { Notifier, setTurnSeconds, turnSeconds } from '../notify/notifier';
+// needed for that), turns notifications off again on this device (a page
+// cannot take the permission back: duet keeps its own switch), sets after
+// how long a finished turn is worth a notification, turns Web Push on or
+// off for this device, and mutes the open session on it. Approvals and
+// exits notify while notifications are on.
+import { Notifier, notificationsOff, setNotificationsOff, setTurnSeconds, turnSeconds } from '../notify/notifier';
 import { PushControl } from '../notify/push';
 import { h, svgIcon } from './dom';
 
@@ -11,7 +12,7 @@ function stateText(): string {
   if (!Notifier.supported) return 'This browser cannot show notifications here (it needs https, or localhost).';
   switch (Notification.permission) {
     case 'granted':
-      return 'On: approvals, long turns and exits notify you while this tab is hidden.';
+      return notificationsOff() ? 'Off on this device.' : 'On: approvals, long turns and exits notify you while this tab is hidden.';
     case 'denied':
       return 'Blocked in the browser’s site settings.';
     default:
@@ -33,31 +34,44 @@ function bellIcon(): SVGSVGElement {
  */
 export function notifySettings(push: PushControl, session: () => string | undefined): HTMLElement {
   const status = h('p', { class: 'notify-status', role: 'status' }, stateText());
+  /** The one switch: on asks the browser first (once), off is this device's own. */
+  const canSwitch = (): boolean => Notifier.supported && Notification.permission !== 'denied';
+  const isOn = (): boolean => Notifier.supported && Notification.permission === 'granted' && !notificationsOff();
   const enable = h('button', {
     type: 'button',
-    class: 'btn btn-primary notify-enable',
-    hidden: !Notifier.supported || Notification.permission !== 'default',
+    class: 'btn notify-enable',
     onclick: () => {
-      void Notification.requestPermission().then(() => {
-        status.textContent = stateText();
-        enable.hidden = Notification.permission !== 'default';
-      });
+      if (isOn()) {
+        setNotificationsOff(true);
+        sync();
+        return;
+      }
+      setNotificationsOff(false);
+      if (Notification.permission === 'granted') sync();
+      else void Notification.requestPermission().then(sync);
     },
-  }, 'Turn on notifications');
+  });
+  const sync = (): void => {
+    status.textContent = stateText();
+    enable.hidden = !canSwitch();
+    const on = isOn();
+    enable.textContent = on ? 'Turn off notifications' : 'Turn on notifications';
+    enable.classList.toggle('btn-primary', !on);
+  };
   const seconds = h('input', {
     type: 'number',
     min: 1,
     step: 1,
     class: 'notify-seconds',
     value: turnSeconds(),
-    'aria-label': 'Notify when a turn took longer than (seconds)',
+    'aria-label': 'Notify when a turn finishes after more than (seconds)',
     onchange: () => { const v = Number(seconds.value); if (v > 0) setTurnSeconds(v); },
   });
 
   const pushStatus = h('p', { class: 'notify-status push-status', role: 'status' });
   const pushBox = h('input', { type: 'checkbox', class: 'push-enable', disabled: !PushControl.supported });
   const muteBox = h('input', { type: 'checkbox', class: 'push-mute' });
-  const muteRow = h('label', { class: 'notify-row push-mute-row', hidden: true }, muteBox, 'Mute this session on this device');
+  const muteRow = h('label', { class: 'notify-check push-mute-row', hidden: true }, muteBox, h('span', {}, 'Mute this session on this device'));
   /** Shows push as it is: on or off here, and the open session's mute. */
   const refresh = async (): Promise<void> => {
     if (!PushControl.supported) {
@@ -85,8 +99,7 @@ export function notifySettings(push: PushControl, session: () => string | undefi
         busy = false;
         pushBox.disabled = !PushControl.supported;
         muteBox.disabled = false;
-        status.textContent = stateText();
-        enable.hidden = !Notifier.supported || Notification.permission !== 'default';
+        sync();
       });
   };
   pushBox.addEventListener('change', () => {
@@ -103,8 +116,9 @@ export function notifySettings(push: PushControl, session: () => string | undefi
   const panel = h('div', { class: 'notify-panel', hidden: true, role: 'dialog', 'aria-label': 'Notifications' },
     status,
     enable,
-    h('label', { class: 'notify-row' }, 'A turn finished after more than ', seconds, ' s'),
-    h('label', { class: 'notify-row' }, pushBox, 'Push to this device (also with duet closed)'),
+    h('label', { class: 'notify-row' }, 'Notify when a turn finishes after more than ', seconds, ' s'),
+    // The box beside its words, never above them (a long text wrapped under it as a flex item).
+    h('label', { class: 'notify-check' }, pushBox, h('span', {}, 'Push to this device (also with duet closed)')),
     muteRow,
     pushStatus,
   );
@@ -116,12 +130,13 @@ export function notifySettings(push: PushControl, session: () => string | undefi
     onclick: () => {
       panel.hidden = !panel.hidden;
       button.setAttribute('aria-expanded', String(!panel.hidden));
-      status.textContent = stateText();
+      sync();
       if (!panel.hidden && !busy) void refresh().catch(() => undefined);
     },
   }, bellIcon());
   // Escape (on the bell or in the panel) closes the panel, as a dialog does;
   // the keyboard goes back to the bell.
+  sync();
   const control = h('div', { class: 'notify-control' }, button, panel);
   control.addEventListener('keydown', (ev) => {
     if (ev.key !== 'Escape' || panel.hidden) return;

@@ -8,9 +8,13 @@ import { h } from './dom';
 /** Longest name the server accepts (duet_protocol::board::MAX_NAME_CHARS). */
 export const MAX_NAME_CHARS = 120;
 
-/** What a session is called: its name, else the title its program set, else its profile. */
+/**
+ * What a session is called: the owner's name, else its first prompt (the
+ * server's `prompt_name`), else the title its program set, else its profile.
+ */
 export function sessionLabel(s: SessionInfo): string {
   if (s.name !== undefined && s.name !== '') return s.name;
+  if (s.prompt_name !== undefined && s.prompt_name !== '') return s.prompt_name;
   if (s.title !== undefined && s.title !== '') return s.title;
   return s.profile;
 }

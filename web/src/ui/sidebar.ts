@@ -1,22 +1,24 @@
 // The sessions sidebar: start a session from a profile, switch between
-// sessions, see which wait for an approval, rename or end one. It follows the
-// live board (net/board.ts), in its order: what needs attention first.
+// sessions, see which wait for an approval, rename or end one, delete an
+// ended one's transcript, go from a resumed one to where it goes on. It
+// follows the live board (net/board.ts), in its order: what needs attention
+// first; while the board's stream is down it says so rather than show
+// what may no longer be true.
 import type { ProfileInfo, SessionInfo } from '../generated/protocol';
-import { h } from './dom';
+import { h, svgIcon } from './dom';
 import { renameForm, sessionLabel } from './rename';
-import { ResumeControl } from './resume';
+import { latestResumption, ResumeControl } from './resume';
 
 /** What the sidebar asks of the app. */
 export interface SidebarOwner {
   open(id: string): void;
   start(profile: string | undefined): Promise<void>;
   end(id: string): Promise<void>;
+  /** Delete an ended session's transcript (it leaves the list). */
+  purge(id: string): Promise<void>;
   /** Resume an ended session; rejects with the reason (shown in its row). */
   resume(id: string): Promise<void>;
 }
-
-/** Seconds an "End" button stays armed waiting for the confirming click. */
-const CONFIRM_MS = 3000;
 
 /** The sidebar. */
 export class Sidebar {
@@ -30,8 +32,11 @@ export class Sidebar {
   private readonly error: HTMLElement;
   private sessions: SessionInfo[] = [];
   private currentId: string | undefined;
+  /** The session whose End (or Delete) waits for the confirming click, until a click or key elsewhere. */
   private armed: string | undefined;
-  private armTimer: ReturnType<typeof setTimeout> | undefined;
+  private disarmListeners: (() => void) | undefined;
+  /** The board's stream is down: the list may be out of date. */
+  private offline = false;
   private signature = '';
   /** Live pending-approval counts for the open session (fresher than the poll). */
   private livePending = new Map<string, number>();
@@ -92,6 +97,13 @@ export class Sidebar {
     this.draw();
   }
 
+  /** The board's stream is down (true) or back (false). */
+  setOffline(offline: boolean): void {
+    if (this.offline === offline) return;
+    this.offline = offline;
+    this.draw();
+  }
+
   /** Shows (or clears) an error under the form. */
   showError(message: string | undefined): void {
     this.error.hidden = message === undefined;
@@ -114,7 +126,7 @@ export class Sidebar {
 
   private draw(): void {
     // Redraw only on a visible change, so a poll does not steal keyboard focus.
-    const sig = JSON.stringify([this.currentId, this.armed, this.renaming?.id, [...this.livePending], this.sessions.map((s) => [s.id, s.name, s.status, s.pending_approvals, s.clients, s.title, s.resumable, s.resumed_from])]);
+    const sig = JSON.stringify([this.currentId, this.armed, this.offline, this.renaming?.id, [...this.livePending], this.sessions.map((s) => [s.id, s.name, s.prompt_name, s.status, s.pending_approvals, s.clients, s.title, s.resumable, s.resumed_from, s.resumed_by, s.exit])]);
     if (sig === this.signature) return;
     // Not under an open rename form: a redraw would take its focus away.
     if (this.renaming?.form.isConnected === true) return;
@@ -127,7 +139,7 @@ export class Sidebar {
     const focusResume = active instanceof HTMLElement && active.classList.contains('resume');
     const focusRename = active instanceof HTMLElement && active.classList.contains('session-rename');
     for (const id of [...this.resumeControls.keys()]) {
-      if (!this.sessions.some((s) => s.id === id && s.resumable)) this.resumeControls.delete(id);
+      if (!this.sessions.some((s) => s.id === id && (s.resumable || s.resumed_by !== undefined))) this.resumeControls.delete(id);
     }
 
     // Running sessions first; ended ones (kept readable for a while) fold away.
@@ -151,6 +163,15 @@ export class Sidebar {
     const armed = this.armed === s.id;
     const renaming = this.renaming?.id === s.id ? this.renaming.form : null;
     const shared = document.documentElement.dataset.shared === 'true';
+    const ended = s.status !== 'running';
+    const resumedBy = latestResumption(s.id, (id) => this.sessions.find((x) => x.id === id));
+    const resume = s.resumable || resumedBy !== undefined ? this.resumeControl(s.id) : undefined;
+    if (resume) {
+      resume.visible = s.resumable;
+      resume.resumedBy = resumedBy;
+    }
+    // Out of date while the stream is down: no "running · 1 connected" from before the outage.
+    const meta = this.offline ? `${s.id.slice(0, 8)} · reconnecting…` : `${s.status} · ${s.id.slice(0, 8)}${s.clients > 0 ? ` · ${String(s.clients)} connected` : ''}`;
     return h(
       'li',
       { class: `session-row${current ? ' current' : ''}`, 'data-session-id': s.id },
@@ -158,24 +179,28 @@ export class Sidebar {
         'button',
         { type: 'button', class: 'session-open', 'aria-current': current ? 'true' : undefined, onclick: () => { this.owner.open(s.id); } },
         h('span', { class: 'session-name' }, label),
-        s.name !== undefined && s.title !== undefined && s.title !== '' && h('span', { class: 'session-meta session-title-meta' }, s.title),
-        h('span', { class: 'session-meta' }, h('span', { class: `dot dot-${s.status}`, 'aria-hidden': 'true' }), `${s.status} · ${s.id.slice(0, 8)}${s.clients > 0 ? ` · ${String(s.clients)} connected` : ''}`),
+        s.title !== undefined && s.title !== '' && s.title !== label && h('span', { class: 'session-meta session-title-meta' }, s.title),
+        h('span', { class: 'session-meta' }, h('span', { class: `dot dot-${this.offline ? 'offline' : s.status}`, 'aria-hidden': 'true' }), meta),
         s.resumed_from !== undefined && h('span', { class: 'session-meta' }, `resumed from ${s.resumed_from.slice(0, 8)}`),
         pending > 0 && h('span', { class: 'badge badge-awaiting_approval session-badge', 'data-pending': pending }, `${pending} approval${pending === 1 ? '' : 's'}`),
       ),
-      s.resumable && this.resumeControl(s.id).root,
+      resume?.root,
       !shared && !renaming && h('button', { type: 'button', class: 'btn btn-quiet session-rename', 'aria-label': `Rename session ${label}`, title: 'Rename', onclick: () => { this.startRename(s); } }, '✎'),
-      // Ending a session is the owner's; a share link cannot.
+      // Ending a session, and deleting an ended one's transcript, are the owner's; a share link cannot.
       !shared && h(
         'button',
         {
           type: 'button',
-          class: `btn btn-quiet session-end${armed ? ' armed' : ''}`,
-          'aria-label': armed ? `Confirm: end session ${label}` : `End session ${label}`,
-          title: armed ? 'Click again to end it' : 'End this session',
-          onclick: () => { this.onEnd(s.id); },
+          class: `btn btn-quiet session-end${ended ? ' session-delete' : ''}${armed ? ' armed' : ''}`,
+          'aria-label': ended
+            ? (armed ? `Confirm: delete the transcript of session ${label}` : `Delete the transcript of session ${label}`)
+            : (armed ? `Confirm: end session ${label}` : `End session ${label}`),
+          title: ended
+            ? (armed ? 'Click again to delete its transcript for good' : 'Delete this session’s transcript')
+            : (armed ? 'Click again to end it' : 'End this session'),
+          onclick: () => { this.onEnd(s.id, ended); },
         },
-        armed ? 'End?' : '✕',
+        armed ? (ended ? 'Delete?' : 'End?') : ended ? trashIcon() : '✕',
       ),
     );
   }
@@ -200,20 +225,49 @@ export class Sidebar {
     return c;
   }
 
-  private onEnd(id: string): void {
+  private onEnd(id: string, ended: boolean): void {
     if (this.armed !== id) {
-      // Two clicks: ending a session kills its program.
-      this.armed = id;
-      clearTimeout(this.armTimer);
-      this.armTimer = setTimeout(() => {
-        this.armed = undefined;
-        this.draw();
-      }, CONFIRM_MS);
-      this.draw();
+      // Two clicks: ending a session kills its program; deleting a
+      // transcript cannot be undone. The question stays until answered, or
+      // until a click or Escape elsewhere (it went in 3 s, before it was read).
+      this.arm(id);
       return;
     }
-    this.armed = undefined;
-    clearTimeout(this.armTimer);
-    void this.owner.end(id);
+    this.disarm();
+    void (ended ? this.owner.purge(id) : this.owner.end(id));
   }
+
+  private arm(id: string): void {
+    this.disarm();
+    this.armed = id;
+    const away = (ev: Event): void => {
+      if (ev instanceof KeyboardEvent) {
+        if (ev.key !== 'Escape') return;
+      } else if (ev.target instanceof Element && ev.target.closest('.session-end.armed')) {
+        return;
+      }
+      this.disarm();
+    };
+    document.addEventListener('pointerdown', away, true);
+    document.addEventListener('keydown', away, true);
+    this.disarmListeners = () => {
+      document.removeEventListener('pointerdown', away, true);
+      document.removeEventListener('keydown', away, true);
+    };
+    this.draw();
+  }
+
+  private disarm(): void {
+    this.disarmListeners?.();
+    this.disarmListeners = undefined;
+    if (this.armed === undefined) return;
+    this.armed = undefined;
+    this.draw();
+  }
+}
+
+/** A waste bin, drawn inline (an emoji is a box where no emoji font is installed). */
+function trashIcon(): SVGSVGElement {
+  return svgIcon(['M3 6h18', 'M8 6V4h8v2', 'M6 6l1 14h10l1-14', 'M10 11v6', 'M14 11v6'],
+    { viewBox: '0 0 24 24', width: '16', height: '16', fill: 'none', stroke: 'currentColor', 'stroke-width': '2', 'stroke-linecap': 'round', 'stroke-linejoin': 'round', 'aria-hidden': 'true' });
 }

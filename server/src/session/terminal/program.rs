@@ -18,6 +18,7 @@ pub fn exit_info(status: std::process::ExitStatus) -> duet_protocol::rest::ExitI
         signal: status.signal().map(signal_name),
         success: status.success(),
         server_stopped: false,
+        ended_by: None,
     }
 }
 

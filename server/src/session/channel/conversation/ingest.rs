@@ -117,7 +117,11 @@ impl Conversation {
                     // A new prompt: the previous turn, and anything it was
                     // waiting for, is over. It may be the one in flight.
                     changed = st.approvals.abandon_pending();
-                    st.delivery.echoed(&msg.message.content.text());
+                    let text = msg.message.content.text();
+                    if st.prompt_name.is_none() {
+                        st.prompt_name = super::prompt_name(&text);
+                    }
+                    st.delivery.echoed(&text);
                     self.turn(&mut st, Signal::UserTurn);
                 } else {
                     for (id, is_error) in results {

@@ -58,6 +58,8 @@ struct State {
     handshake: Option<Value>,
     /// The agent's own id for its conversation.
     agent_session_id: Option<String>,
+    /// The first prompt, shortened (see [`prompt_name`]).
+    prompt_name: Option<String>,
     /// False until the screen shows the profile's `ready_text`, for agents
     /// that announce themselves before they can take a prompt.
     screen_ready: bool,
@@ -101,6 +103,7 @@ impl Conversation {
                 held_file: HeldFile::default(),
                 handshake: None,
                 agent_session_id: None,
+                prompt_name: None,
                 screen_ready: true,
                 ended: false,
                 warnings: VecDeque::new(),
@@ -403,6 +406,36 @@ impl Conversation {
     pub(crate) fn agent_session_id(&self) -> Option<String> {
         lock(&self.state).agent_session_id.clone()
     }
+
+    /// The conversation's first prompt, shortened: the session's name
+    /// until an owner gives it one. Derived from the events, so a session
+    /// recovered after a restart has it again.
+    pub(crate) fn prompt_name(&self) -> Option<String> {
+        lock(&self.state).prompt_name.clone()
+    }
+}
+
+/// Longest name taken from a prompt, in characters (an ellipsis marks the cut).
+const PROMPT_NAME_CHARS: usize = 60;
+
+/// A session name from a prompt: its first non-blank line, whitespace
+/// collapsed, at most [`PROMPT_NAME_CHARS`] characters, control characters
+/// dropped. None for a slash command (`/help` names nothing) or a blank one.
+pub(crate) fn prompt_name(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if line.starts_with('/') {
+        return None;
+    }
+    let words: Vec<&str> = line
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let joined = words.join(" ");
+    if joined.chars().count() <= PROMPT_NAME_CHARS {
+        return Some(joined);
+    }
+    let cut: String = joined.chars().take(PROMPT_NAME_CHARS - 1).collect();
+    Some(format!("{}…", cut.trim_end()))
 }
 
 fn preview(text: &str) -> String {
@@ -411,4 +444,22 @@ fn preview(text: &str) -> String {
         p.push('…');
     }
     p
+}
+
+#[cfg(test)]
+mod naming_tests {
+    use super::prompt_name;
+
+    #[test]
+    fn a_prompt_names_by_its_first_line_shortened() {
+        assert_eq!(
+            prompt_name("\n  fix the   login bug\nthen tests").as_deref(),
+            Some("fix the login bug")
+        );
+        assert_eq!(prompt_name("/help"), None);
+        assert_eq!(prompt_name(" \n\t"), None);
+        let long = prompt_name(&"word ".repeat(40)).unwrap();
+        assert_eq!(long.chars().count(), 60);
+        assert!(long.ends_with('…'));
+    }
 }
