@@ -29,6 +29,8 @@ use crate::ws::{ClientMessage, HeldPrompt, Hello, ServerMessage};
 pub const TS_PATH: &str = "web/src/generated/protocol.ts";
 /// Path of the JSON Schema file, relative to the repository root.
 pub const SCHEMA_PATH: &str = "protocol/schema/duet-protocol.schema.json";
+/// Path of the web's runtime guard tables, relative to the repository root.
+pub const GUARDS_PATH: &str = "web/src/generated/schema.ts";
 
 /// All TypeScript declarations in one module.
 pub fn typescript() -> String {
@@ -154,5 +156,51 @@ pub fn json_schema() -> String {
     let schema = schemars::schema_for!(DuetProtocol);
     let mut out = serde_json::to_string_pretty(&schema).unwrap_or_default();
     out.push('\n');
+    out
+}
+
+/// The schema's definitions without their prose, as a TypeScript module:
+/// what the web's runtime guards (`web/src/net/validate.ts`) check every
+/// message from the server against, so that no guard repeats the Rust
+/// types by hand.
+pub fn guard_tables() -> String {
+    fn strip(v: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .filter(|(k, _)| {
+                        !matches!(
+                            k.as_str(),
+                            "description" | "title" | "format" | "$schema" | "examples"
+                        )
+                    })
+                    .map(|(k, v)| {
+                        let v = match (k.as_str(), v) {
+                            // Names of properties and definitions are data, not keywords.
+                            ("properties" | "$defs", Value::Object(m)) => {
+                                Value::Object(m.into_iter().map(|(k, v)| (k, strip(v))).collect())
+                            }
+                            (_, v) => strip(v),
+                        };
+                        (k, v)
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.into_iter().map(strip).collect()),
+            other => other,
+        }
+    }
+    let schema: serde_json::Value = serde_json::from_str(&json_schema()).unwrap_or_default();
+    let defs = strip(schema["$defs"].clone());
+    let mut out = String::from(
+        "// Generated from the duet-protocol crate by `DUET_BLESS=1 cargo test -p duet-protocol`.\n\
+         // Do not edit: a test fails when this file drifts from the Rust types.\n\
+         // The JSON Schema of the protocol without its prose, for the runtime guards\n\
+         // (src/net/validate.ts).\n\n",
+    );
+    out.push_str("export const DEFS: Readonly<Record<string, unknown>> = ");
+    out.push_str(&serde_json::to_string(&defs).unwrap_or_default());
+    out.push_str(";\n");
     out
 }

@@ -38,3 +38,8 @@ fn typescript_is_up_to_date() {
 fn json_schema_is_up_to_date() {
     check(generate::SCHEMA_PATH, generate::json_schema());
 }
+
+#[test]
+fn guard_tables_are_up_to_date() {
+    check(generate::GUARDS_PATH, generate::guard_tables());
+}

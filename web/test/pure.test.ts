@@ -112,7 +112,7 @@ describe('the guards and the new protocol fields', () => {
     expect(parseServerMessage(withOptions.replace('allow_once', 'maybe'))).toBeUndefined();
   });
   it('wants the channel in a hello, a session and a profile', () => {
-    const hello = { type: 'hello', session_id: 's', client_id: 1, protocol_version: 1, server_version: 'x', capabilities: [], profile: 'demo', status: 'running', cols: 80, rows: 24, last_seq: 0, approvals: [] };
+    const hello = { type: 'hello', session_id: 's', client_id: 1, role: 'owner', principal: 'owner', clients: [], protocol_version: 1, server_version: 'x', capabilities: [], profile: 'demo', status: 'running', cols: 80, rows: 24, last_seq: 0, approvals: [] };
     expect(parseServerMessage(JSON.stringify({ ...hello, channel }))).toBeDefined();
     expect(parseServerMessage(JSON.stringify(hello))).toBeUndefined();
     const info = { id: 's', profile: 'demo', status: 'exited', created_at: 1, cols: 80, rows: 24, last_seq: 0, pending_approvals: 0, clients: 0, channel, resumable: true };

@@ -4,7 +4,8 @@
 // into the token form.
 import type { ApprovalDecision, CreateSession, CreateShare, ErrorCode, Me, ProfileInfo, PushDevice, PushKey, ResumeSession, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
 import { isObject } from '../chat/json';
-import { isListOf, isMe, isProfileInfo, isSessionInfo } from './guards';
+import { isListOf, isMe, isProfileInfo, isPushDevice, isSessionInfo } from './guards';
+import { valid } from './validate';
 
 /** A failed request: the server's `{error: {code, message}}`, or a transport problem. */
 export class ApiError extends Error {
@@ -45,6 +46,7 @@ async function call(method: string, path: string, body?: unknown): Promise<unkno
     }
   }
   if (!res.ok) {
+    // Read leniently: a newer server's code is still worth its message.
     const e = isObject(data) && isObject(data.error) ? data.error : undefined;
     const code = e && typeof e.code === 'string' ? (e.code as ErrorCode) : res.status === 401 ? 'unauthorized' : 'internal';
     const message = e && typeof e.message === 'string' ? e.message : `${method} ${path}: HTTP ${res.status}`;
@@ -58,10 +60,9 @@ function expect<T>(data: unknown, is: (v: unknown) => v is T, what: string): T {
   return data;
 }
 
-const isPushKey = (v: unknown): v is PushKey => isObject(v) && typeof v.public_key === 'string';
-const isPushDevice = (v: unknown): v is PushDevice => isObject(v) && typeof v.endpoint === 'string' && Array.isArray(v.muted);
+const isPushKey = (v: unknown): v is PushKey => valid('PushKey', v);
 
-const isSubmitResponse = (v: unknown): v is SubmitResponse => isObject(v) && typeof v.queued === 'boolean';
+const isSubmitResponse = (v: unknown): v is SubmitResponse => valid('SubmitResponse', v);
 
 /** The REST endpoints the UI uses. */
 export const api = {
