@@ -52,20 +52,17 @@ async fn an_ended_session_resumes_with_the_earlier_conversation(version: QwenVer
     // exec'ing: a process in the middle of execve shows an empty cmdline
     // (its new arguments are not set up yet; seen twice in one CI run under
     // load). Look until the last exec is done.
-    let args = {
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let args: Vec<String> = cmdline
-                .split(|b| *b == 0)
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            if args.iter().any(|a| a == "--resume") || tokio::time::Instant::now() > deadline {
-                break args;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+    let cmdline = || {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        raw.split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect::<Vec<String>>()
     };
+    support::within(std::time::Duration::from_secs(10), || async {
+        cmdline().iter().any(|a| a == "--resume")
+    })
+    .await;
+    let args = cmdline();
     assert!(
         args.windows(2)
             .any(|w| w[0] == "--resume" && w[1] == agent_id),

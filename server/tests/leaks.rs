@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use duet_protocol::ids::SessionId;
 use duet_server::config::{ChannelKind, Profile};
-use support::{kind, TestServer, DEADLINE, TOKEN};
+use support::{eventually, kind, metric, open_fds, within, TestServer, DEADLINE, TOKEN};
 
 /// Sessions started and freed per test.
 const SESSIONS: usize = 200;
@@ -83,11 +83,6 @@ fn profile_of(kind: ChannelKind) -> Profile {
     }
 }
 
-/// Descriptors this process has open.
-fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").unwrap().count()
-}
-
 /// A client that keeps no connection between requests: the test's own
 /// sockets must not count as the server's.
 fn http() -> reqwest::Client {
@@ -150,15 +145,6 @@ async fn live_one(
     assert!(resp.status().is_success(), "DELETE: {}", resp.status());
 }
 
-fn gauge(text: &str, series: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
-        .unwrap_or_else(|| panic!("no series {series} in\n{text}"))
-        .trim()
-        .parse()
-        .unwrap()
-}
-
 async fn in_memory(server: &TestServer, http: &reqwest::Client) -> f64 {
     let text = http
         .get(server.url("/metrics"))
@@ -169,7 +155,7 @@ async fn in_memory(server: &TestServer, http: &reqwest::Client) -> f64 {
         .text()
         .await
         .unwrap();
-    gauge(&text, "duet_sessions_in_memory")
+    metric(&text, "duet_sessions_in_memory")
 }
 
 /// Starts and lets go of [`SESSIONS`] sessions of `kind_`, purged or left
@@ -195,7 +181,10 @@ async fn churn(kind_: ChannelKind, purge: bool) {
     // One session first: whatever the server makes once (its watcher,
     // the audit file) is there before the count starts.
     live_one(&server, &http, kind_, 1, true).await;
-    wait_until(|| async { in_memory(&server, &http).await == 0.0 }).await;
+    eventually("the first session is freed", || async {
+        in_memory(&server, &http).await == 0.0
+    })
+    .await;
     let before = open_fds();
 
     for batch in 0..SESSIONS / BATCH {
@@ -203,39 +192,19 @@ async fn churn(kind_: ChannelKind, purge: bool) {
         futures_util::future::join_all(runs).await;
     }
 
-    let freed = tokio::time::timeout(DEADLINE, async {
-        loop {
-            if in_memory(&server, &http).await == 0.0 && open_fds() <= before {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    let freed = within(DEADLINE, || async {
+        in_memory(&server, &http).await == 0.0 && open_fds() <= before
     })
     .await;
     let left = in_memory(&server, &http).await;
     let fds = open_fds();
     assert!(
-        freed.is_ok(),
+        freed,
         "{kind_:?} (purge {purge}): {left} sessions still in memory, {fds} descriptors open (before: {before})"
     );
     let listed: Vec<duet_protocol::rest::SessionInfo> =
         support::fetch::json(http.get(server.url("/api/sessions")).bearer_auth(TOKEN)).await;
     assert!(listed.is_empty(), "sessions still listed: {}", listed.len());
-}
-
-/// Polls `check` until it holds (bounded by [`DEADLINE`]).
-async fn wait_until<F, Fut>(mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    tokio::time::timeout(DEADLINE, async {
-        while !check().await {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("in time");
 }
 
 macro_rules! kinds {

@@ -12,27 +12,11 @@ use duet_protocol::rest::{SessionInfo, SessionStatus};
 use duet_protocol::ws::ServerMessage;
 use support::*;
 
-fn alive(pid: i32) -> bool {
-    // Signal 0 checks existence; a zombie still "exists", so also look at
-    // /proc state.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
 async fn wait_dead(pid: i32) {
-    tokio::time::timeout(DEADLINE, async {
-        // Process death has no event a test can await; poll /proc briefly.
-        while alive(pid) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    eventually(&format!("pid {pid} is gone"), || async {
+        !alive(pid as u32)
     })
-    .await
-    .unwrap_or_else(|_| panic!("pid {pid} still alive"));
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -149,7 +133,7 @@ async fn delete_ends_the_whole_process_group() {
     let (_, ev) = c.until_event(|e| kind(e) == "x-child").await;
     let child = ev["pid"].as_i64().unwrap() as i32;
     let leader = s.pid.unwrap() as i32;
-    assert!(alive(child) && alive(leader));
+    assert!(alive(child as u32) && alive(leader as u32));
     let resp = server.delete(&format!("/api/sessions/{}", s.id)).await;
     assert_eq!(resp.status(), 200);
     let info: SessionInfo = resp.json().await.unwrap();
@@ -194,22 +178,12 @@ async fn ended_sessions_are_reaped_after_the_retention_time() {
     let mut c = server.connect(s.id, None).await;
     c.submit("/quit").await;
     c.until(|m| matches!(m, ServerMessage::Exit(_))).await;
-    tokio::time::timeout(DEADLINE, async {
-        loop {
-            let status = server
-                .get(&format!("/api/sessions/{}", s.id))
-                .send()
-                .await
-                .unwrap()
-                .status();
-            if status == 404 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+    // Reaping is a timer inside the server; poll for its effect.
+    eventually("reaped", || async {
+        let resp = server.get(&format!("/api/sessions/{}", s.id)).send().await;
+        resp.unwrap().status() == 404
     })
-    .await
-    .expect("reaped");
+    .await;
     assert!(!dir.exists(), "transcript directory removed");
 }
 
@@ -290,19 +264,12 @@ async fn session_directories_from_an_earlier_run_are_swept() {
     server.json::<serde_json::Value>("/api/sessions").await;
     assert!(!state.join(old.to_string()).exists(), "swept at start");
     assert!(state.join(recent.to_string()).exists(), "kept for now");
-    tokio::time::timeout(DEADLINE, async {
-        // Deletion is a timer inside the server; poll for its effect.
-        while state.join(recent.to_string()).exists() {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+    // Deletion is a timer inside the server; poll for its effect.
+    eventually("swept after the retention time", || async {
+        !state.join(recent.to_string()).exists()
     })
-    .await
-    .expect("swept after the retention time");
+    .await;
     assert!(state.join("not-a-session").exists());
-}
-
-fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
 async fn create_and_purge(server: &TestServer) {
@@ -325,15 +292,9 @@ async fn a_purged_session_leaves_nothing_behind() {
         create_and_purge(&server).await;
     }
     // The session's last tasks let go of it just after the answer.
-    let settled = tokio::time::timeout(DEADLINE, async {
-        // Closing a descriptor has no event to await; poll the count.
-        while open_fds() > before + 3 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    let settled = within(DEADLINE, || async { open_fds() <= before + 3 }).await;
     assert!(
-        settled.is_ok(),
+        settled,
         "20 purged sessions still hold {} descriptors (was {before})",
         open_fds()
     );

@@ -12,12 +12,7 @@ use support::*;
 
 /// The value of the series `series` (name and labels, as exported).
 fn value(text: &str, series: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
-        .unwrap_or_else(|| panic!("no series {series} in\n{text}"))
-        .trim()
-        .parse()
-        .unwrap()
+    metric(text, series)
 }
 
 async fn scrape(server: &TestServer) -> String {
@@ -247,21 +242,15 @@ async fn purged_sessions_and_their_clients_are_freed() {
     }
     // The clients still attached are not dropped here: the server must
     // close them for their sessions to go.
-    let freed = tokio::time::timeout(DEADLINE, async {
-        loop {
-            let text = scrape(&server).await;
-            let left = value(&text, "duet_sessions_in_memory");
-            let clients = value(&text, "duet_clients_connected");
-            if left == 0.0 && clients == 0.0 {
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+    let freed = within(DEADLINE, || async {
+        let text = scrape(&server).await;
+        value(&text, "duet_sessions_in_memory") == 0.0
+            && value(&text, "duet_clients_connected") == 0.0
     })
     .await;
     let text = scrape(&server).await;
     assert!(
-        freed.is_ok(),
+        freed,
         "purged sessions still in memory: {} sessions, {} clients",
         value(&text, "duet_sessions_in_memory"),
         value(&text, "duet_clients_connected")

@@ -191,18 +191,11 @@ async fn a_gone_subscription_is_pruned() {
     let s = server.create("demo").await;
     approval_for(&server, s.id, "run echo hi").await;
     service.next_for("gone-laptop").await;
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    loop {
+    eventually("the device is pruned", || async {
         let left: Vec<PushDevice> = server.json("/api/push/subscriptions").await;
-        if left.is_empty() {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not pruned: {left:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        left.is_empty()
+    })
+    .await;
     let metrics = server.text("/metrics").await;
     assert!(
         metrics.contains(r#"duet_push_deliveries_total{outcome="pruned"} 1"#),

@@ -6,21 +6,14 @@
 //! saying the server stopped them.
 
 use std::process::Command;
-use std::time::Duration;
 
 mod support;
 
 use duet_protocol::rest::{Approval, ApprovalState, SessionInfo, SessionStatus};
 use duet_protocol::ws::ServerMessage;
 use serde_json::Value;
-use support::fetch;
 use support::killable::{lines, start_duet, Duet, TOKEN};
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s[s.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
-        .unwrap_or(false)
-}
+use support::{alive, eventually, fetch};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_crash_no_program_is_left_and_every_transcript_is_listed() {
@@ -54,25 +47,22 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
     let ended = create(url.clone()).await;
     // Both have written their handshake.
     for id in [running.id, ended.id] {
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{id}: no handshake, or its output not in the recording, after 20 s"
-            );
-            let info: SessionInfo = fetch::json(
-                http.get(format!("{url}/api/sessions/{id}"))
-                    .bearer_auth(TOKEN),
-            )
-            .await;
-            // ...and its line is in the recording on disk.
-            let cast = state.join(id.to_string()).join("recording.cast");
-            let recorded = std::fs::read_to_string(cast).unwrap_or_default();
-            if info.last_seq > 0 && recorded.contains("SCREEN-MARK") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        // Another process writes both: poll.
+        eventually(
+            &format!("{id}: a handshake, and its output in the recording"),
+            || async {
+                let info: SessionInfo = fetch::json(
+                    http.get(format!("{url}/api/sessions/{id}"))
+                        .bearer_auth(TOKEN),
+                )
+                .await;
+                // ...and its line is in the recording on disk.
+                let cast = state.join(id.to_string()).join("recording.cast");
+                let recorded = std::fs::read_to_string(cast).unwrap_or_default();
+                info.last_seq > 0 && recorded.contains("SCREEN-MARK")
+            },
+        )
+        .await;
     }
     // One session ends normally, with a transcript.
     let deleted: SessionInfo = fetch::json(
@@ -96,13 +86,10 @@ args = ["-c", "trap '' HUP; echo SCREEN-MARK; echo '{\"type\":\"system\",\"subty
     );
     assert!(list.iter().all(|s| s.status == SessionStatus::Exited));
     // The earlier duet's program is ended (SIGTERM; SIGKILL after grace).
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while alive(orphan) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    eventually("the leftover program was ended", || async {
+        !alive(orphan)
     })
-    .await
-    .expect("the leftover program was ended");
+    .await;
     // Transcripts are readable, numbered as before.
     for id in [running.id, ended.id] {
         let events = http

@@ -9,9 +9,13 @@ mod client;
 pub mod fetch;
 pub mod installed;
 pub mod killable;
+pub mod poll;
 pub mod servers;
 
 pub use client::Client;
+// Not every test binary polls.
+#[allow(unused_imports)]
+pub use poll::{alive, eventually, metric, open_fds, within};
 // Not every test binary reads a close frame.
 #[allow(unused_imports)]
 pub use client::{close_of, Closed};
