@@ -15,6 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::output::Output;
+use super::resize;
 use crate::session::lock;
 
 /// How far the stream may have moved past the cached snapshot for it still
@@ -139,11 +140,19 @@ impl Screen {
         self.offset
     }
 
+    /// Resizes the screen as xterm.js resizes its buffer (`resize/`): the
+    /// newest output stays, rows pushed off the top go to the scrollback,
+    /// soft-wrapped lines rewrap.
     pub(crate) fn set_size(&mut self, cols: u16, rows: u16) {
-        self.rows = rows.max(MIN_ROWS);
-        self.cols = cols.max(MIN_COLS);
+        let (rows, cols) = (rows.max(MIN_ROWS), cols.max(MIN_COLS));
+        if (rows, cols) == (self.rows, self.cols) {
+            // xterm in the browser ignores a resize to its own size too.
+            return;
+        }
+        self.rows = rows;
+        self.cols = cols;
         if let Some(p) = &mut self.parser {
-            p.screen_mut().set_size(self.rows, self.cols);
+            resize::resize(p.screen_mut(), cols, rows, self.scrollback);
         }
     }
 
@@ -233,36 +242,21 @@ pub(crate) fn clean_title(title: &str) -> String {
         .to_string()
 }
 
-/// Draws `screen` from a full reset: scrollback lines first (so they land in
-/// the client's scrollback), then the visible screen, cursor and modes.
+/// Draws `screen` from a full reset: the lines above the screen first, so
+/// they land in the client's scrollback, then the screen, each line wrapped
+/// into the next where it was (`resize/draw.rs`); the cursor, pen and modes.
+/// An alternate screen is drawn over the normal one it hides.
 pub(crate) fn render(screen: &mut vt100::Screen) -> Vec<u8> {
-    let (rows, cols) = screen.size();
+    let cols = usize::from(screen.size().1);
     let mut out = b"\x1bc".to_vec();
     if screen.alternate_screen() {
-        out.extend_from_slice(b"\x1b[?1049h");
-    } else {
-        screen.set_scrollback(usize::MAX);
-        let total = screen.scrollback();
-        let mut line = 0usize;
-        while line < total {
-            // With scrollback offset k the top visible row is line total-k.
-            screen.set_scrollback(total - line);
-            let n = (rows as usize).min(total - line);
-            for row in screen.rows_formatted(0, cols).take(n) {
-                out.extend_from_slice(&row);
-                out.extend_from_slice(b"\x1b[m\r\n");
-            }
-            line += n;
-        }
-        screen.set_scrollback(0);
-        if total > 0 {
-            // Scroll what is still visible up into the scrollback.
-            out.extend_from_slice(format!("\x1b[{rows};1H").as_bytes());
-            let pushes = total.min(rows as usize - 1);
-            out.extend(std::iter::repeat_n(b'\n', pushes));
-        }
+        resize::draw_behind_alternate(screen, &mut out);
     }
-    out.extend_from_slice(&screen.state_formatted());
+    let lines = resize::read_lines(screen);
+    resize::draw_lines(&mut out, &lines, cols);
+    out.extend_from_slice(&screen.cursor_state_formatted());
+    out.extend_from_slice(&screen.attributes_formatted());
+    out.extend_from_slice(&screen.input_mode_formatted());
     out
 }
 
