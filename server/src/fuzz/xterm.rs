@@ -29,7 +29,10 @@
 //!   records it on the line above and clears it when that line's last
 //!   column is erased. The two agree unless a wrap is cut this way, which
 //!   includes the wrap of the newest scrollback line into the screen's
-//!   first line, which vt100 cannot clear at all;
+//!   first line, which vt100 cannot clear at all (erasing the screen
+//!   without the scrollback, as Ctrl+L in bash does, right after a long
+//!   line scrolled half away: duet keeps that line joined to the screen's
+//!   first one, and a later change of width rewraps them together);
 //! - erasing the screen above the cursor (ED 1) with the cursor in the
 //!   last column: xterm then clears the wrap of a line counted from the top
 //!   of its scrollback, or throws when there is none;
@@ -62,7 +65,7 @@ enum Piece {
     Sgr(String),
     /// EL 0, 1, 2.
     EraseLine(u8),
-    /// ED 0, 1, 2.
+    /// ED 0, 1, 2, 3.
     EraseScreen(u8),
     /// A cursor move (CUP, CUU, CUD, CUF, CUB, CHA).
     Move(String),
@@ -84,7 +87,7 @@ fn piece() -> impl Strategy<Value = Piece> {
         2 => prop::sample::select(&["1", "0", "31", "42", "1;33", "38;5;200", "48;2;1;2;3", "7", ""][..])
             .prop_map(|p| Piece::Sgr(format!("\x1b[{p}m"))),
         1 => (0u8..3).prop_map(Piece::EraseLine),
-        1 => (0u8..3).prop_map(Piece::EraseScreen),
+        1 => (0u8..4).prop_map(Piece::EraseScreen),
         2 => (n(), n(), prop::sample::select(&["H", "A", "B", "C", "D", "G"][..])).prop_map(|(a, b, f)| {
             Piece::Move(if f == "H" { format!("\x1b[{a};{b}H") } else { format!("\x1b[{a}{f}") })
         }),
@@ -148,7 +151,9 @@ fn allowed(vt: &mut vt100::Screen, piece: &Piece, no_scroll: bool) -> bool {
         // not of the screen, and throws if there is none.
         Piece::EraseScreen(1) if c + 1 >= cols => false,
         Piece::EraseScreen(1) => !(continues(vt, 0) || into_next && reaches_last),
-        Piece::EraseScreen(_) | Piece::Clear => !continues(vt, 0),
+        Piece::EraseScreen(2) => !continues(vt, 0),
+        // `clear` erases the scrollback too, wraps and all.
+        Piece::EraseScreen(_) | Piece::Clear => true,
         Piece::Alternate(on) => *on != vt.alternate_screen(),
     }
 }
@@ -187,7 +192,7 @@ fn bytes(piece: &Piece) -> Vec<u8> {
         Piece::CrLf => b"\r\n".to_vec(),
         Piece::EraseLine(k) => format!("\x1b[{k}K").into_bytes(),
         Piece::EraseScreen(k) => format!("\x1b[{k}J").into_bytes(),
-        Piece::Clear => b"\x1b[H\x1b[2J".to_vec(),
+        Piece::Clear => b"\x1b[H\x1b[2J\x1b[3J".to_vec(),
         // Programs home the cursor on the alternate screen: xterm starts it
         // where the normal screen's was, vt100 at the top left.
         Piece::Alternate(true) => b"\x1b[?1049h\x1b[H".to_vec(),

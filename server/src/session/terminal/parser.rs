@@ -173,8 +173,8 @@ impl Output {
                 last_took = Some(std::time::Instant::now());
             }
             next_item += batch.len() as u64;
-            let mut feed = |run: Run| {
-                let done = parse_run(&self.screen, &mut skim, &run);
+            let mut feed = |skim: &mut Skim, run: Run| {
+                let done = parse_run(&self.screen, skim, &run);
                 parsed = done.offset;
                 skimmed += done.skipped;
             };
@@ -190,16 +190,18 @@ impl Output {
                         .push(bytes),
                     Item::Resize { cols, rows } => {
                         if let Some(run) = run.take() {
-                            feed(run);
+                            feed(&mut skim, run);
                         }
                         let mut screen = lock(&self.screen);
                         *lock(&self.cached) = None;
-                        screen.set_size(cols, rows);
+                        if screen.set_size(cols, rows) {
+                            skim.resized();
+                        }
                     }
                 }
             }
             if let Some(run) = run.take() {
-                feed(run);
+                feed(&mut skim, run);
             }
             // Output the PTY reader left in the recording's buffer (small
             // bursts, see `recording.rs`) goes to the file now, off the

@@ -45,7 +45,7 @@ pub(crate) struct Screen {
     /// Made by the first output, not with the session: vt100 allocates the
     /// whole grid up front (32 bytes a cell, ~94 KiB at 100x30), which an
     /// idle session need not hold (`duet-bench --many-sessions`).
-    parser: Option<vt100::Parser<TitleCallbacks>>,
+    parser: Option<vt100::Parser<Callbacks>>,
     rows: u16,
     cols: u16,
     scrollback: usize,
@@ -54,14 +54,40 @@ pub(crate) struct Screen {
     pub(crate) recovered: u32,
 }
 
-#[derive(Default)]
-struct TitleCallbacks {
+/// What vt100 leaves to its caller: the window title, and erasing the
+/// scrollback (`CSI 3 J`, see `resize::clear_scrollback`).
+struct Callbacks {
     title: Option<String>,
+    /// Lines of scrollback the screen keeps.
+    scrollback: usize,
 }
 
-impl vt100::Callbacks for TitleCallbacks {
+impl vt100::Callbacks for Callbacks {
     fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
         self.title = Some(String::from_utf8_lossy(title).into_owned());
+    }
+
+    fn unhandled_csi(
+        &mut self,
+        screen: &mut vt100::Screen,
+        i1: Option<u8>,
+        _: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        // ED 3 (or DECSED 3): the scrollback goes.
+        if c == 'J' && matches!(i1, None | Some(b'?')) && params == [&[3][..]] {
+            resize::clear_scrollback(screen, self.scrollback);
+        }
+    }
+}
+
+impl Callbacks {
+    fn new(scrollback: usize) -> Self {
+        Callbacks {
+            title: None,
+            scrollback,
+        }
     }
 }
 
@@ -77,10 +103,10 @@ impl Screen {
         }
     }
 
-    fn parser(&mut self) -> &mut vt100::Parser<TitleCallbacks> {
+    fn parser(&mut self) -> &mut vt100::Parser<Callbacks> {
         let (rows, cols, scrollback) = (self.rows, self.cols, self.scrollback);
         self.parser.get_or_insert_with(|| {
-            vt100::Parser::new_with_callbacks(rows, cols, scrollback, TitleCallbacks::default())
+            vt100::Parser::new_with_callbacks(rows, cols, scrollback, Callbacks::new(scrollback))
         })
     }
 
@@ -116,7 +142,7 @@ impl Screen {
         tracing::warn!("the screen parser failed on this output; redrawing the screen");
         let (rows, cols, scrollback) = (self.rows, self.cols, self.scrollback);
         let mut fresh =
-            vt100::Parser::new_with_callbacks(rows, cols, scrollback, TitleCallbacks::default());
+            vt100::Parser::new_with_callbacks(rows, cols, scrollback, Callbacks::new(scrollback));
         if let Some(mut old) = self.parser.take() {
             fresh.callbacks_mut().title = old.callbacks().title.clone();
             let drawn =
@@ -142,18 +168,19 @@ impl Screen {
 
     /// Resizes the screen as xterm.js resizes its buffer (`resize/`): the
     /// newest output stays, rows pushed off the top go to the scrollback,
-    /// soft-wrapped lines rewrap.
-    pub(crate) fn set_size(&mut self, cols: u16, rows: u16) {
+    /// soft-wrapped lines rewrap. False if the size was the same already.
+    pub(crate) fn set_size(&mut self, cols: u16, rows: u16) -> bool {
         let (rows, cols) = (rows.max(MIN_ROWS), cols.max(MIN_COLS));
         if (rows, cols) == (self.rows, self.cols) {
             // xterm in the browser ignores a resize to its own size too.
-            return;
+            return false;
         }
         self.rows = rows;
         self.cols = cols;
         if let Some(p) = &mut self.parser {
             resize::resize(p.screen_mut(), cols, rows, self.scrollback);
         }
+        true
     }
 
     /// The screen as [`render`] draws it; a blank one before any output.
@@ -252,7 +279,7 @@ pub(crate) fn render(screen: &mut vt100::Screen) -> Vec<u8> {
     if screen.alternate_screen() {
         resize::draw_behind_alternate(screen, &mut out);
     }
-    let lines = resize::read_lines(screen);
+    let lines = resize::read_lines(screen, true);
     resize::draw_lines(&mut out, &lines, cols);
     out.extend_from_slice(&screen.cursor_state_formatted());
     out.extend_from_slice(&screen.attributes_formatted());

@@ -59,22 +59,65 @@ pub(crate) fn take_departed() -> bool {
     DEPARTED.with(|d| d.replace(false))
 }
 
+/// What a redraw makes of a screen.
+struct Target {
+    cols: u16,
+    rows: u16,
+    /// Lines of scrollback the screen keeps at most.
+    scrollback: usize,
+    /// A resize keeps the scrollback; `CSI 3 J` drops it.
+    keep_scrollback: bool,
+}
+
 /// Resizes `screen` to `cols`×`rows` as xterm.js would, keeping up to
 /// `scrollback` lines above it.
 pub(super) fn resize(screen: &mut vt100::Screen, cols: u16, rows: u16, scrollback: usize) {
+    let target = Target {
+        cols,
+        rows,
+        scrollback,
+        keep_scrollback: true,
+    };
+    rebuild(screen, &target);
+}
+
+/// Drops the scrollback, as xterm does on `CSI 3 J` (which `clear` prints,
+/// and agents' TUIs when they clear the terminal). vt100 ignores it, so a
+/// tab that attached later, or every tab after a resize, got back lines the
+/// live tabs had dropped. The alternate screen has no scrollback.
+pub(super) fn clear_scrollback(screen: &mut vt100::Screen, scrollback: usize) {
+    screen.set_scrollback(usize::MAX);
+    let kept = screen.scrollback();
+    screen.set_scrollback(0);
+    if kept == 0 || screen.alternate_screen() {
+        return;
+    }
+    let (rows, cols) = screen.size();
+    let target = Target {
+        cols,
+        rows,
+        scrollback,
+        keep_scrollback: false,
+    };
+    rebuild(screen, &target);
+}
+
+/// Replaces `screen` with a fresh one redrawn from it (`redraw`).
+fn rebuild(screen: &mut vt100::Screen, target: &Target) {
     // The old screen is read through a parser of its own: reading the
     // saved cursor means restoring it (DECRC), and the session's parser
     // may be in the middle of an escape sequence.
     let mut old = vt100::Parser::new(2, 2, 0);
     std::mem::swap(old.screen_mut(), screen);
-    match catch_unwind(AssertUnwindSafe(|| {
-        redraw(&mut old, cols, rows, scrollback)
-    })) {
+    match catch_unwind(AssertUnwindSafe(|| redraw(&mut old, target))) {
         Ok(mut fresh) => std::mem::swap(fresh.screen_mut(), screen),
         Err(_) => {
-            tracing::warn!("redrawing the screen at its new size failed; cutting it to size");
+            tracing::warn!("redrawing the screen failed; keeping it as vt100 has it");
             std::mem::swap(old.screen_mut(), screen);
-            let _ = catch_unwind(AssertUnwindSafe(|| screen.set_size(rows, cols)));
+            if target.keep_scrollback {
+                let (rows, cols) = (target.rows, target.cols);
+                let _ = catch_unwind(AssertUnwindSafe(|| screen.set_size(rows, cols)));
+            }
         }
     }
 }
@@ -88,33 +131,37 @@ fn cursors(old: &mut vt100::Parser) -> ((u16, u16), (u16, u16)) {
     (cursor, old.screen().cursor_position())
 }
 
-fn redraw(old: &mut vt100::Parser, cols: u16, rows: u16, scrollback: usize) -> vt100::Parser {
+fn redraw(old: &mut vt100::Parser, target: &Target) -> vt100::Parser {
     let screen = old.screen();
     let (old_rows, old_cols) = screen.size();
     let size = (usize::from(old_cols), usize::from(old_rows));
     let hidden = screen.hide_cursor();
     let pen = screen.attributes_formatted();
     let modes = screen.input_mode_formatted();
+    // Where the cursor is, past the last column too (`CSI 3 J` keeps it).
+    let cursor_state = screen.cursor_state_formatted();
     let alternate = screen.alternate_screen().then(|| {
-        let lines = read_lines(old.screen_mut());
+        let lines = read_lines(old.screen_mut(), false);
         let (cursor, saved) = cursors(old);
         // The normal grid, kept behind the alternate one, comes to the
         // front (mode 47 switches without clearing or saving anything).
         old.process(b"\x1b[?47l");
         Buffer::new(lines, cursor, saved, size, None)
     });
-    let lines = read_lines(old.screen_mut());
+    let lines = read_lines(old.screen_mut(), target.keep_scrollback);
     let (cursor, saved) = cursors(old);
     let saved_pen = old.screen().attributes_formatted();
-    let mut normal = Buffer::new(lines, cursor, saved, size, Some(scrollback));
-    let (cols_n, rows_n) = (usize::from(cols), usize::from(rows));
-    normal.resize(cols_n, rows_n);
+    let mut normal = Buffer::new(lines, cursor, saved, size, Some(target.scrollback));
+    let (cols, rows) = (usize::from(target.cols), usize::from(target.rows));
+    if target.keep_scrollback {
+        normal.resize(cols, rows);
+    }
     normal.settle();
 
     let mut out = Vec::new();
-    draw_lines(&mut out, &normal.lines, cols_n);
+    draw_lines(&mut out, &normal.lines, cols);
     let save = |out: &mut Vec<u8>, b: &Buffer| {
-        let row = b.saved_y.saturating_sub(b.ybase).min(rows_n - 1);
+        let row = b.saved_y.saturating_sub(b.ybase).min(rows - 1);
         cup(out, row, b.saved_x);
         out.extend_from_slice(&saved_pen);
         out.extend_from_slice(b"\x1b7");
@@ -122,18 +169,20 @@ fn redraw(old: &mut vt100::Parser, cols: u16, rows: u16, scrollback: usize) -> v
     };
     save(&mut out, &normal);
     if let Some(mut alt) = alternate {
-        alt.resize(cols_n, rows_n);
+        alt.resize(cols, rows);
         alt.settle();
         out.extend_from_slice(b"\x1b[?47h\x1b[H");
-        draw_lines(&mut out, &alt.lines, cols_n);
+        draw_lines(&mut out, &alt.lines, cols);
         save(&mut out, &alt);
+    } else if !target.keep_scrollback {
+        out.extend_from_slice(&cursor_state);
     }
     out.extend_from_slice(&pen);
     out.extend_from_slice(&modes);
     if hidden {
         out.extend_from_slice(b"\x1b[?25l");
     }
-    let mut fresh = vt100::Parser::new(rows, cols, scrollback);
+    let mut fresh = vt100::Parser::new(target.rows, target.cols, target.scrollback);
     fresh.process(&out);
     fresh
 }
@@ -147,7 +196,7 @@ pub(super) fn draw_behind_alternate(screen: &mut vt100::Screen, out: &mut Vec<u8
     let mut scratch = vt100::Parser::new(2, 2, 0);
     std::mem::swap(scratch.screen_mut(), screen);
     scratch.process(b"\x1b[?47l");
-    let lines = read_lines(scratch.screen_mut());
+    let lines = read_lines(scratch.screen_mut(), true);
     // (It places a cursor past the last column by writing that cell.)
     let cursor = scratch.screen().cursor_state_formatted();
     // Back as it was: ?47h neither clears nor saves.

@@ -3,12 +3,16 @@
 
 use super::grid::{blank, is_placeholder, Line};
 
-/// The active grid's lines, scrollback first. vt100 flags a row that wraps
-/// *into* the next one; xterm, and the model, a line that continues the
-/// one above. Leaves the screen scrolled to the bottom.
-pub(in crate::session::terminal) fn read_lines(screen: &mut vt100::Screen) -> Vec<Line> {
+/// The active grid's lines, the scrollback first if `scrollback` (without
+/// it the first line continues none). vt100 flags a row that wraps *into*
+/// the next one; xterm, and the model, a line that continues the one
+/// above. Leaves the screen scrolled to the bottom.
+pub(in crate::session::terminal) fn read_lines(
+    screen: &mut vt100::Screen,
+    scrollback: bool,
+) -> Vec<Line> {
     let (rows, cols) = screen.size();
-    screen.set_scrollback(usize::MAX);
+    screen.set_scrollback(if scrollback { usize::MAX } else { 0 });
     let total = screen.scrollback();
     let mut lines = Vec::with_capacity(total + usize::from(rows));
     let mut wraps = false;

@@ -131,3 +131,78 @@ fn a_wide_character_moves_to_the_next_line_and_back() {
     let all: Vec<String> = scrollback(&mut s).into_iter().chain(rows(&mut s)).collect();
     assert_eq!(all[0], "ab\u{4e2d}\u{6587}x");
 }
+
+/// A partly received escape sequence survives a resize: the new screen
+/// takes the old one's place in the same parser.
+#[test]
+fn an_escape_sequence_cut_by_a_resize_goes_on_after_it() {
+    let mut s = screen(20, 5, b"plain \x1b[3");
+    s.set_size(30, 6);
+    s.process(b"1mred");
+    let (vt, _) = s.vt();
+    assert_eq!(vt.contents(), "plain red");
+    assert_eq!(
+        vt.cell(0, 6).map(vt100::Cell::fgcolor),
+        Some(vt100::Color::Idx(1))
+    );
+}
+
+/// Not a test: what a resize costs with a full scrollback (`cargo test
+/// --release -p duet-server --lib resize_cost -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn resize_cost() {
+    let mut s = Screen::new(120, 40, 2000);
+    for i in 0..2100 {
+        let tail = "x".repeat(i % 170);
+        s.process(
+            format!(
+                "\x1b[3{}mline {i}: the quick brown fox \x1b[1mjumps\x1b[m {tail}\r\n",
+                i % 8
+            )
+            .as_bytes(),
+        );
+    }
+    let sizes = [
+        ("rows only", (120, 40), (120, 20)),
+        ("columns too", (120, 40), (80, 30)),
+    ];
+    for (name, a, b) in sizes {
+        let t0 = std::time::Instant::now();
+        let n = 20;
+        for _ in 0..n {
+            s.set_size(b.0, b.1);
+            s.set_size(a.0, a.1);
+        }
+        let each = t0.elapsed() / (2 * n);
+        eprintln!("resize, {name}: {each:?} each");
+    }
+    let t0 = std::time::Instant::now();
+    let mut bytes = 0;
+    for _ in 0..20 {
+        bytes = s.render().len();
+    }
+    eprintln!("render: {:?} each, {bytes} bytes", t0.elapsed() / 20);
+}
+
+/// `CSI 3 J` (what `clear` prints after erasing the screen) drops the
+/// scrollback, as xterm does; vt100 ignores it, so a client that attached
+/// later got back the lines the live ones had dropped.
+#[test]
+fn erasing_the_scrollback_drops_it_and_keeps_the_screen() {
+    let mut s = screen(10, 3, b"\x1b]0;t\x07one\r\ntwo\r\nthree\r\nfour\r\nfive");
+    assert_eq!(scrollback(&mut s), ["one", "two"]);
+    s.process(b"\x1b[3J");
+    assert!(scrollback(&mut s).is_empty());
+    assert_eq!(rows(&mut s), ["three", "four", "five"]);
+    let (vt, title) = s.vt();
+    assert_eq!(
+        (vt.cursor_position(), title.as_deref()),
+        ((2, 4), Some("t"))
+    );
+    // A snapshot has no scrollback either.
+    let mut replay = vt100::Parser::new(3, 10, 100);
+    replay.process(&s.render());
+    replay.screen_mut().set_scrollback(usize::MAX);
+    assert_eq!(replay.screen().scrollback(), 0);
+}
