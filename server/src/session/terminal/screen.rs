@@ -279,8 +279,12 @@ pub(crate) fn render(screen: &mut vt100::Screen) -> Vec<u8> {
     if screen.alternate_screen() {
         resize::draw_behind_alternate(screen, &mut out);
     }
-    let lines = resize::read_lines(screen, true);
-    resize::draw_lines(&mut out, &lines, cols);
+    let how = resize::Reading {
+        scrollback: true,
+        cells: false,
+    };
+    let lines = resize::read_lines(screen, how);
+    resize::draw_lines(&mut out, &lines, cols, screen);
     out.extend_from_slice(&screen.cursor_state_formatted());
     out.extend_from_slice(&screen.attributes_formatted());
     out.extend_from_slice(&screen.input_mode_formatted());

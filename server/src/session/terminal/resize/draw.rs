@@ -71,18 +71,51 @@ fn colour(out: &mut Vec<u8>, c: vt100::Color, base: u8, bright: u8, extended: u8
     };
 }
 
-/// The drawing state: the pen the terminal holds and the cursor's column.
+/// The rows of the screen unread lines name, as vt100 formats them: each
+/// assumes the default pen, and the cursor at its start (or past the end
+/// of the row above, which it continues) and moves only within the row.
+struct Source<'a> {
+    screen: &'a mut vt100::Screen,
+    scrollback: usize,
+    visible: Option<Vec<Vec<u8>>>,
+}
+
+impl Source<'_> {
+    fn row(&mut self, k: usize) -> Vec<u8> {
+        let cols = self.screen.size().1;
+        if k < self.scrollback {
+            self.screen.set_scrollback(self.scrollback - k);
+            return self
+                .screen
+                .rows_formatted(0, cols)
+                .next()
+                .unwrap_or_default();
+        }
+        let screen = &mut *self.screen;
+        let visible = self.visible.get_or_insert_with(|| {
+            screen.set_scrollback(0);
+            screen.rows_formatted(0, cols).collect()
+        });
+        visible
+            .get(k - self.scrollback)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// The drawing state: the pen the terminal holds (`None`: not known) and
+/// the cursor's column.
 struct Drawer<'a> {
     out: &'a mut Vec<u8>,
-    pen: Pen,
+    pen: Option<Pen>,
     at: usize,
 }
 
 impl Drawer<'_> {
     fn pen(&mut self, pen: Pen) {
-        if pen != self.pen {
+        if self.pen != Some(pen) {
             pen.write(self.out);
-            self.pen = pen;
+            self.pen = Some(pen);
         }
     }
 
@@ -97,7 +130,15 @@ impl Drawer<'_> {
 
     /// One line; `wraps` when the next line continues it, so it must end
     /// with the cursor past a written last column.
-    fn line(&mut self, line: &Line, cols: usize, wraps: bool) {
+    fn line(&mut self, line: &Line, cols: usize, wraps: bool, source: &mut Source) {
+        if let Some(k) = line.old {
+            // As the screen has it (the same width: a row that wraps there
+            // is written up to its last column).
+            self.pen(Pen::default());
+            self.out.extend_from_slice(&source.row(k));
+            self.pen = None;
+            return;
+        }
         let cells = &line.cells[..line.cells.len().min(cols)];
         let mut c = 0;
         while c < cells.len() {
@@ -143,17 +184,31 @@ impl Drawer<'_> {
 }
 
 /// Draws `lines` from the cursor's position on a reset terminal `cols`
-/// wide, leaving the cursor on the last line. Returns with the pen reset.
-pub(in crate::session::terminal) fn draw_lines(out: &mut Vec<u8>, lines: &[Line], cols: usize) {
+/// wide, leaving the cursor on the last line. `screen` is the one they
+/// were read from, its grid still active (for lines not read out). Returns
+/// with the pen reset and `screen` scrolled to the bottom.
+pub(in crate::session::terminal) fn draw_lines(
+    out: &mut Vec<u8>,
+    lines: &[Line],
+    cols: usize,
+    screen: &mut vt100::Screen,
+) {
+    screen.set_scrollback(usize::MAX);
+    let mut source = Source {
+        scrollback: screen.scrollback(),
+        screen,
+        visible: None,
+    };
     let mut d = Drawer {
         out,
-        pen: Pen::default(),
+        pen: Some(Pen::default()),
         at: 0,
     };
     for (i, line) in lines.iter().enumerate() {
         if i > 0 {
             if line.wrapped {
-                if !line.cells.first().is_some_and(vt100::Cell::has_contents) {
+                if line.old.is_some() || !line.cells.first().is_some_and(vt100::Cell::has_contents)
+                {
                     // Wrap onto the line with a space, then blank it.
                     d.pen(Pen::default());
                     d.out.extend_from_slice(b" \x08\x1b[X");
@@ -167,9 +222,10 @@ pub(in crate::session::terminal) fn draw_lines(out: &mut Vec<u8>, lines: &[Line]
             d.at = 0;
         }
         let wraps = lines.get(i + 1).is_some_and(|l| l.wrapped);
-        d.line(line, cols, wraps);
+        d.line(line, cols, wraps, &mut source);
     }
     d.pen(Pen::default());
+    source.screen.set_scrollback(0);
 }
 
 /// A cursor position (0-based) as CUP.

@@ -32,7 +32,8 @@ pub(super) const PLACEHOLDER_FG: vt100::Color = vt100::Color::Rgb(1, 2, 3);
 
 /// Whether `cell` is such a space.
 pub(super) fn is_placeholder(cell: &vt100::Cell) -> bool {
-    cell.contents() == " " && cell.fgcolor() == PLACEHOLDER_FG && cell.italic()
+    // (Cheapest test first: this runs for every cell a rewrap reads.)
+    cell.italic() && cell.fgcolor() == PLACEHOLDER_FG && cell.contents() == " "
 }
 
 #[derive(Clone, Default, Debug)]
@@ -40,6 +41,11 @@ pub(in crate::session::terminal) struct Line {
     pub(super) cells: Vec<vt100::Cell>,
     /// The line continues the one above it (xterm's `isWrapped`).
     pub(super) wrapped: bool,
+    /// Not read out (`cells` is empty): line `k` of the screen it was read
+    /// from, counted from the top of its scrollback, drawn as it is there.
+    /// Only a resize that keeps the width, which touches no cells, gets
+    /// such lines.
+    pub(super) old: Option<usize>,
 }
 
 impl Line {
@@ -47,6 +53,7 @@ impl Line {
         Line {
             cells: vec![blank().clone(); cols],
             wrapped,
+            old: None,
         }
     }
 

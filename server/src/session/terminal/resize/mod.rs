@@ -37,7 +37,7 @@ use draw::cup;
 use grid::Buffer;
 
 pub(in crate::session::terminal) use draw::draw_lines;
-pub(in crate::session::terminal) use read::read_lines;
+pub(in crate::session::terminal) use read::{read_lines, Reading};
 
 #[cfg(test)]
 thread_local! {
@@ -141,14 +141,23 @@ fn redraw(old: &mut vt100::Parser, target: &Target) -> vt100::Parser {
     // Where the cursor is, past the last column too (`CSI 3 J` keeps it).
     let cursor_state = screen.cursor_state_formatted();
     let alternate = screen.alternate_screen().then(|| {
-        let lines = read_lines(old.screen_mut(), false);
+        let how = Reading {
+            scrollback: false,
+            cells: true,
+        };
+        let lines = read_lines(old.screen_mut(), how);
         let (cursor, saved) = cursors(old);
         // The normal grid, kept behind the alternate one, comes to the
         // front (mode 47 switches without clearing or saving anything).
         old.process(b"\x1b[?47l");
         Buffer::new(lines, cursor, saved, size, None)
     });
-    let lines = read_lines(old.screen_mut(), target.keep_scrollback);
+    // Only a rewrap looks at cells.
+    let how = Reading {
+        scrollback: target.keep_scrollback,
+        cells: target.cols != old_cols,
+    };
+    let lines = read_lines(old.screen_mut(), how);
     let (cursor, saved) = cursors(old);
     let saved_pen = old.screen().attributes_formatted();
     let mut normal = Buffer::new(lines, cursor, saved, size, Some(target.scrollback));
@@ -159,7 +168,7 @@ fn redraw(old: &mut vt100::Parser, target: &Target) -> vt100::Parser {
     normal.settle();
 
     let mut out = Vec::new();
-    draw_lines(&mut out, &normal.lines, cols);
+    draw_lines(&mut out, &normal.lines, cols, old.screen_mut());
     let save = |out: &mut Vec<u8>, b: &Buffer| {
         let row = b.saved_y.saturating_sub(b.ybase).min(rows - 1);
         cup(out, row, b.saved_x);
@@ -172,7 +181,7 @@ fn redraw(old: &mut vt100::Parser, target: &Target) -> vt100::Parser {
         alt.resize(cols, rows);
         alt.settle();
         out.extend_from_slice(b"\x1b[?47h\x1b[H");
-        draw_lines(&mut out, &alt.lines, cols);
+        draw_lines(&mut out, &alt.lines, cols, old.screen_mut());
         save(&mut out, &alt);
     } else if !target.keep_scrollback {
         out.extend_from_slice(&cursor_state);
@@ -196,13 +205,17 @@ pub(super) fn draw_behind_alternate(screen: &mut vt100::Screen, out: &mut Vec<u8
     let mut scratch = vt100::Parser::new(2, 2, 0);
     std::mem::swap(scratch.screen_mut(), screen);
     scratch.process(b"\x1b[?47l");
-    let lines = read_lines(scratch.screen_mut(), true);
+    let how = Reading {
+        scrollback: true,
+        cells: false,
+    };
+    let lines = read_lines(scratch.screen_mut(), how);
+    let cols = usize::from(scratch.screen().size().1);
+    draw_lines(out, &lines, cols, scratch.screen_mut());
     // (It places a cursor past the last column by writing that cell.)
-    let cursor = scratch.screen().cursor_state_formatted();
+    out.extend_from_slice(&scratch.screen().cursor_state_formatted());
     // Back as it was: ?47h neither clears nor saves.
     scratch.process(b"\x1b[?47h");
     std::mem::swap(scratch.screen_mut(), screen);
-    draw_lines(out, &lines, usize::from(screen.size().1));
-    out.extend_from_slice(&cursor);
     out.extend_from_slice(b"\x1b[m\x1b[?1049h\x1b[H");
 }

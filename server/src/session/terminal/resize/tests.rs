@@ -149,9 +149,16 @@ fn an_escape_sequence_cut_by_a_resize_goes_on_after_it() {
 
 /// Not a test: what a resize costs with a full scrollback (`cargo test
 /// --release -p duet-server --lib resize_cost -- --ignored --nocapture`).
+/// CPU time of this thread (`/proc/thread-self/schedstat`), so a loaded
+/// machine's waits are left out.
 #[test]
 #[ignore]
 fn resize_cost() {
+    fn cpu() -> std::time::Duration {
+        let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+        let ns = stat.split_whitespace().next().and_then(|n| n.parse().ok());
+        std::time::Duration::from_nanos(ns.unwrap_or(0))
+    }
     let mut s = Screen::new(120, 40, 2000);
     for i in 0..2100 {
         let tail = "x".repeat(i % 170);
@@ -168,21 +175,22 @@ fn resize_cost() {
         ("columns too", (120, 40), (80, 30)),
     ];
     for (name, a, b) in sizes {
-        let t0 = std::time::Instant::now();
+        let (t0, c0) = (std::time::Instant::now(), cpu());
         let n = 20;
         for _ in 0..n {
             s.set_size(b.0, b.1);
             s.set_size(a.0, a.1);
         }
-        let each = t0.elapsed() / (2 * n);
-        eprintln!("resize, {name}: {each:?} each");
+        let (wall, used) = (t0.elapsed() / (2 * n), (cpu() - c0) / (2 * n));
+        eprintln!("resize, {name}: {used:?} CPU each ({wall:?} wall)");
     }
-    let t0 = std::time::Instant::now();
+    let (t0, c0) = (std::time::Instant::now(), cpu());
     let mut bytes = 0;
     for _ in 0..20 {
         bytes = s.render().len();
     }
-    eprintln!("render: {:?} each, {bytes} bytes", t0.elapsed() / 20);
+    let (wall, used) = (t0.elapsed() / 20, (cpu() - c0) / 20);
+    eprintln!("render: {used:?} CPU each ({wall:?} wall), {bytes} bytes");
 }
 
 /// `CSI 3 J` (what `clear` prints after erasing the screen) drops the
