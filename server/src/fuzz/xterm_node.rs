@@ -2,8 +2,9 @@
 //! the version web/package.json pins for the browser) in one Node process
 //! per test run, fed cases over a pipe by `server/tests/xterm/replay.mjs`.
 //!
-//! Without Node or web/node_modules the test fails and says so: a
-//! reference that is not there must not pass for one that agrees.
+//! `DUET_NODE` names another `node`. Without Node or web/node_modules the
+//! test fails and says so: a reference that is not there must not pass for
+//! one that agrees.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};

@@ -43,8 +43,8 @@ pub(in crate::session::terminal) struct Line {
     pub(super) wrapped: bool,
     /// Not read out (`cells` is empty): line `k` of the screen it was read
     /// from, counted from the top of its scrollback, drawn as it is there.
-    /// Only a resize that keeps the width, which touches no cells, gets
-    /// such lines.
+    /// Only what touches no cells gets such lines: a snapshot, a resize
+    /// that keeps the width, erasing the scrollback.
     pub(super) old: Option<usize>,
 }
 

@@ -10,19 +10,23 @@
 //! is on the last row; a width change rewraps soft-wrapped lines of the
 //! normal buffer (the alternate buffer has neither scrollback nor reflow).
 //!
-//! vt100's grid is private, so a resize reads the old screen out cell by
-//! cell (`read.rs`: the scrollback and screen of each buffer, the cursors,
-//! the saved cursor, the pen and modes), applies xterm's rules to that
-//! model (`grid.rs`, `reflow.rs`), and draws the result on a fresh vt100
-//! screen of the new size (`draw.rs`), which takes the old one's place in
-//! the same parser: a partly received escape sequence and the window title
-//! stay. The same reading and drawing render the snapshots clients attach
-//! with ([`super::screen::render`]).
+//! vt100's grid is private, so a resize reads the old screen out
+//! (`read.rs`: the scrollback and screen of each buffer, cell by cell where
+//! lines may rewrap, else only where each line is; the cursors, the saved
+//! cursor, the pen and modes), applies xterm's rules to that model
+//! (`grid.rs`, `reflow.rs`), and draws the result on a fresh vt100 screen of
+//! the new size (`draw.rs`), which takes the old one's place in the same
+//! parser: a partly received escape sequence and the window title stay.
+//! Erasing the scrollback (`CSI 3 J`, which vt100 ignores) is the same
+//! redraw without the scrollback, and the same reading and drawing render
+//! the snapshots clients attach with ([`super::screen::render`]).
 //!
 //! What vt100 cannot hold is approximated: a wide character cut in half by
 //! a narrowing goes (xterm shows half of it); cells the alternate buffer
 //! cut off do not come back when it widens again (xterm keeps them); origin
-//! mode is not kept (the scroll region is reset, as xterm resets it).
+//! mode is not kept (the scroll region is reset, as xterm resets it). Where
+//! xterm 6 loses the cursor's line or lines it holds (`reflow.rs`), duet
+//! keeps them ([`departed`]).
 
 mod draw;
 mod grid;
