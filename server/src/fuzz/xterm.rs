@@ -27,12 +27,10 @@
 //!   wrap on the line below (its `isWrapped`) and clears it on a line feed
 //!   onto it, on erasing it from column 0, on erasing the screen; vt100
 //!   records it on the line above and clears it when that line's last
-//!   column is erased. The two agree unless a wrap is cut this way, which
-//!   includes the wrap of the newest scrollback line into the screen's
-//!   first line, which vt100 cannot clear at all (erasing the screen
-//!   without the scrollback, as Ctrl+L in bash does, right after a long
-//!   line scrolled half away: duet keeps that line joined to the screen's
-//!   first one, and a later change of width rewraps them together);
+//!   column is erased. The two agree unless a wrap is cut this way (but
+//!   the wrap of the newest scrollback line into the screen's first line,
+//!   which duet ends itself after an erase of the screen, `erase.rs`; not
+//!   after erasing the first line or inserting lines above it);
 //! - erasing the screen above the cursor (ED 1) with the cursor in the
 //!   last column: xterm then clears the wrap of a line counted from the top
 //!   of its scrollback, or throws when there is none;
@@ -146,13 +144,13 @@ fn allowed(vt: &mut vt100::Screen, piece: &Piece, no_scroll: bool) -> bool {
         Piece::EraseLine(0) => !(into_next || c == 0 && from_above),
         Piece::EraseLine(1) => !(into_next && reaches_last),
         Piece::EraseLine(_) => !into_next && !from_above,
-        Piece::EraseScreen(0) => !(c == 0 && from_above),
+        // (The wrap of the scrollback into the first line ends with the
+        // erase on both: `resize/erase.rs`.)
+        Piece::EraseScreen(0) => !(c == 0 && r > 0 && from_above),
         // xterm 6 clears the wrap of line `row + 1` of the whole buffer,
         // not of the screen, and throws if there is none.
         Piece::EraseScreen(1) if c + 1 >= cols => false,
-        Piece::EraseScreen(1) => !(continues(vt, 0) || into_next && reaches_last),
-        Piece::EraseScreen(2) => !continues(vt, 0),
-        // `clear` erases the scrollback too, wraps and all.
+        Piece::EraseScreen(1) => !(into_next && reaches_last),
         Piece::EraseScreen(_) | Piece::Clear => true,
         Piece::Alternate(on) => *on != vt.alternate_screen(),
     }

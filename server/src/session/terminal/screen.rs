@@ -122,14 +122,31 @@ impl Screen {
         self.offset += len;
     }
 
-    /// Parses `bytes`, surviving vt100's panics. vt100 0.16 panics when a
-    /// character is written over a wide one that a narrowing resize cut in
-    /// half at the right edge (`Screen::text` clears a continuation cell
-    /// that is gone; found by `fuzz::skim`), which would end the parser
-    /// thread and stall the session's output for good. The screen is then
-    /// redrawn from its own snapshot on a fresh parser: what the broken
-    /// write was drawing is lost, the rest of the screen is kept.
+    /// Parses `bytes`, and after each erase of the screen's first line ends
+    /// the wrap of the scrollback into it, as xterm does (`resize/erase.rs`).
     fn feed(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while let Some((end, erase)) = resize::next_erase(rest) {
+            self.feed_part(&rest[..end]);
+            let scrollback = self.scrollback;
+            let screen = self.parser().screen_mut();
+            if erase == resize::Erase::Always || screen.cursor_position() == (0, 0) {
+                resize::unwrap_top(screen, scrollback);
+            }
+            rest = &rest[end..];
+        }
+        self.feed_part(rest);
+    }
+
+    /// Parses `bytes`, surviving vt100's panics. vt100 0.16 panics when a
+    /// character is written over a wide one cut in half at the right edge
+    /// (`Screen::text` clears a continuation cell that is gone; found by
+    /// `fuzz::skim` when vt100's own resize cut such characters), which
+    /// would end the parser thread and stall the session's output for
+    /// good. The screen is then redrawn from its own snapshot on a fresh
+    /// parser: what the broken write was drawing is lost, the rest of the
+    /// screen is kept.
+    fn feed_part(&mut self, bytes: &[u8]) {
         let parser = self.parser();
         let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.process(bytes)));
         if fed.is_err() {

@@ -29,6 +29,7 @@
 //! keeps them ([`departed`]).
 
 mod draw;
+mod erase;
 mod grid;
 mod read;
 mod reflow;
@@ -41,6 +42,7 @@ use draw::cup;
 use grid::Buffer;
 
 pub(in crate::session::terminal) use draw::draw_lines;
+pub(in crate::session::terminal) use erase::{next_erase, Erase};
 pub(in crate::session::terminal) use read::{read_lines, Reading};
 
 #[cfg(test)]
@@ -71,6 +73,22 @@ struct Target {
     scrollback: usize,
     /// A resize keeps the scrollback; `CSI 3 J` drops it.
     keep_scrollback: bool,
+    /// The screen's first line no longer continues the scrollback's last.
+    unwrap_top: bool,
+}
+
+impl Target {
+    /// A redraw of `screen` at its own size that changes nothing.
+    fn in_place(screen: &vt100::Screen, scrollback: usize) -> Self {
+        let (rows, cols) = screen.size();
+        Target {
+            cols,
+            rows,
+            scrollback,
+            keep_scrollback: true,
+            unwrap_top: false,
+        }
+    }
 }
 
 /// Resizes `screen` to `cols`×`rows` as xterm.js would, keeping up to
@@ -81,6 +99,7 @@ pub(super) fn resize(screen: &mut vt100::Screen, cols: u16, rows: u16, scrollbac
         rows,
         scrollback,
         keep_scrollback: true,
+        unwrap_top: false,
     };
     rebuild(screen, &target);
 }
@@ -96,12 +115,26 @@ pub(super) fn clear_scrollback(screen: &mut vt100::Screen, scrollback: usize) {
     if kept == 0 || screen.alternate_screen() {
         return;
     }
-    let (rows, cols) = screen.size();
     let target = Target {
-        cols,
-        rows,
-        scrollback,
         keep_scrollback: false,
+        ..Target::in_place(screen, scrollback)
+    };
+    rebuild(screen, &target);
+}
+
+/// Ends the wrap of the newest scrollback line into the screen's first
+/// line, after an erase that reset that line (`erase.rs`); a look at one
+/// row unless there is such a wrap.
+pub(super) fn unwrap_top(screen: &mut vt100::Screen, scrollback: usize) {
+    screen.set_scrollback(1);
+    let wrapped = screen.scrollback() == 1 && screen.row_wrapped(0);
+    screen.set_scrollback(0);
+    if !wrapped || screen.alternate_screen() {
+        return;
+    }
+    let target = Target {
+        unwrap_top: true,
+        ..Target::in_place(screen, scrollback)
     };
     rebuild(screen, &target);
 }
@@ -118,8 +151,8 @@ fn rebuild(screen: &mut vt100::Screen, target: &Target) {
         Err(_) => {
             tracing::warn!("redrawing the screen failed; keeping it as vt100 has it");
             std::mem::swap(old.screen_mut(), screen);
-            if target.keep_scrollback {
-                let (rows, cols) = (target.rows, target.cols);
+            let (rows, cols) = (target.rows, target.cols);
+            if screen.size() != (rows, cols) {
                 let _ = catch_unwind(AssertUnwindSafe(|| screen.set_size(rows, cols)));
             }
         }
@@ -142,7 +175,8 @@ fn redraw(old: &mut vt100::Parser, target: &Target) -> vt100::Parser {
     let hidden = screen.hide_cursor();
     let pen = screen.attributes_formatted();
     let modes = screen.input_mode_formatted();
-    // Where the cursor is, past the last column too (`CSI 3 J` keeps it).
+    // Where the cursor is, past the last column too (kept when the size
+    // is).
     let cursor_state = screen.cursor_state_formatted();
     let alternate = screen.alternate_screen().then(|| {
         let how = Reading {
@@ -165,8 +199,14 @@ fn redraw(old: &mut vt100::Parser, target: &Target) -> vt100::Parser {
     let (cursor, saved) = cursors(old);
     let saved_pen = old.screen().attributes_formatted();
     let mut normal = Buffer::new(lines, cursor, saved, size, Some(target.scrollback));
+    if target.unwrap_top {
+        if let Some(first) = normal.lines.get_mut(normal.ybase) {
+            first.wrapped = false;
+        }
+    }
     let (cols, rows) = (usize::from(target.cols), usize::from(target.rows));
-    if target.keep_scrollback {
+    let same_size = (cols, rows) == size;
+    if !same_size {
         normal.resize(cols, rows);
     }
     normal.settle();
@@ -187,7 +227,7 @@ fn redraw(old: &mut vt100::Parser, target: &Target) -> vt100::Parser {
         out.extend_from_slice(b"\x1b[?47h\x1b[H");
         draw_lines(&mut out, &alt.lines, cols, old.screen_mut());
         save(&mut out, &alt);
-    } else if !target.keep_scrollback {
+    } else if same_size {
         out.extend_from_slice(&cursor_state);
     }
     out.extend_from_slice(&pen);

@@ -214,3 +214,15 @@ fn erasing_the_scrollback_drops_it_and_keeps_the_screen() {
     replay.screen_mut().set_scrollback(usize::MAX);
     assert_eq!(replay.screen().scrollback(), 0);
 }
+
+/// Erasing the screen (Ctrl+L in bash) ends the wrap of the newest
+/// scrollback line into the first row, as in xterm; vt100 kept it, and a
+/// wider screen joined that line with the prompt drawn there since.
+#[test]
+fn erasing_the_screen_ends_the_wrap_from_the_scrollback() {
+    let mut s = screen(10, 3, b"0123456789abcdef\r\nx\r\n\x1b[H\x1b[2J$ \r\nls\r\n");
+    assert_eq!(scrollback(&mut s), ["0123456789"]);
+    s.set_size(20, 3);
+    assert_eq!(rows(&mut s), ["$", "ls", ""]);
+    assert_eq!(scrollback(&mut s), ["0123456789"]);
+}
