@@ -11,6 +11,8 @@ mod input;
 mod screen;
 mod sidecar;
 mod skim;
+mod xterm;
+mod xterm_node;
 
 use proptest::test_runner::Config;
 

@@ -1,6 +1,8 @@
 //! The snapshot: any terminal byte stream, drawn on the server's vt100
 //! screen and rendered, replays on a fresh parser of the same size to the
-//! same screen: the same text, scrollback, attributes, cursor and modes.
+//! same screen: the same text, scrollback (wrapped lines still wrapped),
+//! attributes, cursor and modes, and behind an alternate screen the same
+//! normal one.
 
 use proptest::prelude::*;
 
@@ -39,10 +41,10 @@ pub(super) fn piece() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-/// Everything a client sees of a screen. The scrollback is compared row
-/// by row: the snapshot draws each scrollback row as a line of its own,
-/// so a line that soft-wrapped there comes back as two lines (a known
-/// limit of `render`; the visible screen keeps its wraps).
+/// Everything a client sees of a screen: the text (lines that wrap are
+/// joined in it), the formatted screen, cursor, modes and the scrollback's
+/// rows (with their wraps: `rows` joins no lines, so a wrap is kept as a
+/// `\u{2028}` after the row).
 pub(super) type State = (String, Vec<u8>, (u16, u16), bool, bool, Vec<String>);
 
 pub(super) fn state(screen: &mut vt100::Screen) -> State {
@@ -61,7 +63,10 @@ pub(super) fn state(screen: &mut vt100::Screen) -> State {
     while line < total {
         screen.set_scrollback(total - line);
         let n = (rows as usize).min(total - line);
-        back.extend(screen.rows(0, cols).take(n));
+        for (i, row) in screen.rows(0, cols).take(n).enumerate() {
+            let wraps = screen.row_wrapped(i as u16);
+            back.push(if wraps { format!("{row}\u{2028}") } else { row });
+        }
         line += n;
     }
     screen.set_scrollback(0);
@@ -89,5 +94,21 @@ fn a_snapshot_replays_to_the_same_screen() {
         prop_assert_eq!(got.3, want.3, "cursor visibility differs");
         prop_assert_eq!(&got.1, &want.1, "attributes differ");
         prop_assert_eq!(&got.5, &want.5, "scrollback differs");
+        if want.4 {
+            // The normal screen behind an alternate one, which the program
+            // comes back to: the snapshot draws it too.
+            let (want, got) = (behind(server.screen()), behind(client.screen()));
+            prop_assert_eq!(&got.0, &want.0, "text behind the alternate screen differs");
+            prop_assert_eq!(&got.1, &want.1, "attributes behind the alternate screen differ");
+            prop_assert_eq!(&got.5, &want.5, "scrollback behind the alternate screen differs");
+        }
     });
+}
+
+/// The state of the normal screen kept behind `screen`'s alternate one.
+fn behind(screen: &vt100::Screen) -> State {
+    let mut p = vt100::Parser::new(2, 2, 0);
+    *p.screen_mut() = screen.clone();
+    p.process(b"\x1b[?47l");
+    state(p.screen_mut())
 }

@@ -75,7 +75,9 @@ fn check(
                 prop_assert_eq!(parsed.offset, offset);
             }
             Step::Resize(c, r) => {
-                skimmed.lock().unwrap().set_size(*c, *r);
+                if skimmed.lock().unwrap().set_size(*c, *r) {
+                    skim.resized();
+                }
                 full.set_size(*c, *r);
             }
         }

@@ -14,6 +14,7 @@ pub(crate) mod pipes;
 pub(crate) mod program;
 pub(crate) mod pty;
 pub(crate) mod recording;
+pub(crate) mod resize;
 pub(crate) mod screen;
 pub(crate) mod skim;
 

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::output::Output;
+use super::resize;
 use crate::sync::lock;
 
 /// How far the stream may have moved past the cached snapshot for it still
@@ -44,7 +45,7 @@ pub(crate) struct Screen {
     /// Made by the first output, not with the session: vt100 allocates the
     /// whole grid up front (32 bytes a cell, ~94 KiB at 100x30), which an
     /// idle session need not hold (`duet-bench --many-sessions`).
-    parser: Option<vt100::Parser<TitleCallbacks>>,
+    parser: Option<vt100::Parser<Callbacks>>,
     rows: u16,
     cols: u16,
     scrollback: usize,
@@ -53,14 +54,40 @@ pub(crate) struct Screen {
     pub(crate) recovered: u32,
 }
 
-#[derive(Default)]
-struct TitleCallbacks {
+/// What vt100 leaves to its caller: the window title, and erasing the
+/// scrollback (`CSI 3 J`, see `resize::clear_scrollback`).
+struct Callbacks {
     title: Option<String>,
+    /// Lines of scrollback the screen keeps.
+    scrollback: usize,
 }
 
-impl vt100::Callbacks for TitleCallbacks {
+impl vt100::Callbacks for Callbacks {
     fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
         self.title = Some(String::from_utf8_lossy(title).into_owned());
+    }
+
+    fn unhandled_csi(
+        &mut self,
+        screen: &mut vt100::Screen,
+        i1: Option<u8>,
+        _: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        // ED 3 (or DECSED 3): the scrollback goes.
+        if c == 'J' && matches!(i1, None | Some(b'?')) && params == [&[3][..]] {
+            resize::clear_scrollback(screen, self.scrollback);
+        }
+    }
+}
+
+impl Callbacks {
+    fn new(scrollback: usize) -> Self {
+        Callbacks {
+            title: None,
+            scrollback,
+        }
     }
 }
 
@@ -76,10 +103,10 @@ impl Screen {
         }
     }
 
-    fn parser(&mut self) -> &mut vt100::Parser<TitleCallbacks> {
+    fn parser(&mut self) -> &mut vt100::Parser<Callbacks> {
         let (rows, cols, scrollback) = (self.rows, self.cols, self.scrollback);
         self.parser.get_or_insert_with(|| {
-            vt100::Parser::new_with_callbacks(rows, cols, scrollback, TitleCallbacks::default())
+            vt100::Parser::new_with_callbacks(rows, cols, scrollback, Callbacks::new(scrollback))
         })
     }
 
@@ -95,14 +122,31 @@ impl Screen {
         self.offset += len;
     }
 
-    /// Parses `bytes`, surviving vt100's panics. vt100 0.16 panics when a
-    /// character is written over a wide one that a narrowing resize cut in
-    /// half at the right edge (`Screen::text` clears a continuation cell
-    /// that is gone; found by `fuzz::skim`), which would end the parser
-    /// thread and stall the session's output for good. The screen is then
-    /// redrawn from its own snapshot on a fresh parser: what the broken
-    /// write was drawing is lost, the rest of the screen is kept.
+    /// Parses `bytes`, and after each erase of the screen's first line ends
+    /// the wrap of the scrollback into it, as xterm does (`resize/erase.rs`).
     fn feed(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while let Some((end, erase)) = resize::next_erase(rest) {
+            self.feed_part(&rest[..end]);
+            let scrollback = self.scrollback;
+            let screen = self.parser().screen_mut();
+            if erase == resize::Erase::Always || screen.cursor_position() == (0, 0) {
+                resize::unwrap_top(screen, scrollback);
+            }
+            rest = &rest[end..];
+        }
+        self.feed_part(rest);
+    }
+
+    /// Parses `bytes`, surviving vt100's panics. vt100 0.16 panics when a
+    /// character is written over a wide one cut in half at the right edge
+    /// (`Screen::text` clears a continuation cell that is gone; found by
+    /// `fuzz::skim` when vt100's own resize cut such characters), which
+    /// would end the parser thread and stall the session's output for
+    /// good. The screen is then redrawn from its own snapshot on a fresh
+    /// parser: what the broken write was drawing is lost, the rest of the
+    /// screen is kept.
+    fn feed_part(&mut self, bytes: &[u8]) {
         let parser = self.parser();
         let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.process(bytes)));
         if fed.is_err() {
@@ -115,7 +159,7 @@ impl Screen {
         tracing::warn!("the screen parser failed on this output; redrawing the screen");
         let (rows, cols, scrollback) = (self.rows, self.cols, self.scrollback);
         let mut fresh =
-            vt100::Parser::new_with_callbacks(rows, cols, scrollback, TitleCallbacks::default());
+            vt100::Parser::new_with_callbacks(rows, cols, scrollback, Callbacks::new(scrollback));
         if let Some(mut old) = self.parser.take() {
             fresh.callbacks_mut().title = old.callbacks().title.clone();
             let drawn =
@@ -139,12 +183,21 @@ impl Screen {
         self.offset
     }
 
-    pub(crate) fn set_size(&mut self, cols: u16, rows: u16) {
-        self.rows = rows.max(MIN_ROWS);
-        self.cols = cols.max(MIN_COLS);
-        if let Some(p) = &mut self.parser {
-            p.screen_mut().set_size(self.rows, self.cols);
+    /// Resizes the screen as xterm.js resizes its buffer (`resize/`): the
+    /// newest output stays, rows pushed off the top go to the scrollback,
+    /// soft-wrapped lines rewrap. False if the size was the same already.
+    pub(crate) fn set_size(&mut self, cols: u16, rows: u16) -> bool {
+        let (rows, cols) = (rows.max(MIN_ROWS), cols.max(MIN_COLS));
+        if (rows, cols) == (self.rows, self.cols) {
+            // xterm in the browser ignores a resize to its own size too.
+            return false;
         }
+        self.rows = rows;
+        self.cols = cols;
+        if let Some(p) = &mut self.parser {
+            resize::resize(p.screen_mut(), cols, rows, self.scrollback);
+        }
+        true
     }
 
     /// The screen as [`render`] draws it; a blank one before any output.
@@ -233,36 +286,25 @@ pub(crate) fn clean_title(title: &str) -> String {
         .to_string()
 }
 
-/// Draws `screen` from a full reset: scrollback lines first (so they land in
-/// the client's scrollback), then the visible screen, cursor and modes.
+/// Draws `screen` from a full reset: the lines above the screen first, so
+/// they land in the client's scrollback, then the screen, each line wrapped
+/// into the next where it was (`resize/draw.rs`); the cursor, pen and modes.
+/// An alternate screen is drawn over the normal one it hides.
 pub(crate) fn render(screen: &mut vt100::Screen) -> Vec<u8> {
-    let (rows, cols) = screen.size();
+    let cols = usize::from(screen.size().1);
     let mut out = b"\x1bc".to_vec();
     if screen.alternate_screen() {
-        out.extend_from_slice(b"\x1b[?1049h");
-    } else {
-        screen.set_scrollback(usize::MAX);
-        let total = screen.scrollback();
-        let mut line = 0usize;
-        while line < total {
-            // With scrollback offset k the top visible row is line total-k.
-            screen.set_scrollback(total - line);
-            let n = (rows as usize).min(total - line);
-            for row in screen.rows_formatted(0, cols).take(n) {
-                out.extend_from_slice(&row);
-                out.extend_from_slice(b"\x1b[m\r\n");
-            }
-            line += n;
-        }
-        screen.set_scrollback(0);
-        if total > 0 {
-            // Scroll what is still visible up into the scrollback.
-            out.extend_from_slice(format!("\x1b[{rows};1H").as_bytes());
-            let pushes = total.min(rows as usize - 1);
-            out.extend(std::iter::repeat_n(b'\n', pushes));
-        }
+        resize::draw_behind_alternate(screen, &mut out);
     }
-    out.extend_from_slice(&screen.state_formatted());
+    let how = resize::Reading {
+        scrollback: true,
+        cells: false,
+    };
+    let lines = resize::read_lines(screen, how);
+    resize::draw_lines(&mut out, &lines, cols, screen);
+    out.extend_from_slice(&screen.cursor_state_formatted());
+    out.extend_from_slice(&screen.attributes_formatted());
+    out.extend_from_slice(&screen.input_mode_formatted());
     out
 }
 

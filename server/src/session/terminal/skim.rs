@@ -382,6 +382,12 @@ impl Skim {
         t.after_cr = text[len - 1] == b'\r';
     }
 
+    /// The screen changed size: a resize drops any scroll region (as
+    /// xterm's does, `resize/`), so stretches may start again at once.
+    pub(crate) fn resized(&mut self) {
+        self.tracker.region = [false; 2];
+    }
+
     pub(crate) fn new(limits: SkimLimits) -> Self {
         Skim {
             vte: vte::Parser::new(),
