@@ -39,16 +39,31 @@ fn refused(role: Role, action: Action, id: Option<String>) -> Option<ServerMessa
     })
 }
 
+/// What the receive half works with.
+pub(super) struct Inbound {
+    pub(super) session: Arc<Session>,
+    /// What this connection may do.
+    pub(super) role: Role,
+    /// Answers and closes, for the send half.
+    pub(super) replies: mpsc::Sender<Outgoing>,
+    /// The client's `pause`/`resume`, for the send half.
+    pub(super) pause: watch::Sender<bool>,
+    /// The largest message taken (named in the close that refuses one).
+    pub(super) max_message: usize,
+    /// Who this client is, as the audit trail names it.
+    pub(super) who: Actor,
+}
+
 /// Turns client messages into session calls; answers go to the send half.
-pub(super) async fn receive(
-    mut stream: SplitStream<WebSocket>,
-    session: Arc<Session>,
-    role: Role,
-    replies: mpsc::Sender<Outgoing>,
-    pause: watch::Sender<bool>,
-    max_message: usize,
-    who: Actor,
-) {
+pub(super) async fn receive(mut stream: SplitStream<WebSocket>, inbound: Inbound) {
+    let Inbound {
+        session,
+        role,
+        replies,
+        pause,
+        max_message,
+        who,
+    } = inbound;
     let keys_in = session.observe.metrics.keys_in.clone();
     let mut keys_refused_at: Option<tokio::time::Instant> = None;
     while let Some(msg) = stream.next().await {
