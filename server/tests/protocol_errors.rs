@@ -168,3 +168,45 @@ async fn a_client_that_reads_only_after_its_send_gets_the_close_frame() {
         .expect("a close frame");
     assert_eq!(code, 1009, "{reason}");
 }
+
+/// Sends `frame` as it is (tungstenite masks it, as a client must).
+async fn send_frame(
+    c: &mut Client,
+    frame: tokio_tungstenite::tungstenite::protocol::frame::Frame,
+) -> Closed {
+    c.ws.send(Message::Frame(frame)).await.unwrap();
+    tokio::time::timeout(DEADLINE, close_of(&mut c.ws))
+        .await
+        .expect("closed within the deadline")
+}
+
+/// Issue 27: a text message that is not UTF-8 closed the connection with
+/// no status (1005); RFC 6455 §7.4.1 has 1007 for it. A frame that breaks
+/// the protocol (here a reserved bit set) gets 1002 and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_frame_closes_with_the_code_that_says_why() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    let not_utf8 = Frame::message(
+        b"{\"type\":\"ping\",\"id\":\"\xff\"}".to_vec(),
+        OpCode::Data(Data::Text),
+        true,
+    );
+    let (code, reason) = send_frame(&mut c, not_utf8).await.expect("a close frame");
+    assert_eq!(code, 1007, "{reason}");
+    assert!(reason.contains("UTF-8"), "{reason}");
+
+    let mut c = server.connect(s.id, None).await;
+    let mut reserved = Frame::message(b"{}".to_vec(), OpCode::Data(Data::Text), true);
+    reserved.header_mut().rsv1 = true;
+    let (code, reason) = send_frame(&mut c, reserved).await.expect("a close frame");
+    assert_eq!(code, 1002, "{reason}");
+    assert!(!reason.is_empty());
+    // Everyone else carries on.
+    let mut other = server.connect(s.id, None).await;
+    other.keys(b"unaffected").await;
+    other.until_screen("unaffected").await;
+}
