@@ -154,6 +154,13 @@ impl Sender {
         Ok(())
     }
 
+    /// Flushes whatever the socket has queued, fed or not (the answer to
+    /// a client's close among it).
+    pub(super) async fn flush_queued(&mut self) -> Result<(), Closed> {
+        self.unflushed = false;
+        self.sink.flush().await.map_err(|_| Closed)
+    }
+
     pub(super) async fn flush(&mut self) -> Result<(), Closed> {
         if self.unflushed {
             self.sink.flush().await.map_err(|_| Closed)?;
