@@ -58,6 +58,9 @@ pub struct ServerOptions {
     /// How long a connection may take to send a request's headers (also
     /// how long an idle keep-alive connection stays open).
     pub header_read_timeout: Duration,
+    /// How long a request's body may take to arrive, all of it: 2 MiB
+    /// (the largest body taken) in 60 s is 35 KB/s.
+    pub body_read_timeout: Duration,
     pub limits: SessionLimits,
     /// Where to serve `GET /metrics` without auth (see `--metrics-listen`),
     /// besides `/metrics` behind the token on the main listener.
@@ -97,6 +100,7 @@ impl ServerOptions {
             max_ws_message: 4 << 20,
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(30),
+            body_read_timeout: Duration::from_secs(60),
             limits: SessionLimits::default(),
             metrics_listen: None,
             push_insecure_loopback: false,
@@ -259,6 +263,7 @@ pub async fn run(
         observe,
         board,
         max_ws_message: opts.max_ws_message,
+        body_read_timeout: opts.body_read_timeout,
         stop,
     };
     let stop = state.stop.clone();
