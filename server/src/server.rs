@@ -58,6 +58,9 @@ pub struct ServerOptions {
     /// How long a connection may take to send a request's headers (also
     /// how long an idle keep-alive connection stays open).
     pub header_read_timeout: Duration,
+    /// How long a request's body may take to arrive, all of it: 2 MiB
+    /// (the largest body taken) in 60 s is 35 KB/s.
+    pub body_read_timeout: Duration,
     pub limits: SessionLimits,
     /// Where to serve `GET /metrics` without auth (see `--metrics-listen`),
     /// besides `/metrics` behind the token on the main listener.
@@ -97,6 +100,7 @@ impl ServerOptions {
             max_ws_message: 4 << 20,
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(30),
+            body_read_timeout: Duration::from_secs(60),
             limits: SessionLimits::default(),
             metrics_listen: None,
             push_insecure_loopback: false,
@@ -176,8 +180,51 @@ pub(crate) fn router(state: AppState) -> Router {
             state.clone(),
             guard::require_allowed_host,
         ))
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)
+}
+
+/// Query parameters whose values are logged. `?token=` and `?share=` carry
+/// credentials; any other parameter's name could be one too.
+const LOGGED_PARAMS: &[&str] = &["from", "purge", "times"];
+/// Parameters logged by name, their values not.
+const SECRET_PARAMS: &[&str] = &["token", "share"];
+
+/// The span of each request, as tower-http's default makes it, with its
+/// URI redacted: at `RUST_LOG=tower_http=debug` the default logged the
+/// main token (`/?token=…`) and share secrets (`/?share=…`) of every
+/// login. Headers stay out of it, as before (`Authorization`, the cookie).
+/// tower-http's target, so that the same `RUST_LOG` shows it.
+fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    tracing::debug_span!(
+        target: "tower_http::trace::make_span",
+        "request",
+        method = %req.method(),
+        uri = %redacted(req.uri()),
+        version = ?req.version(),
+    )
+}
+
+/// `uri` for a log line: its path, and of its query the values of
+/// [`LOGGED_PARAMS`] and the names of [`SECRET_PARAMS`].
+fn redacted(uri: &axum::http::Uri) -> String {
+    let Some(query) = uri.query() else {
+        return uri.path().to_string();
+    };
+    let params: Vec<String> = query
+        .split('&')
+        .map(|pair| {
+            let name = pair.split_once('=').map_or(pair, |(name, _)| name);
+            if LOGGED_PARAMS.contains(&name) {
+                pair.to_string()
+            } else if SECRET_PARAMS.contains(&name) {
+                format!("{name}=[redacted]")
+            } else {
+                "[redacted]".to_string()
+            }
+        })
+        .collect();
+    format!("{}?{}", uri.path(), params.join("&"))
 }
 
 /// How long shutdown waits for requests in flight (an event stream, a
@@ -259,6 +306,7 @@ pub async fn run(
         observe,
         board,
         max_ws_message: opts.max_ws_message,
+        body_read_timeout: opts.body_read_timeout,
         stop,
     };
     let stop = state.stop.clone();

@@ -22,6 +22,8 @@ pub(crate) struct AppState {
     pub(crate) board: Arc<crate::board::Board>,
     pub(crate) push: Arc<crate::push::Push>,
     pub(crate) max_ws_message: usize,
+    /// How long a request body may take to arrive (`api/body.rs`).
+    pub(crate) body_read_timeout: std::time::Duration,
     /// Turns true when the server is stopping; WebSocket handlers close.
     pub(crate) stop: watch::Sender<bool>,
 }

@@ -185,3 +185,74 @@ async fn rest_events_are_ndjson_as_written() {
         file.lines().skip(3).collect::<Vec<_>>()
     );
 }
+
+/// A program that steps through replacing its events file with symlinks,
+/// one step per line typed in its terminal: it writes n=1 to the events
+/// file; then puts a symlink to a file in its work dir (holding n=2) in
+/// its place; appends n=3 and n=4 to that file; links to a second file
+/// (holding n=5); appends n=6 to it and n=99 to the first, no longer
+/// linked.
+fn relinking_profile() -> duet_server::config::Profile {
+    // printf's \173 and \175 are braces, which the profile would take for
+    // placeholders.
+    let script = r#"
+e='{events_file}'; t1="$PWD/t1.jsonl"; t2="$PWD/t2.jsonl"
+ev() { printf '\173"type":"x-step","n":%s\175\n' "$1" >> "$2"; }
+ev 1 "$e"; echo step-1; read _
+ev 2 "$t1"; ln -sf "$t1" "$e"; echo step-2; read _
+ev 3 "$t1"; echo step-3; read _
+ev 4 "$t1"; echo step-4; read _
+ev 5 "$t2"; ln -sf "$t2" "$e"; echo step-5; read _
+ev 99 "$t1"; ev 6 "$t2"; echo step-6
+exec cat
+"#;
+    let mut p = demo_profile("relink", None);
+    p.command = "sh".into();
+    p.args = vec!["-c".into(), script.into()];
+    p
+}
+
+/// The `n` of every `x-step` event the client got, in order.
+fn steps(c: &Client) -> Vec<u64> {
+    c.texts
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event { event, .. } if kind(event) == "x-step" => event["n"].as_u64(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 27: an events file replaced by a symlink warned once and then
+/// lost every later line: the program appends to the link's target, and
+/// inotify reported those writes under the target's name, which nothing
+/// watched. A symlink is followed like any replacement: its target read
+/// from its start, each line once, and its later lines as they come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_events_file_replaced_by_a_symlink_is_followed() {
+    let server = TestServer::with_profiles(vec![relinking_profile()]).await;
+    let s = server.create("relink").await;
+    let mut c = server.connect(s.id, None).await;
+    for n in 1..=6 {
+        c.until_event(|e| kind(e) == "x-step" && e["n"] == n).await;
+        c.until_screen(&format!("step-{n}")).await;
+        if n < 6 {
+            c.keys(b"\r").await;
+        }
+    }
+    assert_eq!(steps(&c), [1, 2, 3, 4, 5, 6]);
+    let replaced = c
+        .texts
+        .iter()
+        .filter(
+            |m| matches!(m, ServerMessage::Warning { code, .. } if code == "events_file_replaced"),
+        )
+        .count();
+    assert_eq!(replaced, 2, "one warning per new file");
+    // A client that comes now gets the same lines, each once.
+    let mut again = server.connect(s.id, Some(0)).await;
+    again
+        .until_event(|e| kind(e) == "x-step" && e["n"] == 6)
+        .await;
+    assert_eq!(steps(&again), [1, 2, 3, 4, 5, 6]);
+}

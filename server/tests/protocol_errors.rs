@@ -168,3 +168,79 @@ async fn a_client_that_reads_only_after_its_send_gets_the_close_frame() {
         .expect("a close frame");
     assert_eq!(code, 1009, "{reason}");
 }
+
+/// Issue 27: a client that closed while duet replayed a long event log
+/// (3,000 events from seq 0, closed after 200 messages, reading on as
+/// browsers do) got no close frame, 1006, in 4 runs of 6: the send half's
+/// next event failed (the socket had taken the client's close), and it
+/// quit without sending the answer the socket had queued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_during_a_long_replay_is_answered() {
+    use tokio_tungstenite::tungstenite::protocol::{frame::coding::CloseCode, CloseFrame};
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("events 3000").await;
+    let (last, _) = c.until_event(|e| kind(e) == "x-test-done").await;
+    assert!(last > 3000, "{last}");
+    for run in 0..20 {
+        let mut c = server.connect(s.id, Some(0)).await;
+        for _ in 0..200 {
+            let msg = tokio::time::timeout(DEADLINE, c.ws.next()).await;
+            assert!(matches!(msg, Ok(Some(Ok(_)))), "run {run}: {msg:?}");
+        }
+        c.ws.send(Message::Close(Some(CloseFrame {
+            code: CloseCode::Normal,
+            reason: "bye".into(),
+        })))
+        .await
+        .unwrap();
+        let (code, _) = tokio::time::timeout(DEADLINE, close_of(&mut c.ws))
+            .await
+            .expect("the connection ends within the deadline")
+            .unwrap_or_else(|e| panic!("run {run}: {e}"));
+        assert_eq!(code, 1000, "run {run}");
+    }
+}
+
+/// Sends `frame` as it is (tungstenite masks it, as a client must).
+async fn send_frame(
+    c: &mut Client,
+    frame: tokio_tungstenite::tungstenite::protocol::frame::Frame,
+) -> Closed {
+    c.ws.send(Message::Frame(frame)).await.unwrap();
+    tokio::time::timeout(DEADLINE, close_of(&mut c.ws))
+        .await
+        .expect("closed within the deadline")
+}
+
+/// Issue 27: a text message that is not UTF-8 closed the connection with
+/// no status (1005); RFC 6455 §7.4.1 has 1007 for it. A frame that breaks
+/// the protocol (here a reserved bit set) gets 1002 and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_frame_closes_with_the_code_that_says_why() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    let not_utf8 = Frame::message(
+        b"{\"type\":\"ping\",\"id\":\"\xff\"}".to_vec(),
+        OpCode::Data(Data::Text),
+        true,
+    );
+    let (code, reason) = send_frame(&mut c, not_utf8).await.expect("a close frame");
+    assert_eq!(code, 1007, "{reason}");
+    assert!(reason.contains("UTF-8"), "{reason}");
+
+    let mut c = server.connect(s.id, None).await;
+    let mut reserved = Frame::message(b"{}".to_vec(), OpCode::Data(Data::Text), true);
+    reserved.header_mut().rsv1 = true;
+    let (code, reason) = send_frame(&mut c, reserved).await.expect("a close frame");
+    assert_eq!(code, 1002, "{reason}");
+    assert!(!reason.is_empty());
+    // Everyone else carries on.
+    let mut other = server.connect(s.id, None).await;
+    other.keys(b"unaffected").await;
+    other.until_screen("unaffected").await;
+}

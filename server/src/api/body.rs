@@ -1,11 +1,40 @@
 //! Request bodies for the REST handlers: a size-bounded raw body and a JSON
-//! object, both rejected with duet's JSON errors.
+//! object, both rejected with duet's JSON errors, and both bounded in time.
 
-use axum::extract::{FromRequest, Request};
+use std::time::Duration;
+
+use axum::extract::{FromRef, FromRequest, Request};
 use axum::http::StatusCode;
 use duet_protocol::ws::ErrorCode;
 
 use crate::error::AppError;
+use crate::state::AppState;
+
+/// How long a request body may take to arrive, all of it, counted from
+/// when its handler starts reading it (`ServerOptions::body_read_timeout`).
+/// The header timeout ends at the headers: without this, a client that
+/// sent a `Content-Length` and then one byte a second held its connection,
+/// its permit and a handler for as long as it liked.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyTimeout(pub Duration);
+
+impl FromRef<AppState> for BodyTimeout {
+    fn from_ref(state: &AppState) -> Self {
+        BodyTimeout(state.body_read_timeout)
+    }
+}
+
+/// 408 for a body that did not arrive in time.
+fn body_too_slow(limit: Duration) -> AppError {
+    AppError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        ErrorCode::BadMessage,
+        format!(
+            "the request body did not arrive within {} s",
+            limit.as_secs_f32()
+        ),
+    )
+}
 
 /// 413 for a body over axum's default limit: the same code as every other
 /// size limit, so a client can branch on it, and the same words on every
@@ -18,24 +47,29 @@ fn body_too_large() -> AppError {
     )
 }
 
-/// A request body of at most axum's default limit (2 MiB), its rejections
-/// duet's JSON errors.
+/// A request body of at most axum's default limit (2 MiB) that arrived
+/// within the [`BodyTimeout`], its rejections duet's JSON errors.
 pub struct RawBody(pub axum::body::Bytes);
 
-impl<S: Send + Sync> FromRequest<S> for RawBody {
+impl<S: Send + Sync> FromRequest<S> for RawBody
+where
+    BodyTimeout: FromRef<S>,
+{
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        axum::body::Bytes::from_request(req, state)
-            .await
-            .map(RawBody)
-            .map_err(|e| {
-                if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    body_too_large()
-                } else {
-                    AppError::new(e.status(), ErrorCode::BadMessage, e.body_text())
-                }
-            })
+        let BodyTimeout(limit) = BodyTimeout::from_ref(state);
+        let read = axum::body::Bytes::from_request(req, state);
+        let Ok(read) = tokio::time::timeout(limit, read).await else {
+            return Err(body_too_slow(limit));
+        };
+        read.map(RawBody).map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                body_too_large()
+            } else {
+                AppError::new(e.status(), ErrorCode::BadMessage, e.body_text())
+            }
+        })
     }
 }
 
@@ -47,7 +81,10 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
 /// SameSite=Strict. Rejections are duet's JSON errors.
 pub struct ApiJson<T>(pub T);
 
-impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<T> {
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<T>
+where
+    BodyTimeout: FromRef<S>,
+{
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {

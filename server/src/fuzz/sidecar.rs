@@ -130,7 +130,7 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 /// Every event after `from`, paging as a client does.
-fn read_all(log: &EventLog, mut from: u64) -> Vec<crate::session::channel::log::Event> {
+fn read_all(log: &EventLog, mut from: u64) -> Vec<crate::session::Event> {
     let mut all = Vec::new();
     while from < log.last_seq() {
         let (events, upto) = log.read_after(from, 5);

@@ -3,8 +3,11 @@
 //! closed. `keys.rs` holds the VAPID key, `store.rs` the devices,
 //! `triggers.rs` finds what to say from the board, `encrypt.rs` seals each
 //! message for its device (RFC 8291) and `send.rs` delivers it (RFC 8030)
-//! off the session path; `http.rs` is `/api/push/*`.
+//! off the session path, to public addresses only (`resolve.rs`), through
+//! the environment's proxy if it names one (`egress.rs`);
+//! `api/push.rs` is `/api/push/*`.
 
+pub(crate) mod egress;
 pub(crate) mod encrypt;
 pub(crate) mod keys;
 pub(crate) mod resolve;
@@ -72,10 +75,13 @@ impl Push {
         let vapid = Arc::new(Vapid::load_or_create(state_dir)?);
         let store = Arc::new(Store::load(state_dir));
         let sender = send::start(
-            vapid.clone(),
-            store.clone(),
-            config.subject.clone(),
-            config.insecure_loopback,
+            send::SendOptions {
+                vapid: vapid.clone(),
+                store: store.clone(),
+                subject: config.subject.clone(),
+                allow_loopback: config.insecure_loopback,
+                egress: egress::Egress::from_env(),
+            },
             metrics,
         )?;
         let push = Arc::new(Self {

@@ -2,13 +2,14 @@
 //!
 //! After the upgrade the socket is split into two halves that run in the
 //! connection's one task: the receive half (`recv.rs`) turns client messages
-//! into session calls, the send half (`send.rs`) pushes everything to the
-//! client. The send half pulls terminal bytes and events
-//! with its own cursors, so a slow or stalled client only falls behind
-//! itself: its terminal catches up with a fresh screen snapshot, its events
-//! are replayed from the log (and the events file), and nothing queues up
-//! in memory on its behalf.
+//! into session calls, the send half (`drain.rs`, writing through
+//! `send.rs`) pushes everything to the client. The send half pulls
+//! terminal bytes and events with its own cursors, so a slow or stalled
+//! client only falls behind itself: its terminal catches up with a fresh
+//! screen snapshot, its events are replayed from the log (and the events
+//! file), and nothing queues up in memory on its behalf.
 
+mod drain;
 pub(crate) mod recv;
 mod send;
 
@@ -208,28 +209,29 @@ impl Connection {
         // (profiled, docs/benchmarks.md). Each half still waits on its own:
         // keys are read while a slow client's flush is pending, and output
         // goes on while a key waits for room in the PTY.
-        let send = send::Sender {
-            sink,
-            session: session.clone(),
-            control,
-            replies: reply_rx,
-            paused: pause_rx,
-            stop,
-            warnings_seen: 0,
-            unflushed: false,
-            who: who.clone(),
-        }
-        .run(client, from);
+        let send = drain::run(
+            send::Sender::new(sink, session.clone()),
+            drain::Inputs {
+                control,
+                replies: reply_rx,
+                paused: pause_rx,
+                stop,
+                client,
+                who: who.clone(),
+                from,
+            },
+        );
         let closer = reply_tx.clone();
-        let role = who.role;
         let recv = recv::receive(
             stream,
-            session,
-            role,
-            reply_tx,
-            pause_tx,
-            max_message,
-            actor,
+            recv::Inbound {
+                session,
+                role: who.role,
+                replies: reply_tx,
+                pause: pause_tx,
+                max_message,
+                who: actor,
+            },
         );
         let ended = share_ended(&who, revoked);
         tokio::pin!(send, recv, ended);

@@ -38,16 +38,31 @@ fn refused(role: Role, action: Action, id: Option<String>) -> Option<ServerMessa
     })
 }
 
+/// What the receive half works with.
+pub(super) struct Inbound {
+    pub(super) session: Arc<Session>,
+    /// What this connection may do.
+    pub(super) role: Role,
+    /// Answers and closes, for the send half.
+    pub(super) replies: mpsc::Sender<Outgoing>,
+    /// The client's `pause`/`resume`, for the send half.
+    pub(super) pause: watch::Sender<bool>,
+    /// The largest message taken (named in the close that refuses one).
+    pub(super) max_message: usize,
+    /// Who this client is, as the audit trail names it.
+    pub(super) who: Actor,
+}
+
 /// Turns client messages into session calls; answers go to the send half.
-pub(super) async fn receive(
-    mut stream: SplitStream<WebSocket>,
-    session: Arc<Session>,
-    role: Role,
-    replies: mpsc::Sender<Outgoing>,
-    pause: watch::Sender<bool>,
-    max_message: usize,
-    who: Actor,
-) {
+pub(super) async fn receive(mut stream: SplitStream<WebSocket>, inbound: Inbound) {
+    let Inbound {
+        session,
+        role,
+        replies,
+        pause,
+        max_message,
+        who,
+    } = inbound;
     let keys_in = session.observe.metrics.keys_in.clone();
     let mut keys_refused_at: Option<tokio::time::Instant> = None;
     while let Some(msg) = stream.next().await {
@@ -93,15 +108,7 @@ pub(super) async fn receive(
             }
             Err(e) => {
                 debug!(?e, "client stream ended");
-                // The only error a client can cause while the socket works
-                // is a message over the limit; say so before closing.
-                let close = e.to_string().contains("too long").then(|| CloseFrame {
-                    code: close_code::SIZE,
-                    reason: Utf8Bytes::from(format!(
-                        "message too big: the limit is {max_message} bytes"
-                    )),
-                });
-                let _ = replies.send(Outgoing::Close(close)).await;
+                let _ = replies.send(Outgoing::Close(refusal(e, max_message))).await;
                 return;
             }
             Ok(Message::Ping(_) | Message::Pong(_)) => None,
@@ -116,6 +123,44 @@ pub(super) async fn receive(
             }
         }
     }
+}
+
+/// The close frame that says why the socket refused what the client sent:
+/// 1009 for a message over the limit, 1007 for a text message that is not
+/// UTF-8 (RFC 6455 §7.4.1), 1002 for a frame that breaks the protocol.
+/// `None` when the socket itself failed: there is no one to tell. (axum's
+/// socket checks the UTF-8 before a message gets here; its error carries
+/// tungstenite's, which says which it was.)
+fn refusal(e: axum::Error, max_message: usize) -> Option<CloseFrame> {
+    use tungstenite::error::ProtocolError as P;
+    let inner = e.into_inner();
+    let (code, reason) = match inner.downcast_ref::<tungstenite::Error>()? {
+        tungstenite::Error::Capacity(_) => (
+            close_code::SIZE,
+            format!("message too big: the limit is {max_message} bytes"),
+        ),
+        tungstenite::Error::Utf8(_) => (
+            close_code::INVALID,
+            "a text message that is not UTF-8".to_string(),
+        ),
+        tungstenite::Error::Protocol(
+            p @ (P::NonZeroReservedBits
+            | P::UnmaskedFrameFromClient
+            | P::FragmentedControlFrame
+            | P::ControlFrameTooBig
+            | P::UnknownControlFrameType(_)
+            | P::UnknownDataFrameType(_)
+            | P::UnexpectedContinueFrame
+            | P::ExpectedFragment(_)
+            | P::InvalidOpcode(_)
+            | P::InvalidCloseSequence),
+        ) => (close_code::PROTOCOL, format!("protocol error: {p}")),
+        _ => return None,
+    };
+    Some(CloseFrame {
+        code,
+        reason: Utf8Bytes::from(reason),
+    })
 }
 
 /// Counts keystroke bytes on their way to the program.

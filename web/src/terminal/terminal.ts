@@ -14,6 +14,7 @@ import '@xterm/xterm/css/xterm.css';
 import { h } from '../ui/dom';
 import { terminalThemes, type ThemeName } from '../ui/theme';
 import { FlowControl } from './flow';
+import { installDimStyles } from './dim';
 import { chooseRenderer } from './renderer';
 import { applyScale, fitScale, innerBox } from './scale';
 
@@ -77,6 +78,8 @@ export interface ScreenDump {
 
 /** How every terminal of the app looks (the live one and the replay's). */
 export function terminalLook(theme: ThemeName): ITerminalOptions {
+  // Dim text reads too (terminal/dim.ts): a stylesheet, added once.
+  installDimStyles();
   return {
     fontFamily: 'ui-monospace, "SFMono-Regular", "JetBrains Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace',
     fontSize: 13,
@@ -85,7 +88,8 @@ export function terminalLook(theme: ThemeName): ITerminalOptions {
     theme: terminalThemes[theme],
     // Programs pick their own colours (dim grey, bright magenta) with no
     // thought for the theme: xterm lightens or darkens a foreground until it
-    // reads against its background (WCAG AA, as the axe test checks).
+    // reads against its background (WCAG AA, as the axe test checks). It asks
+    // dim cells for half that; dim.ts's stylesheet gives them the whole.
     minimumContrastRatio: 4.5,
   };
 }

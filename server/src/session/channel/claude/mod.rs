@@ -34,7 +34,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 use tracing::{debug, warn, Instrument};
 
 use super::conversation::Sink;
@@ -47,6 +47,10 @@ use hooks::Normalizer;
 const MAX_HOOK_MESSAGE: u64 = 16 << 20;
 /// How long a hook may take to send its payload.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Hook connections read at once; more wait to be accepted. Claude runs
+/// one hook at a time, so more than a few at once are strays: the bound
+/// keeps what they can hold (a task and up to [`MAX_HOOK_MESSAGE`] each).
+const MAX_READING: usize = 16;
 /// Every hook event duet registers; PermissionRequest waits for an answer.
 pub(crate) const HOOK_EVENTS: &[&str] = &[
     "SessionStart",
@@ -271,26 +275,49 @@ impl Channel for ClaudeHooks {
     }
 }
 
-/// Accepts hook connections until the channel finishes. Hooks run one at a
-/// time (Claude waits for each), so each is handled in turn, in order;
-/// only a PermissionRequest is left waiting on a task of its own.
+/// Accepts hook connections until the channel finishes. Each connection's
+/// message is read on a task of its own, so one that sends nothing, or
+/// sends slowly, holds up no other (one idle connection used to stall
+/// every hook of its session for [`READ_TIMEOUT`]). Complete messages are
+/// handled here, one at a time, in the order they arrive: Claude runs
+/// hooks one at a time and waits for each. Only a PermissionRequest is
+/// left waiting on a task of its own.
 async fn serve(listener: UnixListener, inner: Arc<Inner>) {
+    // Dropped with this task: the reads end with the channel.
+    let mut reading = JoinSet::new();
     loop {
-        let stream = match listener.accept().await {
-            Ok((s, _)) => s,
-            Err(e) => {
-                warn!(?e, "accepting a hook connection");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
+        tokio::select! {
+            accepted = listener.accept(), if reading.len() < MAX_READING => match accepted {
+                Ok((stream, _)) => {
+                    reading.spawn(read_message(stream).in_current_span());
+                }
+                Err(e) => {
+                    warn!(?e, "accepting a hook connection");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(read) = reading.join_next() => {
+                let handled = match read {
+                    Ok(Ok((msg, stream))) => handle(msg, stream, &inner).await,
+                    Ok(Err(e)) => Err(e),
+                    Err(e) => Err(e.into()),
+                };
+                if let Err(e) = handled {
+                    debug!(?e, "a hook connection failed");
+                }
             }
-        };
-        if let Err(e) = handle(stream, &inner).await {
-            debug!(?e, "a hook connection failed");
         }
     }
 }
 
-async fn handle(stream: UnixStream, inner: &Arc<Inner>) -> Result<()> {
+/// One hook's message: its event and payload.
+struct HookMessage {
+    event: String,
+    payload: Value,
+}
+
+/// Reads one connection's message (one JSON line), within [`READ_TIMEOUT`].
+async fn read_message(stream: UnixStream) -> Result<(HookMessage, UnixStream)> {
     let mut reader = BufReader::new(stream);
     let mut line = Vec::new();
     let n = tokio::time::timeout(
@@ -305,14 +332,20 @@ async fn handle(stream: UnixStream, inner: &Arc<Inner>) -> Result<()> {
         bail!("the hook's message was cut off or too long");
     }
     let msg: Value = serde_json::from_slice(&line).context("the hook's message is not JSON")?;
-    let event = msg["event"].as_str().unwrap_or_default().to_string();
-    let payload = msg["payload"].clone();
+    let message = HookMessage {
+        event: msg["event"].as_str().unwrap_or_default().to_string(),
+        payload: msg["payload"].clone(),
+    };
+    Ok((message, reader.into_inner()))
+}
+
+async fn handle(msg: HookMessage, mut stream: UnixStream, inner: &Arc<Inner>) -> Result<()> {
+    let HookMessage { event, payload } = msg;
     if let Some(raw) = lock(&inner.raw).as_mut() {
         let mut entry = json!({"hook": event, "payload": payload}).to_string();
         entry.push('\n');
         let _ = raw.write_all(entry.as_bytes());
     }
-    let mut stream = reader.into_inner();
     if event == "PermissionRequest" {
         let request_id = uuid::Uuid::new_v4().to_string();
         let request = lock(&inner.normalizer).permission_request(&request_id, &payload);

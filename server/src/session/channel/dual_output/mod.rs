@@ -3,8 +3,9 @@
 //! vocabulary, so they are relayed as written) and reads JSONL commands
 //! (`submit`, `confirmation_response`) from `--input-file`.
 //!
-//! Events path: the agent appends → `watcher` (inotify) wakes the follow
-//! task → `tail` reads complete lines → `ingest` numbers and validates them
+//! Events path: the agent appends → `watcher` (inotify, on the events file
+//! and, when it is a symlink, on its target) wakes the follow task →
+//! `tail` reads complete lines → `ingest` numbers and validates them
 //! → the conversation and the log. Commands path: the conversation →
 //! [`DualOutput`] as [`Channel`] → `input` appends one line.
 
@@ -29,7 +30,7 @@ use super::{Channel, ChannelError, Conversation, Setup, Started, Tasks};
 use crate::sync::lock;
 use input::InputFile;
 use tail::Tail;
-use watcher::Watcher;
+use watcher::{LinkTarget, Watcher};
 
 /// The most unread events-file bytes read on the runtime rather than on the
 /// blocking pool.
@@ -55,6 +56,8 @@ pub(crate) struct DualOutput {
     dir: PathBuf,
     events_path: PathBuf,
     watcher: Arc<Watcher>,
+    /// What the watcher wakes.
+    wake: Arc<Notify>,
 }
 
 /// Starts following the agent's events file, then the agent on a PTY.
@@ -92,7 +95,7 @@ impl DualOutput {
             follow(
                 conversation,
                 opts.events_path.clone(),
-                wake,
+                LinkTarget::new(opts.watcher.clone(), wake.clone()),
                 stopped,
                 opts.max_line,
             )
@@ -107,6 +110,7 @@ impl DualOutput {
             dir: opts.dir,
             events_path: opts.events_path,
             watcher: opts.watcher,
+            wake,
         }))
     }
 
@@ -149,12 +153,13 @@ impl Channel for DualOutput {
         let input = self.input.clone();
         let watcher = self.watcher.clone();
         let (dir, path) = (self.dir.clone(), self.events_path.clone());
+        let wake = self.wake.clone();
         Box::pin(async move {
             if let Some((stop, task)) = follow {
                 stop.send_replace(true);
                 let _ = task.await;
             }
-            watcher.unwatch(&dir, &path);
+            watcher.unwatch(&dir, &path, &wake);
             if let Some(input) = input {
                 input.close();
             }
@@ -162,16 +167,18 @@ impl Channel for DualOutput {
     }
 }
 
-/// Reads the events file whenever it changes; after `stop`, reads it a
-/// last time, including a final line the agent left without its newline.
+/// Reads the events file whenever it changes (or the file it links to);
+/// after `stop`, reads it a last time, including a final line the agent
+/// left without its newline.
 async fn follow(
     conversation: Sink,
     path: PathBuf,
-    wake: Arc<Notify>,
+    mut link: LinkTarget,
     mut stop: watch::Receiver<bool>,
     max_line: usize,
 ) {
     let mut tail = Tail::new(max_line);
+    let wake = link.wake();
     loop {
         let last = tokio::select! {
             _ = wake.notified() => false,
@@ -182,6 +189,10 @@ async fn follow(
             return;
         };
         tail = read(tail, &path, &conversation, max_line).await;
+        // After the read: a link made since is followed from now on, and
+        // its new watch wakes this loop once more for what the target
+        // gained in between.
+        link.update(&path);
         if last {
             if let Some(line) = tail.flush_partial() {
                 ingest::line(&conversation, line, max_line);

@@ -3,7 +3,8 @@
 //! until their newline, and a line longer than the limit dropped as it
 //! streams in (never buffered whole). A file that shrinks, or that the
 //! program replaces (rename or symlink over the path), is noticed and read
-//! from its start.
+//! from its start. Only a regular file is read: a FIFO or a device put in
+//! its place is refused at once rather than block the reader.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -85,9 +86,12 @@ impl Tail {
             self.partial_start = 0;
         }
         if self.file.is_none() {
-            match File::open(path) {
+            match open_regular(path) {
                 Ok(f) => self.file = Some(f),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(batch),
+                // What the old file held is not lost to it; the next read
+                // meets the error again.
+                Err(_) if batch.replaced_at.is_some() => return Ok(batch),
                 Err(e) => return Err(e),
             }
         }
@@ -192,6 +196,25 @@ impl Tail {
             }
         }
     }
+}
+
+/// Opens `path` for reading if it is a regular file (following symlinks).
+/// Non-blocking, so that a FIFO's open returns at once (and is refused);
+/// reads of a regular file never block anyway.
+fn open_regular(path: &Path) -> std::io::Result<File> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok(file)
 }
 
 /// Whether `file` is still the file at `path` (same device and inode).
@@ -303,6 +326,78 @@ mod tests {
                 text: "{\"b\":2}".into()
             }
         );
+    }
+
+    #[test]
+    fn a_symlink_put_in_place_is_followed_from_the_target_s_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e");
+        std::fs::write(&path, "{\"a\":1}\n").unwrap();
+        let mut tail = Tail::new(100);
+        assert_eq!(tail.read(&path).unwrap().lines.len(), 1);
+        let elsewhere = tempfile::tempdir().unwrap();
+        let target = elsewhere.path().join("t");
+        std::fs::write(&target, "{\"b\":1}\n").unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let batch = tail.read(&path).unwrap();
+        assert_eq!(batch.replaced_at, Some(0));
+        assert_eq!(batch.lines.len(), 1);
+        // Appends to the target are read once each.
+        let mut t = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&target)
+            .unwrap();
+        t.write_all(b"{\"b\":2}\n").unwrap();
+        let batch = tail.read(&path).unwrap();
+        assert_eq!(batch.replaced_at, None);
+        assert_eq!(
+            batch.lines,
+            vec![Line::Text {
+                offset: 8,
+                text: "{\"b\":2}".into()
+            }]
+        );
+        assert!(tail.read(&path).unwrap().lines.is_empty());
+    }
+
+    /// A FIFO put in place of the events file used to block the reader in
+    /// its open until something wrote to it (inline, a runtime thread).
+    #[test]
+    fn a_fifo_put_in_place_is_refused_at_once_and_the_old_lines_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e");
+        std::fs::write(&path, "{\"a\":1}\n").unwrap();
+        let mut tail = Tail::new(100);
+        assert_eq!(tail.read(&path).unwrap().lines.len(), 1);
+        let mut old = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        old.write_all(b"{\"a\":2}\n").unwrap();
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let first = tail.read(&path).map(|b| (b.lines, b.replaced_at));
+            let second = tail.read(&path).map(|b| b.lines);
+            let _ = tx.send((first, second));
+        });
+        let (first, second) = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the reads return at once");
+        // What the old file held is taken in; the FIFO is refused.
+        let (lines, replaced_at) = first.unwrap();
+        assert_eq!(
+            lines,
+            vec![Line::Text {
+                offset: 8,
+                text: "{\"a\":2}".into()
+            }]
+        );
+        assert_eq!(replaced_at, Some(1));
+        let err = second.unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
     }
 
     #[test]
