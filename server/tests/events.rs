@@ -76,6 +76,29 @@ async fn resume_from_old_events_reads_back_from_the_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_from_the_file_runs_on_into_the_in_memory_tail() {
+    // Only the newest events stay in memory; older ones are read back from
+    // the file a batch at a time, and the batch that reaches the in-memory
+    // tail stops short of a full one. The replay must carry on into the tail
+    // by itself: it used to wait for news (an event, a message from the
+    // client, the 30 s keepalive), and a browser opening a long session sat
+    // with the end of its history missing until its own ping, 15 s later.
+    let server = TestServer::start_with(|o| o.limits.event_cache_bytes = 2048).await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("events 300").await;
+    // The turn's last event: nothing new comes while the next client replays
+    // (the first one stays connected and idle).
+    c.until_event(|e| kind(e) == "x-test-done").await;
+    let (last, _) = c.until_event(|e| kind(e) == "assistant").await;
+    let mut again = server.connect(s.id, None).await;
+    again
+        .until(|m| matches!(m, ServerMessage::Event { seq, .. } if *seq == last))
+        .await;
+    assert_eq!(again.seqs(), (1..=last).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_lines_are_skipped_with_warnings_and_the_stream_goes_on() {
     let server = TestServer::start_with(|o| o.limits.max_sidecar_line = 64 << 10).await;
     let s = server.create("fake").await;

@@ -295,8 +295,12 @@ impl Drain {
         self.out.relay(&events).await?;
         round.progressed |= !events.is_empty();
         round.heavy |= events.len() >= EVENT_BATCH;
-        round.again |= events.len() >= EVENT_BATCH;
         self.event_cursor = upto.max(self.event_cursor);
+        // More is there at once whenever the cursor is short of the newest
+        // event: after a full batch, and after a batch read back from the
+        // file that stopped where the in-memory tail starts (no wake-up
+        // announces events that are already there).
+        round.again |= self.event_cursor < self.session.events().last_seq();
         Ok(())
     }
 
