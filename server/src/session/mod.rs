@@ -32,6 +32,7 @@ use tokio::sync::{broadcast, watch};
 use tracing::{info, Instrument};
 
 use crate::clock::now_ms;
+pub(crate) use crate::config::Launch;
 use crate::config::ResolvedProfile;
 use crate::sync::lock;
 use channel::approvals::Choice;
@@ -105,6 +106,8 @@ pub(crate) struct SessionOptions {
     /// Continue an ended session's conversation.
     pub(crate) resume: Option<ResumeFrom>,
     pub(crate) observe: Arc<crate::observe::SessionObserver>,
+    /// Where and how the owner asked it to run (already in `profile`).
+    pub(crate) launch: Launch,
 }
 
 /// The ended session a new one continues.
@@ -165,6 +168,8 @@ pub(crate) struct Session {
     /// Where the program runs (its profile's `cwd`, or `dir/work`, or the
     /// work dir of the session it resumed).
     pub(crate) work_dir: PathBuf,
+    /// What the owner chose beyond the profile; a resume does the same.
+    pub(crate) launch: Launch,
     resumed_from: Option<SessionId>,
     can_resume: bool,
     pub(crate) limits: SessionLimits,
@@ -407,6 +412,7 @@ impl Session {
             pending_approvals: self.conversation.pending() as u32,
             clients: self.clients.load(Ordering::Acquire),
             connected: self.connected(),
+            work_dir: Some(self.work_dir.to_string_lossy().into_owned()),
             title: self.terminal.output.title(),
             channel: self.channel_info.clone(),
             agent_session_id: self.conversation.agent_session_id(),

@@ -40,6 +40,13 @@ pub(crate) struct Record {
     /// The owner's name for the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) name: Option<String>,
+    /// Where and how the owner asked it to run.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub(crate) launch: Launch,
+}
+
+fn is_default(l: &Launch) -> bool {
+    *l == Launch::default()
 }
 
 impl Record {
@@ -136,6 +143,7 @@ impl Session {
             created_at: record.created_at,
             dir,
             work_dir: record.work_dir.clone(),
+            launch: record.launch.clone(),
             resumed_from: record.resumed_from,
             can_resume,
             limits,
@@ -202,6 +210,7 @@ impl Session {
             ended_at,
             exit,
             name,
+            launch: self.launch.clone(),
         };
         if let Err(e) = record.save(&self.dir) {
             tracing::warn!(?e, "writing session.json");

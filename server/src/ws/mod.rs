@@ -9,6 +9,7 @@
 //! are replayed from the log (and the events file), and nothing queues up
 //! in memory on its behalf.
 
+mod label;
 pub(crate) mod recv;
 mod send;
 
@@ -49,14 +50,17 @@ enum Outgoing {
     Close(Option<CloseFrame>),
 }
 
-/// `?from=SEQ`.
+/// `?from=SEQ&client=LABEL`.
 #[derive(Deserialize)]
 pub(crate) struct WsQuery {
     #[serde(default)]
     from: Option<u64>,
+    /// What the client calls itself (see `label.rs`).
+    #[serde(default)]
+    client: Option<String>,
 }
 
-/// `GET /api/sessions/{id}/ws?from=SEQ`.
+/// `GET /api/sessions/{id}/ws?from=SEQ&client=LABEL`.
 pub(crate) async fn upgrade(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
@@ -89,6 +93,7 @@ pub(crate) async fn upgrade(
         client_id: client,
         name: who.name.clone(),
         role: who.role,
+        label: q.client.as_deref().and_then(label::client_label),
     })?;
     let agent = headers
         .get(USER_AGENT)

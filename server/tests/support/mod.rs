@@ -9,6 +9,7 @@ mod client;
 pub mod fetch;
 pub mod installed;
 pub mod killable;
+pub mod pty;
 pub mod servers;
 
 pub use client::Client;
@@ -39,6 +40,7 @@ fn profile(name: &str, args: &[&str]) -> Profile {
     let mut all = vec![fake_tui()];
     all.extend(args.iter().map(|s| s.to_string()));
     Profile {
+        extra_args: false,
         name: name.into(),
         description: None,
         command: "python3".into(),
@@ -55,6 +57,7 @@ fn profile(name: &str, args: &[&str]) -> Profile {
 /// session's work directory).
 pub fn demo_profile(name: &str, cwd: Option<String>) -> Profile {
     Profile {
+        extra_args: false,
         name: name.into(),
         description: None,
         command: env!("CARGO_BIN_EXE_duet").into(),

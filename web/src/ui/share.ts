@@ -29,9 +29,13 @@ export class PresenceBar {
   /** Shows who is connected; `me` is this tab's client id. */
   render(clients: ConnectedClient[], me: number | undefined, role: Role | undefined, principal: string | undefined): void {
     this.list.replaceChildren(
-      ...clients.map((c) =>
-        h('li', { class: 'presence-item', 'data-role': c.role, title: `${c.name} (${c.role})` }, c.client_id === me ? `${c.name} (you, ${c.role})` : `${c.name} (${c.role})`),
-      ),
+      ...clients.map((c) => {
+        // A client's own label ("terminal on laptop") says which of the
+        // principal's clients it is; the principal stays in the tooltip.
+        const shown = c.label ?? c.name;
+        const title = c.label === undefined ? `${c.name} (${c.role})` : `${c.label}: ${c.name} (${c.role})`;
+        return h('li', { class: 'presence-item', 'data-role': c.role, 'data-label': c.label ?? '', title }, c.client_id === me ? `${shown} (you, ${c.role})` : `${shown} (${c.role})`);
+      }),
     );
     this.root.dataset.role = role ?? '';
     this.root.dataset.principal = principal ?? '';
