@@ -163,3 +163,27 @@ async fn a_prompt_typed_here_is_in_the_chat_and_an_approval_there_shows_here() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_is_given_back_on_a_signal_and_the_session_runs_on() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    for (signal, status) in [
+        (nix::sys::signal::Signal::SIGTERM, 143),
+        (nix::sys::signal::Signal::SIGHUP, 129),
+    ] {
+        let mut term = attach(&server, &[], 100, 30);
+        term.shows("fake-tui ready").await;
+        assert!(term.raw(), "raw while attached");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(term.pid() as i32), signal).unwrap();
+        assert_eq!(term.exit().await.code(), Some(status), "{signal}");
+        assert!(
+            !term.raw(),
+            "{signal}: the terminal is back in its own mode"
+        );
+        term.shows("stopped by a signal").await;
+        // What a program may have switched on is switched off.
+        term.wrote("\x1b[?25h").await;
+    }
+    assert_eq!(server.info(s.id).await.status, SessionStatus::Running);
+}

@@ -123,6 +123,9 @@ async fn a_bad_token_an_unknown_session_and_several_sessions() {
 async fn ls_lists_the_sessions_as_a_table_or_json() {
     let server = TestServer::start().await;
     let state = state_of(&server);
+    // Once it answers, its server.json is written.
+    let none: Vec<SessionInfo> = server.json("/api/sessions").await;
+    assert!(none.is_empty());
     let (code, out, _) = run_plain(&["ls", "--state-dir", &state]).await;
     assert_eq!(code, 0);
     assert!(out.contains("no sessions"), "{out}");

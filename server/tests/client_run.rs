@@ -84,6 +84,9 @@ async fn a_programs_exit_status_is_runs_own_and_unwanted_arguments_are_refused()
     };
     let closed = support::demo_profile("closed", None);
     let server = TestServer::with_profiles(vec![sh, closed]).await;
+    // Once it answers, its server.json is written.
+    let none: Vec<SessionInfo> = server.json("/api/sessions").await;
+    assert!(none.is_empty());
     let state = server.state_dir.path().join("state");
     let state = state.to_str().unwrap();
     let mut term = pty::duet(

@@ -122,17 +122,17 @@ enum Ended {
 
 impl Attach {
     /// Attaches until the program exits, the user detaches or a signal
-    /// comes; the terminal is in raw mode meanwhile. Returns how it ended
-    /// and whether the session's screen was the alternate one.
-    pub(crate) async fn run(mut self) -> Result<(Outcome, bool, bool)> {
+    /// comes, with the terminal in raw mode; then gives the terminal back,
+    /// whatever happened (an error included): its own settings, and off
+    /// what the program may have switched on, so a shell can follow.
+    pub(crate) async fn run(mut self) -> Result<Outcome> {
         let mut signals = Signals {
             winch: signal(SignalKind::window_change())?,
             term: signal(SignalKind::terminate())?,
             hup: signal(SignalKind::hangup())?,
             int: signal(SignalKind::interrupt())?,
         };
-        let _raw = tty::RawMode::enter()?;
-        let mut keys = tty::spawn_reader()?;
+        let raw = tty::RawMode::enter()?;
         let mut local = Local {
             policy: SizePolicy::new(self.driver),
             drawer: Drawer::new(self.driver),
@@ -142,15 +142,35 @@ impl Attach {
             resize_at: None,
             hold_until: None,
         };
+        let outcome = match tty::spawn_reader() {
+            Ok(mut keys) => self.attached(&mut local, &mut keys, &mut signals).await,
+            Err(e) => Err(e.into()),
+        };
+        let mut restore = Vec::new();
+        if local.alt.on {
+            restore.extend_from_slice(tty::LEAVE_ALTERNATE);
+        }
+        restore.extend_from_slice(tty::RESTORE_MODES);
+        if local.alt.on || !ends_at_line_start(&local.tail) {
+            restore.extend_from_slice(b"\r\n");
+        }
+        let _ = tty::write_all(&restore);
+        drop(raw);
+        outcome
+    }
+
+    async fn attached(
+        &mut self,
+        local: &mut Local,
+        keys: &mut mpsc::Receiver<Vec<u8>>,
+        signals: &mut Signals,
+    ) -> Result<Outcome> {
         // The first connection's failure is an error; later ones are
         // waited out, but for a refusal (a bad token, no such session).
         let mut ws = self.connect().await.map_err(ConnectError::into_inner)?;
         loop {
-            match self.serve(ws, &mut local, &mut keys, &mut signals).await? {
-                Ended::Done(outcome) => {
-                    let at_start = ends_at_line_start(&local.tail);
-                    return Ok((outcome, local.alt.on, at_start));
-                }
+            match self.serve(ws, local, keys, signals).await? {
+                Ended::Done(outcome) => return Ok(outcome),
                 Ended::Dropped => {}
             }
             let note = format!(
@@ -161,10 +181,10 @@ impl Attach {
                     .map(|d| format!(" ({} detaches)", d.describe()))
                     .unwrap_or_default()
             );
-            let _ = tty::write_all(note.as_bytes());
-            match self.reconnect(&mut local, &mut keys, &mut signals).await? {
+            write(local, note.as_bytes())?;
+            match self.reconnect(local, keys, signals).await? {
                 Ok(next) => ws = next,
-                Err(outcome) => return Ok((outcome, local.alt.on, true)),
+                Err(outcome) => return Ok(outcome),
             }
         }
     }
@@ -215,9 +235,15 @@ impl Attach {
             loop {
                 tokio::select! {
                     () = &mut wait => break,
+                    // Keys cannot reach the program now; that the user
+                    // acted still makes this client the one that sets the
+                    // size once it is back.
                     event = next_event(local, keys, signals) => match event {
                         Event::Outcome(o) => return Ok(Err(o)),
-                        Event::Keys(_) | Event::WindowChanged | Event::Nothing => {}
+                        Event::Keys(_) | Event::WindowChanged => {
+                            local.policy.typed(None);
+                        }
+                        Event::Nothing => {}
                     },
                 }
             }

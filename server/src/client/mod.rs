@@ -165,7 +165,7 @@ async fn attach_to(
     let short = id.to_string()[..8].to_string();
     let profile = session.profile.clone();
     let detach = terminal.detach_key.0.clone();
-    let (outcome, alt, at_line_start) = Attach {
+    let outcome = Attach {
         api: api.clone(),
         session,
         driver,
@@ -174,17 +174,6 @@ async fn attach_to(
     }
     .run()
     .await?;
-    // The terminal is back in its own mode; what a program that runs on
-    // left switched on goes off.
-    let mut restore = Vec::new();
-    if alt {
-        restore.extend_from_slice(tty::LEAVE_ALTERNATE);
-    }
-    restore.extend_from_slice(tty::RESTORE_MODES);
-    if !at_line_start || alt {
-        restore.extend_from_slice(b"\r\n");
-    }
-    let _ = tty::write_all(&restore);
     let (line, code) = match outcome {
         Outcome::Detached => (
             format!("duet: detached; {profile} runs on in session {short}. Back to it: duet attach {short}"),

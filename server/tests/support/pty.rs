@@ -119,6 +119,15 @@ impl Term {
         set_size(self.master.as_fd(), cols, rows);
     }
 
+    /// Whether the terminal is in raw mode (no line editing, no echo), as
+    /// the program on it set it (the master reads the slave's settings).
+    pub fn raw(&self) -> bool {
+        use rustix::termios::LocalModes;
+        let t = rustix::termios::tcgetattr(&self.master).unwrap();
+        !t.local_modes
+            .intersects(LocalModes::ICANON | LocalModes::ECHO)
+    }
+
     /// The screen as text.
     pub fn text(&self) -> String {
         self.seen.lock().unwrap().screen.screen().contents()
