@@ -281,8 +281,12 @@ impl Attach {
                 event = next_event(local, keys, signals) => match event {
                     Event::Outcome(o) => return Ok(Ended::Done(o)),
                     Event::Keys(k) => {
-                        if let Some((cols, rows)) = local.policy.typed(tty::window_size()) {
-                            out.push(resize(cols, rows));
+                        // A driver already asked for its size (the window's
+                        // changes come as signals): no ioctl per key.
+                        if !local.policy.drives() {
+                            if let Some((cols, rows)) = local.policy.typed(tty::window_size()) {
+                                out.push(resize(cols, rows));
+                            }
                         }
                         out.push(Message::Binary(k.into()));
                     }

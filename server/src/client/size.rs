@@ -37,7 +37,6 @@ impl SizePolicy {
     }
 
     /// Whether this client sets the size now.
-    #[cfg(test)]
     pub(crate) fn drives(&self) -> bool {
         self.driver
     }
