@@ -77,6 +77,10 @@ pub struct SuiteArgs {
     /// Memory per extra client on one session (100 clients).
     #[arg(long)]
     pub clients: bool,
+    /// The terminal client (`duet attach` in a PTY the bench holds): echo,
+    /// first screen, flood rate.
+    #[arg(long)]
+    pub terminal: bool,
     /// Also measure another gateway with the same client and programs:
     /// `ttyd[=PATH]` (default .cache/ttyd/bin/ttyd, from bench/build-ttyd.sh) or
     /// `terminado[=PYTHON]` (default .cache/terminado-venv/bin/python, from

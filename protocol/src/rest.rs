@@ -8,8 +8,9 @@ use ts_rs::TS;
 use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
 
-/// `POST /api/sessions`. Only a profile name and a size: nothing a client
-/// sends ever becomes part of a command line.
+/// `POST /api/sessions`. A profile name, a size and, from the owner, where
+/// to run and arguments to add: a client never supplies a command line,
+/// only what a profile that allows it appends to its own.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSession {
@@ -23,6 +24,17 @@ pub struct CreateSession {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rows: Option<u16>,
+    /// The program's working directory (owner only): an absolute path to an
+    /// existing directory outside duet's state directory. Default: the
+    /// profile's `cwd`, else a fresh private directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cwd: Option<String>,
+    /// Arguments appended to the profile's own (owner only, and only for a
+    /// profile with `extra_args = true`), verbatim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
+    pub args: Vec<String>,
 }
 
 /// `POST /api/sessions/{id}/resume` (the body is optional): the size the new
@@ -72,6 +84,10 @@ pub struct SessionInfo {
     /// Who is attached (the principal and role of each client).
     #[serde(default)]
     pub connected: Vec<ConnectedClient>,
+    /// Where the program runs (its working directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub work_dir: Option<String>,
     /// The window title the program set, if any, without spinner glyphs
     /// and padding.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,5 +1,7 @@
-//! Command-line interface: `duet serve` and `duet demo-agent`. Every `serve`
-//! flag also reads an environment variable, for containers and systemd.
+//! Command-line interface: `duet serve`, the terminal client's `run`,
+//! `attach`, `resume` and `ls` (their flags are in `client/args.rs`), and
+//! `duet demo-agent`. Every flag also reads an environment variable, for
+//! containers, systemd and shell aliases.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -26,7 +28,8 @@ agent that ships with duet) in PTYs and gives browsers two synchronized views: \
 the real terminal, and a chat view built from the program's JSONL sidecar \
 stream (dual output).
 
-Start it with `duet serve` and open the URL it prints.";
+Start it with `duet serve` and open the URL it prints, or run an agent in \
+this terminal with `duet run PROFILE` and go on from any browser.";
 
 /// What to do.
 // Parsed once per process: the size of the largest variant does not matter.
@@ -35,6 +38,19 @@ Start it with `duet serve` and open the URL it prints.";
 pub enum Command {
     /// Run the gateway (HTTP, WebSocket and the web UI).
     Serve(ServeArgs),
+    /// Start a session of a profile in this directory and attach this
+    /// terminal to it (starting your local duet in the background if it
+    /// does not run). `alias claude='duet run claude --'` runs Claude Code
+    /// through duet, with its browser views.
+    Run(crate::client::RunArgs),
+    /// Put a running session in this terminal, beside its browser tabs;
+    /// the detach key (Ctrl-\ Ctrl-\) leaves it running.
+    Attach(crate::client::AttachArgs),
+    /// Continue an ended session's conversation in a new session, here.
+    Resume(crate::client::ResumeArgs),
+    /// List the sessions: name, profile, status, approvals waiting,
+    /// clients and directory.
+    Ls(crate::client::LsArgs),
     /// Run duet's demo agent, an offline dual-output TUI (what the default
     /// profile hosts).
     DemoAgent(duet_demo_agent::Options),

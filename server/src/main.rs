@@ -12,6 +12,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Run(args) => duet_server::client::run(args),
+        Command::Attach(args) => duet_server::client::attach(args),
+        Command::Resume(args) => duet_server::client::resume(args),
+        Command::Ls(args) => duet_server::client::ls(args),
         Command::Hook(args) => duet_server::hook::run(&args),
         Command::Token(args) => match duet_server::config::mint_token(&args.name, args.role) {
             Ok((token, snippet)) => {
@@ -80,10 +84,15 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     // container and journald logs. A generated one must be, or nobody
     // could sign in.
     let token_supplied = args.token.is_some() || args.token_file.is_some();
-    let (addr, opts) = args.into_options(exe)?;
-    // An unsafe state directory is refused before a start URL is printed
-    // that would lead nowhere (the server checks it again as it starts).
+    let (addr, mut opts) = args.into_options(exe)?;
+    // An unsafe state directory, or one another duet runs on, is refused
+    // before a start URL is printed that would lead nowhere (the server
+    // checks the directory again as it starts).
+    opts.state_dir = std::path::absolute(&opts.state_dir)?;
     duet_server::state_dir::prepare(&opts.state_dir)?;
+    let lock = std::sync::Arc::new(duet_server::instance::StateLock::acquire(&opts.state_dir)?);
+    opts.state_lock = Some(lock.clone());
+    opts.public_url = public_url.clone();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("listening on {addr}: {e}"))?;
@@ -91,6 +100,8 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
     let shutdown = shutdown_signal()?;
     let base = public_url.unwrap_or_else(|| duet_server::cli::local_base_url(local));
     let base = base.trim_end_matches('/');
+    // Clients find it from the moment it says it is ready.
+    lock.publish(base, opts.token.as_deref())?;
     let url = match &opts.token {
         Some(_) if token_supplied => format!("{base}/ (sign in with the configured token)"),
         Some(t) => format!("{base}/?token={t}"),

@@ -20,6 +20,7 @@ use tracing::{debug, info, warn};
 use crate::auth::Auth;
 use crate::config::Profiles;
 use crate::host::AllowedHosts;
+use crate::instance::StateLock;
 use crate::observe::Observer;
 use crate::registry::{Registry, RegistryOptions};
 use crate::session::SessionLimits;
@@ -73,6 +74,12 @@ pub struct ServerOptions {
     /// The VAPID `sub` claim (`mailto:` or an https URL): how a push
     /// service can reach whoever runs this duet.
     pub push_contact: String,
+    /// The URL users reach duet at (`--public-url`); written for clients
+    /// into `server.json` (default: the listen address).
+    pub public_url: Option<String>,
+    /// The state directory's lock, when the caller took it already (`main`
+    /// does, to refuse before it prints a URL); otherwise [`run`] takes it.
+    pub state_lock: Option<Arc<StateLock>>,
 }
 
 /// Where the unauthenticated metrics listener listens.
@@ -106,6 +113,8 @@ impl ServerOptions {
             push_insecure_loopback: false,
             push_long_turn: Duration::from_secs(30),
             push_contact: "mailto:duet@localhost".into(),
+            public_url: None,
+            state_lock: None,
         }
     }
 }
@@ -248,6 +257,12 @@ pub async fn run(
     opts.state_dir = std::path::absolute(&opts.state_dir)
         .map_err(|e| anyhow::anyhow!("the state directory {}: {e}", opts.state_dir.display()))?;
     crate::state_dir::prepare(&opts.state_dir)?;
+    // One duet per state directory, before anything in it is touched: a
+    // second one would take the first's sessions for leftovers and end them.
+    let state_lock = match opts.state_lock.take() {
+        Some(lock) => lock,
+        None => Arc::new(StateLock::acquire(&opts.state_dir)?),
+    };
     let observe = Observer::new(&opts.state_dir, opts.behind_tls_proxy, opts.token.is_some())?;
     let metrics_listener = match &opts.metrics_listen {
         None => None,
@@ -273,6 +288,13 @@ pub async fn run(
         },
     )?;
     let local_addr = listener.local_addr()?;
+    let base = opts
+        .public_url
+        .clone()
+        .unwrap_or_else(|| crate::cli::local_base_url(local_addr));
+    state_lock
+        .publish(base.trim_end_matches('/'), opts.token.as_deref())
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", crate::instance::SERVER_FILE))?;
     let stop = watch::channel(false).0;
     let board = board::Board::start(registry.clone(), stop.subscribe());
     let auth = Auth::new(
@@ -331,6 +353,8 @@ pub async fn run(
     serve(listener, app, &opts, stopping).await;
     // The last audit lines (the sessions' ends) reach the disk.
     audit.flush().await;
+    // Held to the end: the sessions are over before another duet may start.
+    drop(state_lock);
     info!("stopped");
     Ok(())
 }

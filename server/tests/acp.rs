@@ -23,6 +23,7 @@ fn profile(cwd: &std::path::Path) -> Profile {
         .to_string_lossy()
         .into_owned();
     Profile {
+        extra_args: false,
         name: "acp".into(),
         description: None,
         command: "python3".into(),

@@ -84,6 +84,7 @@ impl Run {
         let mock = MockAnthropic::start().await;
         let args = vec![entry.to_string_lossy().into_owned()];
         let profile = Profile {
+            extra_args: false,
             name: "claude-acp".into(),
             description: None,
             command: node.to_string_lossy().into_owned(),

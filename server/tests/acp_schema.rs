@@ -79,6 +79,7 @@ async fn every_message_duet_sends_matches_the_official_schema() {
         .to_string_lossy()
         .into_owned();
     let profile = Profile {
+        extra_args: false,
         name: "acp".into(),
         description: None,
         command: "python3".into(),

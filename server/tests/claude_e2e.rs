@@ -80,6 +80,7 @@ impl Run {
         std::fs::write(home.path().join(".claude.json"), seed.to_string()).unwrap();
         let mock = MockAnthropic::start().await;
         let profile = Profile {
+            extra_args: false,
             name: "claude".into(),
             description: None,
             command: bin.to_string_lossy().into_owned(),

@@ -46,6 +46,7 @@ async fn server() -> TestServer {
         ready_text: None,
         channel: Some(ChannelKind::Claude),
         resume_args: None,
+        extra_args: false,
     }])
     .await
 }

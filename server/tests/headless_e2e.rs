@@ -98,6 +98,7 @@ impl Run {
         .unwrap();
         let mock = MockLlm::start().await;
         let profile = Profile {
+            extra_args: false,
             name: "qwen".into(),
             description: None,
             command: node.to_string_lossy().into_owned(),
@@ -349,6 +350,7 @@ mod claude_2_1 {
         std::fs::write(home.path().join(".claude.json"), seed.to_string()).unwrap();
         let mock = mock_anthropic::MockAnthropic::start().await;
         let profile = Profile {
+            extra_args: false,
             name: "claude".into(),
             description: None,
             command: bin.to_string_lossy().into_owned(),

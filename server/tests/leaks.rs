@@ -33,6 +33,7 @@ fn fixture(name: &str) -> String {
 
 fn profile(name: &str, command: &str, args: Vec<String>, channel: ChannelKind) -> Profile {
     Profile {
+        extra_args: false,
         name: name.into(),
         description: None,
         command: command.into(),

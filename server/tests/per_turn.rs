@@ -19,6 +19,7 @@ fn profile(cwd: &std::path::Path) -> Profile {
         .to_string_lossy()
         .into_owned();
     Profile {
+        extra_args: false,
         name: "print".into(),
         description: None,
         command: "python3".into(),

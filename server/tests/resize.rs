@@ -23,6 +23,7 @@ fn shell() -> Profile {
         ready_text: None,
         channel: None,
         resume_args: None,
+        extra_args: false,
     }
 }
 

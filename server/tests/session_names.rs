@@ -214,10 +214,11 @@ async fn each_client_is_named_by_the_device_it_says_it_is() {
     let s = server.create("demo").await;
     let mut phone = connect_as_device(&server, s.id, "Chrome%20on%20Android").await;
     assert_eq!(own_device(&phone).as_deref(), Some("Chrome on Android"));
-    // Control characters go, the length is bounded, blank is none.
+    // Control characters go (a line break becomes a space), the length is
+    // bounded, blank is none.
     let long = "x".repeat(200);
     let odd = connect_as_device(&server, s.id, &format!("%20Lap%0Atop%1b{long}")).await;
-    let cut = format!("Laptop{}", "x".repeat(54));
+    let cut = format!("Lap top{}", "x".repeat(53));
     assert_eq!(own_device(&odd), Some(cut.clone()));
     // The phone hears of the newcomer, by its device.
     let ServerMessage::Clients { clients } = phone

@@ -237,6 +237,7 @@ async fn a_revoked_share_still_sending_gets_its_close_frame_not_a_reset() {
     // A program that never reads its terminal: the keys back up into the
     // socket, so it holds unread input when the server closes it.
     let server = TestServer::with_profiles(vec![duet_server::config::Profile {
+        extra_args: false,
         name: "stalled".into(),
         description: None,
         command: "sleep".into(),

@@ -92,8 +92,9 @@ async fn a_missing_directory_is_created_private() {
     let dir = tmp.path().join("a").join("state");
     let server = start_on(&dir).await.expect("starts");
     assert_eq!(mode(&dir), 0o700);
-    // And it is accepted as it is on the next start.
-    drop(server);
+    // And it is accepted as it is on the next start (once the first has
+    // stopped: one duet per state directory).
+    server.shutdown().await;
     let again = start_on(&dir).await.expect("starts again");
     drop(again);
 }

@@ -18,6 +18,7 @@ use support::{assistant_text, kind, Client, TestServer};
 
 fn fake_profile() -> Profile {
     Profile {
+        extra_args: false,
         name: "fake".into(),
         description: None,
         command: "python3".into(),

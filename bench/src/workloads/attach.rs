@@ -24,6 +24,22 @@ async fn attaches(duet: &Duet, id: &str, n: usize) -> Result<(Samples, usize)> {
     Ok((Samples::new(ms), size))
 }
 
+/// A session of profile `history` once the whole of its history has been
+/// through duet's screen; its id.
+pub(super) async fn session_with_history(duet: &Duet) -> Result<String> {
+    let h = duet.create("history").await?;
+    let id = h.id.to_string();
+    let t0 = Instant::now();
+    while !duet.screen(&id).await?.contains("__BENCH_END__") {
+        anyhow::ensure!(
+            t0.elapsed() < Duration::from_secs(120),
+            "history not written"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(id)
+}
+
 pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let history: u64 = 10 << 20;
     let n: usize = ctx.size(20, 5);
@@ -37,17 +53,7 @@ pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
             Profile::new("empty", "cat", &[]),
         ])
         .await?;
-    let h = duet.create("history").await?;
-    let h_id = h.id.to_string();
-    // Wait until the whole history has been through duet's screen.
-    let t0 = Instant::now();
-    while !duet.screen(&h_id).await?.contains("__BENCH_END__") {
-        anyhow::ensure!(
-            t0.elapsed() < Duration::from_secs(120),
-            "history not written"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let h_id = session_with_history(&duet).await?;
     let (with, size) = attaches(&duet, &h_id, n).await?;
     let e = duet.create("empty").await?;
     let (empty, empty_size) = attaches(&duet, &e.id.to_string(), n).await?;

@@ -31,7 +31,7 @@ fn is_echo(b: &[u8], k: u8) -> bool {
 }
 
 /// Send and receipt (monotonic ns) of each measured key.
-type Stamps = Vec<(u64, u64)>;
+pub(super) type Stamps = Vec<(u64, u64)>;
 
 /// Reads the fixture's `in out` pairs, waiting for the file to appear.
 async fn timings(path: &Path) -> Result<Stamps> {
@@ -88,7 +88,7 @@ fn split(stamps: &Stamps, program: &Stamps) -> Legs {
 /// for the whole run so that rounds can alternate between them: on a shared
 /// machine the load moves within seconds, and measuring each target in one
 /// stretch after the other compared different loads, not gateways.
-enum Lane {
+pub(super) enum Lane {
     Bare(Option<Bare>),
     Duet { client: Client, resyncs: u32 },
     Peer(PeerClient),
@@ -97,7 +97,7 @@ enum Lane {
 impl Lane {
     /// Sends keys `range` one at a time, waiting for each echo; appends the
     /// stamps of those past the warm-up.
-    async fn keys(
+    pub(super) async fn keys(
         &mut self,
         range: Range<usize>,
         stamps: &mut Stamps,
@@ -190,7 +190,7 @@ const ROUNDS: usize = 10;
 
 /// Runs the keys on every lane: the warm-up, then `ROUNDS` blocks each,
 /// the lanes taking turns (and a different one first in each round).
-async fn alternate(
+pub(super) async fn alternate(
     lanes: &mut [(&mut Lane, &mut Stamps)],
     n: usize,
     gap: Option<Duration>,

@@ -11,6 +11,7 @@ mod many;
 mod sidecar;
 mod stalled;
 mod submit;
+mod terminal;
 mod throughput;
 
 use std::path::PathBuf;
@@ -108,6 +109,7 @@ pub enum Workload {
     Exit,
     Clients,
     ManySessions,
+    Terminal,
 }
 
 impl Workload {
@@ -125,6 +127,7 @@ impl Workload {
             Workload::ManySessions => "many sessions",
             Workload::Exit => "exit after output",
             Workload::Clients => "extra clients",
+            Workload::Terminal => "terminal client",
         }
     }
 
@@ -142,6 +145,8 @@ impl Workload {
             Workload::ManySessions => many::run(ctx).await,
             Workload::Exit => exit::run(ctx).await,
             Workload::Clients => clients::run(ctx).await,
+            // Its echo lanes poll their sockets themselves, as `Echo`'s do.
+            Workload::Terminal => on_one_thread(terminal::run(ctx)),
         }
     }
 }
@@ -160,6 +165,7 @@ pub fn chosen(a: &SuiteArgs) -> Vec<Workload> {
         (a.exit, Workload::Exit),
         (a.clients, Workload::Clients),
         (a.many_sessions, Workload::ManySessions),
+        (a.terminal, Workload::Terminal),
     ]
     .into_iter()
     .filter(|(on, _)| a.all || *on)

@@ -197,7 +197,12 @@ pub async fn create(
         }
     })?;
     let info = session.info();
-    session.observe.created(&info, &actor);
+    session.observe.created(
+        &info,
+        session.launch.cwd.as_deref(),
+        &session.launch.args,
+        &actor,
+    );
     Ok((StatusCode::CREATED, Json(info)))
 }
 
@@ -223,7 +228,12 @@ pub async fn resume(
         }
     })?;
     let info = session.info();
-    session.observe.created(&info, &actor);
+    session.observe.created(
+        &info,
+        session.launch.cwd.as_deref(),
+        &session.launch.args,
+        &actor,
+    );
     old.observe.resumed_as(info.id, &actor);
     Ok((StatusCode::CREATED, Json(info)))
 }

@@ -192,6 +192,7 @@ pub(crate) mod tests {
                 pending_approvals: pending,
                 clients: 0,
                 connected: vec![],
+                work_dir: None,
                 title: None,
                 channel: ChannelInfo {
                     kind: "none".into(),

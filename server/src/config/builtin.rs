@@ -48,6 +48,7 @@ impl Profiles {
         ];
         let mut profiles = vec![
             Profile {
+                extra_args: true,
                 name: "demo".into(),
                 description: Some(
                     "duet's demo agent: an offline scripted assistant with tools and approvals"
@@ -65,6 +66,7 @@ impl Profiles {
                 resume_args: None,
             },
             Profile {
+                extra_args: true,
                 name: "shell".into(),
                 description: Some("A login shell (terminal only, no chat view)".into()),
                 command: std::env::var("SHELL")
@@ -85,6 +87,7 @@ impl Profiles {
             // (docs/qwen-code.md §8) and never show this text.
             let old = package_version(&qwen, "@qwen-code/qwen-code").is_some_and(|v| v < (0, 16));
             profiles.push(Profile {
+                extra_args: true,
                 name: "qwen".into(),
                 description: Some("Qwen Code with dual output".into()),
                 command: "qwen".into(),
@@ -104,6 +107,7 @@ impl Profiles {
         }
         if which("claude").is_some() {
             profiles.push(Profile {
+                extra_args: true,
                 name: "claude".into(),
                 description: Some("Claude Code, its chat from its hooks".into()),
                 command: "claude".into(),
@@ -161,6 +165,7 @@ fn claude_acp_builtin(find: impl Fn(&str) -> Option<PathBuf>) -> Option<Profile>
         .into_iter()
         .find(|c| find(c).is_some())?;
     Some(Profile {
+        extra_args: true,
         name: "claude-acp".into(),
         description: Some(format!(
             "Claude Code over the Agent Client Protocol ({command})"

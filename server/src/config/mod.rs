@@ -42,6 +42,8 @@
 //!   user wants: `dual_output`, `claude`, `stream_json`,
 //!   `stream_json_per_turn`, `acp` or `none` (docs/agents.md). Default:
 //!   `dual_output` for a profile that mentions `{events_file}`, else `none`.
+//! - `extra_args`: `true` lets the owner append arguments when starting a
+//!   session (`duet run PROFILE -- ARGS`); default `false`.
 //!
 //! A `[[token]]` gives a named credential a role (`owner`, `driver`,
 //! `approver` or `viewer`); only the token's SHA-256 is written here.
@@ -67,6 +69,7 @@
 //!   the program's stdin).
 
 mod builtin;
+mod launch;
 mod profile;
 mod tokens;
 
@@ -77,6 +80,7 @@ use duet_protocol::rest::ProfileInfo;
 use serde::Deserialize;
 
 pub use builtin::{CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, QWEN_READY_TEXT};
+pub(crate) use launch::Launch;
 use profile::check_placeholders;
 pub use profile::{ChannelKind, Profile};
 pub(crate) use profile::{Placeholders, SpawnOptions};
@@ -123,6 +127,8 @@ pub struct ResolvedProfile {
     pub channel: ChannelKind,
     profile: Profile,
     duet_exe: PathBuf,
+    /// What the owner chose for one session (none in the server's list).
+    launch: Launch,
 }
 
 impl Profiles {
@@ -170,6 +176,7 @@ impl Profiles {
                 channel: ChannelKind::None,
                 profile,
                 duet_exe: duet_exe.clone(),
+                launch: Default::default(),
             };
             resolved.has_events = resolved.mentions("{events_file}");
             resolved.has_input = resolved.mentions("{input_file}");

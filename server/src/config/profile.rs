@@ -9,7 +9,7 @@ use duet_protocol::ids::SessionId;
 use duet_protocol::rest::ChannelInfo;
 use serde::Deserialize;
 
-use super::ResolvedProfile;
+use super::{Launch, ResolvedProfile};
 
 /// One `[[profile]]`.
 #[derive(Debug, Clone, Deserialize)]
@@ -41,6 +41,14 @@ pub struct Profile {
     /// be resumed (`POST /api/sessions/{id}/resume`), in the same work dir.
     #[serde(default)]
     pub resume_args: Option<Vec<String>>,
+    /// Whether the owner may append arguments to `args` (and
+    /// `resume_args`) when starting a session (`duet run PROFILE -- ARGS`).
+    /// Off by default: an operator who offers only some programs need not
+    /// offer their every flag. The built-in profiles allow it (they include
+    /// a login shell, so an owner can run anything already); a share link
+    /// never can, as it cannot start sessions at all.
+    #[serde(default)]
+    pub extra_args: bool,
 }
 
 /// Which structured side channel a profile's agent has.
@@ -154,6 +162,8 @@ impl ResolvedProfile {
             }
             .iter()
             .map(|a| expand(a))
+            // The owner's own, after the profile's, and as given.
+            .chain(self.launch.args.iter().cloned())
             .collect(),
             env: self
                 .profile
@@ -161,14 +171,26 @@ impl ResolvedProfile {
                 .iter()
                 .map(|(k, v)| (k.clone(), expand(v)))
                 .collect(),
-            cwd: self
-                .profile
-                .cwd
-                .as_deref()
-                .map(|c| PathBuf::from(expand(c)))
-                .unwrap_or_else(|| p.work_dir.to_path_buf()),
+            cwd: match (&self.launch.cwd, &self.profile.cwd) {
+                (Some(chosen), _) => chosen.clone(),
+                (None, Some(c)) => PathBuf::from(expand(c)),
+                (None, None) => p.work_dir.to_path_buf(),
+            },
             cols: p.cols,
             rows: p.rows,
+        }
+    }
+
+    /// Whether the owner may append arguments (see [`Profile::extra_args`]).
+    pub(crate) fn allows_extra_args(&self) -> bool {
+        self.profile.extra_args
+    }
+
+    /// This profile for one session, with what the owner chose for it.
+    pub(crate) fn launched(&self, launch: &Launch) -> ResolvedProfile {
+        ResolvedProfile {
+            launch: launch.clone(),
+            ..self.clone()
         }
     }
 

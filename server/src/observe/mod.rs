@@ -163,9 +163,16 @@ impl SessionObserver {
 
     /// The session started, at a client's request (a create, or a resume
     /// of the ended session `info.resumed_from`).
-    pub(crate) fn created(&self, info: &SessionInfo, who: &Actor) {
+    /// `cwd` and `args`: what the owner chose beyond the profile.
+    pub(crate) fn created(
+        &self,
+        info: &SessionInfo,
+        cwd: Option<&std::path::Path>,
+        args: &[String],
+        who: &Actor,
+    ) {
         self.metrics.sessions_started.inc();
-        self.record_both(json!({
+        let mut line = json!({
             "kind": "session_create",
             "profile": info.profile,
             "cols": info.cols,
@@ -173,7 +180,14 @@ impl SessionObserver {
             "pid": info.pid,
             "resumed_from": info.resumed_from,
             "who": who.json(),
-        }));
+        });
+        if let Some(cwd) = cwd {
+            line["cwd"] = json!(cwd);
+        }
+        if !args.is_empty() {
+            line["args"] = json!(args);
+        }
+        self.record_both(line);
     }
 
     /// This ended session's conversation goes on in session `next`.

@@ -15,7 +15,7 @@ use duet_protocol::ws::ErrorCode;
 use tokio::task::AbortHandle;
 use tracing::{info, warn};
 
-use crate::config::Profiles;
+use crate::config::{Launch, Profiles};
 use crate::error::AppError;
 use crate::session::{Misconfigured, Session, SessionLimits, SessionOptions, Watcher};
 use crate::state_dir;
@@ -131,10 +131,17 @@ impl Registry {
         }
         // Checked and clamped by `start` as a create's size is.
         let (cols, rows) = old.size();
+        // Where and how it ran, checked again (the directory may be gone).
         let req = CreateSession {
             profile: Some(old.profile.clone()),
             cols: Some(size.cols.unwrap_or(cols)),
             rows: Some(size.rows.unwrap_or(rows)),
+            cwd: old
+                .launch
+                .cwd
+                .as_ref()
+                .map(|c| c.to_string_lossy().into_owned()),
+            args: old.launch.args.clone(),
         };
         let new = self.start(req, Some(from))?;
         // The ended session leads to the one that goes on with it.
@@ -165,6 +172,7 @@ impl Registry {
         }
         let cols = req.cols.unwrap_or(120).clamp(2, 1000);
         let rows = req.rows.unwrap_or(36).clamp(1, 500);
+        let launch = Launch::check(req.cwd.as_deref(), &req.args, profile, &self.opts.state_dir)?;
         // Check and reserve a slot under one lock, so concurrent creates
         // cannot overshoot the limit while each starts its program; the
         // slot is given back if the start fails.
@@ -196,7 +204,7 @@ impl Registry {
             })?;
         let session = Session::start(SessionOptions {
             id,
-            profile: profile.clone(),
+            profile: profile.launched(&launch),
             dir: dir.clone(),
             cols,
             rows,
@@ -204,6 +212,7 @@ impl Registry {
             watcher: self.watcher.clone(),
             resume,
             observe: self.opts.observe.session(id, &dir),
+            launch,
         })
         .map_err(|e| {
             let _ = std::fs::remove_dir_all(&dir);

@@ -30,6 +30,7 @@ use duet_protocol::rest::{
 use duet_protocol::ws::HeldPrompt;
 use tokio::sync::{broadcast, watch};
 
+pub(crate) use crate::config::Launch;
 use crate::config::ResolvedProfile;
 use crate::sync::lock;
 pub(crate) use channel::approvals::Choice;
@@ -106,6 +107,8 @@ pub(crate) struct SessionOptions {
     /// Continue an ended session's conversation.
     pub(crate) resume: Option<ResumeFrom>,
     pub(crate) observe: Arc<crate::observe::SessionObserver>,
+    /// Where and how the owner asked it to run (already in `profile`).
+    pub(crate) launch: Launch,
 }
 
 /// The ended session a new one continues.
@@ -168,6 +171,8 @@ pub(crate) struct Session {
     /// Where the program runs (its profile's `cwd`, or `dir/work`, or the
     /// work dir of the session it resumed).
     pub(crate) work_dir: PathBuf,
+    /// What the owner chose beyond the profile; a resume does the same.
+    pub(crate) launch: Launch,
     resumed_from: Option<SessionId>,
     can_resume: bool,
     pub(crate) limits: SessionLimits,
@@ -410,6 +415,7 @@ impl Session {
             pending_approvals: self.conversation.pending() as u32,
             clients: self.clients.load(Ordering::Acquire),
             connected: self.connected(),
+            work_dir: Some(self.work_dir.to_string_lossy().into_owned()),
             title: self.terminal.output.title(),
             channel: self.channel_info.clone(),
             agent_session_id: self.conversation.agent_session_id(),

@@ -20,6 +20,7 @@ use super::channel::log::EventLog;
 use super::channel::{self, Conversation};
 use super::process::Process;
 use super::terminal::{self, Terminal};
+use super::Launch;
 use super::{Session, SessionLimits, State};
 use crate::clock::now_ms;
 use crate::sync::lock;
@@ -57,6 +58,13 @@ pub(crate) struct Record {
     /// from its events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) prompt_name: Option<String>,
+    /// Where and how the owner asked it to run.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub(crate) launch: Launch,
+}
+
+fn is_default(l: &Launch) -> bool {
+    *l == Launch::default()
 }
 
 impl Record {
@@ -153,6 +161,7 @@ impl Session {
             created_at: record.created_at,
             dir,
             work_dir: record.work_dir.clone(),
+            launch: record.launch.clone(),
             resumed_from: record.resumed_from,
             can_resume,
             limits,
@@ -221,6 +230,7 @@ impl Session {
             exit,
             name,
             prompt_name: self.conversation.prompt_name(),
+            launch: self.launch.clone(),
         };
         if let Err(e) = record.save(&self.dir) {
             tracing::warn!(?e, "writing session.json");

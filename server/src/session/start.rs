@@ -27,11 +27,15 @@ impl Session {
         let _enter = span.enter();
         let events_path = opts.dir.join("events.jsonl");
         let input_path = opts.dir.join("input.jsonl");
-        let work_dir = match &opts.resume {
-            Some(r) => r.work_dir.clone(),
-            None => opts.dir.join("work"),
+        let work_dir = match (&opts.resume, &opts.launch.cwd) {
+            (Some(r), _) => r.work_dir.clone(),
+            (None, Some(chosen)) => chosen.clone(),
+            (None, None) => opts.dir.join("work"),
         };
-        std::fs::create_dir_all(&work_dir).context("creating the session's work directory")?;
+        // The owner's directory is used as it is, never made.
+        if opts.launch.cwd.is_none() {
+            std::fs::create_dir_all(&work_dir).context("creating the session's work directory")?;
+        }
         create_private_file(&events_path).context("creating the events file")?;
         create_private_file(&input_path).context("creating the input file")?;
         // Before the agent writes anything: the earlier conversation.
@@ -173,6 +177,7 @@ impl Session {
             created_at: now_ms(),
             dir: opts.dir.clone(),
             work_dir: spawn.cwd.clone(),
+            launch: opts.launch.clone(),
             resumed_from: opts.resume.as_ref().map(|r| r.session),
             can_resume: profile.can_resume(),
             limits: opts.limits,

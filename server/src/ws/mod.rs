@@ -9,6 +9,7 @@
 //! screen snapshot, its events are replayed from the log (and the events
 //! file), and nothing queues up in memory on its behalf.
 
+mod device;
 mod drain;
 pub(crate) mod recv;
 mod send;
@@ -56,25 +57,12 @@ pub(crate) struct WsQuery {
     #[serde(default)]
     from: Option<u64>,
     /// What the client calls its device, shown to the session's other
-    /// clients (see [`device_name`]).
+    /// clients (see `device.rs`).
     #[serde(default)]
     device: Option<String>,
 }
 
-/// Longest device name shown, in characters.
-const MAX_DEVICE_CHARS: usize = 60;
-
-/// A client's device name as others see it: control characters and
-/// surrounding space dropped, at most [`MAX_DEVICE_CHARS`] characters;
-/// none when nothing is left.
-fn device_name(raw: Option<&str>) -> Option<String> {
-    let clean: String = raw?.chars().filter(|c| !c.is_control()).collect();
-    let clean: String = clean.trim().chars().take(MAX_DEVICE_CHARS).collect();
-    let clean = clean.trim_end();
-    (!clean.is_empty()).then(|| clean.to_string())
-}
-
-/// `GET /api/sessions/{id}/ws?from=SEQ`.
+/// `GET /api/sessions/{id}/ws?from=SEQ&device=NAME`.
 pub(crate) async fn upgrade(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
@@ -107,7 +95,7 @@ pub(crate) async fn upgrade(
         client_id: client,
         name: who.name.clone(),
         role: who.role,
-        device: device_name(q.device.as_deref()),
+        device: q.device.as_deref().and_then(device::device_name),
     })?;
     let agent = headers
         .get(USER_AGENT)

@@ -186,6 +186,7 @@ pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -
         .chain(["--resume".into(), "{agent_session_id}".into()])
         .collect();
     Profile {
+        extra_args: false,
         name: "qwen".into(),
         description: Some("Qwen Code with dual output".into()),
         command: launch.command.to_string_lossy().into_owned(),

@@ -10,6 +10,7 @@ pub mod fetch;
 pub mod installed;
 pub mod killable;
 pub mod poll;
+pub mod pty;
 pub mod servers;
 
 pub use client::Client;
@@ -43,6 +44,7 @@ fn profile(name: &str, args: &[&str]) -> Profile {
     let mut all = vec![fake_tui()];
     all.extend(args.iter().map(|s| s.to_string()));
     Profile {
+        extra_args: false,
         name: name.into(),
         description: None,
         command: "python3".into(),
@@ -59,6 +61,7 @@ fn profile(name: &str, args: &[&str]) -> Profile {
 /// session's work directory).
 pub fn demo_profile(name: &str, cwd: Option<String>) -> Profile {
     Profile {
+        extra_args: false,
         name: name.into(),
         description: None,
         command: env!("CARGO_BIN_EXE_duet").into(),

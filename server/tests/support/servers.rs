@@ -18,6 +18,7 @@ pub fn resumable_profile() -> Profile {
         .to_string_lossy()
         .into_owned();
     Profile {
+        extra_args: false,
         name: "fake".into(),
         description: None,
         command: "python3".into(),

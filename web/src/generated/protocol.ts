@@ -274,7 +274,18 @@ export type CreateSession = {
 /**
  * Profile name; the server's default profile when absent.
  */
-profile?: string, cols?: number, rows?: number, };
+profile?: string, cols?: number, rows?: number, 
+/**
+ * The program's working directory (owner only): an absolute path to an
+ * existing directory outside duet's state directory. Default: the
+ * profile's `cwd`, else a fresh private directory.
+ */
+cwd?: string, 
+/**
+ * Arguments appended to the profile's own (owner only, and only for a
+ * profile with `extra_args = true`), verbatim.
+ */
+args?: Array<string>, };
 
 export type ResumeSession = { cols?: number, rows?: number, };
 
@@ -295,6 +306,10 @@ last_seq: number, pending_approvals: number, clients: number,
  * Who is attached (the principal and role of each client).
  */
 connected: Array<ConnectedClient>, 
+/**
+ * Where the program runs (its working directory).
+ */
+work_dir?: string, 
 /**
  * The window title the program set, if any, without spinner glyphs
  * and padding.

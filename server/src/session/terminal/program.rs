@@ -77,7 +77,7 @@ pub(crate) fn set_env(cmd: &mut std::process::Command, opts: &SpawnOptions) {
 }
 
 /// util-linux's `setsid`, looked up once.
-pub(super) fn setsid() -> Option<&'static Path> {
+pub(crate) fn setsid() -> Option<&'static Path> {
     static SETSID: OnceLock<Option<PathBuf>> = OnceLock::new();
     SETSID
         .get_or_init(|| {
