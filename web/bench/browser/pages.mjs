@@ -1,6 +1,8 @@
 // Opening duet's and ttyd's pages in Debian's Chromium, the way the browser
 // tests launch it (web/playwright.config.ts), and typing into them.
 import { chromium } from '@playwright/test';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, extname, join } from 'node:path';
 
 /** Chromium's flags: those of the browser tests; `extra` for one run's needs. */
 export function launch(extra = []) {
@@ -10,9 +12,34 @@ export function launch(extra = []) {
   });
 }
 
+const TYPES = { '.js': 'text/javascript', '.css': 'text/css' };
+
+/** `index-BqLCM8qx.js` → `index.js`: an asset's name without vite's content hash. */
+const unhashed = (name) => name.replace(/-[A-Za-z0-9_-]{8}(\.[a-z]+)$/, '$1');
+
+/**
+ * With $DUET_WEB_DIST (a `vite build` output), the page's scripts and styles
+ * come from there instead of the ones built into the duet binary (matched by
+ * name without the hash): a change to web/src measured without rebuilding
+ * the server. The document itself, the API and the WebSockets still come
+ * from duet (a document Playwright made up would be no local page, and
+ * Chromium would block its WebSocket to 127.0.0.1).
+ */
+async function serveWebDist(ctx, duet) {
+  const dist = process.env.DUET_WEB_DIST;
+  if (!dist) return;
+  const files = new Map(readdirSync(join(dist, 'assets')).map((f) => [unhashed(f), join(dist, 'assets', f)]));
+  await ctx.route(`${duet.url}/assets/**`, (route) => {
+    const file = files.get(unhashed(basename(new URL(route.request().url()).pathname)));
+    if (!file) return route.fallback();
+    return route.fulfill({ body: readFileSync(file), contentType: TYPES[extname(file)] ?? 'application/octet-stream' });
+  });
+}
+
 /** A browser context logged in to duet (its token traded for the cookie). */
 export async function duetContext(browser, duet, viewport) {
   const ctx = await browser.newContext({ viewport });
+  await serveWebDist(ctx, duet);
   const p = await ctx.newPage();
   await p.goto(`${duet.url}/?token=${duet.token}`);
   await p.close();
