@@ -57,7 +57,15 @@ export async function tabMemory({ duet, ttyd, events, goFile }) {
       out.duetBefore = await both(cdp, page);
       const t0 = Date.now();
       writeFileSync(goFile, '');
-      await page.waitForFunction((n) => (window.duet?.state()?.lastSeq ?? 0) >= n, events, { timeout: 600_000, polling: 500 });
+      // The renderer's PSS twice a second while the events stream: its peak.
+      out.peakPssMB = 0;
+      for (;;) {
+        const pid = renderers().map((p) => ({ p, ...memory(p) })).sort((a, b) => b.rssKb - a.rssKb)[0];
+        out.peakPssMB = Math.max(out.peakPssMB, (pid.pssKb * 1024) / MB);
+        if ((await page.evaluate(() => window.duet?.state()?.lastSeq ?? 0)) >= events) break;
+        if (Date.now() - t0 > 600_000) throw new Error('memory: the stream did not end in 10 minutes');
+        await sleep(500);
+      }
       out.streamSeconds = (Date.now() - t0) / 1000;
       log(`memory: ${events} events streamed in ${out.streamSeconds} s`);
       out.duetAfter = await both(cdp, page);

@@ -34,6 +34,7 @@ export function report(r) {
   if (r.memory) {
     const { duetBefore: b, duetAfter: a, ttyd: t } = r.memory;
     row('tab memory', `renderer PSS after ${r.config.streamEvents} streamed events (MB)`, mb(a.now.rendererPssMB), mb(t.now.rendererPssMB), ratio(a.now.rendererPssMB, t.now.rendererPssMB), '< 150', a.now.rendererPssMB < 150);
+    row('tab memory', 'renderer PSS, peak while the events streamed (sampled every 0.5 s) / after a full GC (MB)', `${mb(r.memory.peakPssMB)} / ${mb(a.afterGc.rendererPssMB)}`, '—', '—', '—');
     row('tab memory', 'renderer RSS / of which file mappings (Chromium\'s code) / private (MB)', `${mb(a.now.rendererRssMB)} / ${mb(a.now.rendererRssFileMB)} / ${mb(a.now.rendererPrivateMB)}`, `${mb(t.now.rendererRssMB)} / ${mb(t.now.rendererRssFileMB)} / ${mb(t.now.rendererPrivateMB)}`, '—', '—');
     row('tab memory', 'JS heap used, the same moment / after a full GC (MB)', `${mb(a.now.jsHeapUsedMB)} / ${mb(a.afterGc.jsHeapUsedMB)}`, `${mb(t.now.jsHeapUsedMB)} / ${mb(t.afterGc.jsHeapUsedMB)}`, '—', '—');
     row('tab memory', 'before the stream: renderer PSS / JS heap used (MB)', `${mb(b.now.rendererPssMB)} / ${mb(b.now.jsHeapUsedMB)}`, '—', '—', '—');
