@@ -12,13 +12,13 @@
 // prints where the time went (self time by function; build with
 // `npx vite build --minify false` and the server for readable names).
 import { chromium } from '@playwright/test';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { jsonLines, repeatWithFreshIds } from './browser/history.mjs';
+import { duetBin, startDuet } from './browser/servers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const webRoot = resolve(here, '..');
@@ -33,16 +33,11 @@ const LOADS = arg('loads', 5);
 const PROFILE = arg('profile', 0) > 0;
 const fixtures = process.env.DUET_FIXTURES ?? resolve(webRoot, '../protocol/tests/fixtures');
 const fixture = join(fixtures, 'qwen-code-0.15.10/events.jsonl');
-const bin = resolve(webRoot, process.env.DUET_BIN ?? '../target/debug/duet');
+const bin = duetBin();
 
 /** The fixture `reps` times, each copy with its own ids (so nothing dedupes). */
 function history(reps) {
-  const lines = readFileSync(fixture, 'utf8').split('\n').filter((l) => l.trim() !== '');
-  const out = [];
-  for (let r = 0; r < reps; r++) {
-    for (const l of lines) out.push(l.replace(/"(id|uuid|tool_use_id|request_id)":"([^"]+)"/g, (_, k, v) => `"${k}":"${v}-r${r}"`));
-  }
-  return out;
+  return repeatWithFreshIds(jsonLines(fixture), reps);
 }
 
 /** A streamed reply of `n` tokens, its final message and the turn's end. */
@@ -57,18 +52,6 @@ function reply(n) {
     JSON.stringify({ type: 'assistant', uuid: 'bench-reply', session_id: 'bench', message: { id: 'bench-reply', role: 'assistant', content: [{ type: 'text', text: words.join('') }] } }),
     ev({ type: 'message_stop' }),
   ];
-}
-
-async function startDuet(config, stateDir, token) {
-  const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--token', token, '--state-dir', stateDir, '--config', config], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
-  const url = await new Promise((ok, fail) => {
-    createInterface({ input: proc.stdout }).on('line', (line) => {
-      const m = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(line);
-      if (m) ok(`http://127.0.0.1:${m[1]}`);
-    });
-    proc.on('exit', (code) => fail(new Error(`duet exited (${code})`)));
-  });
-  return { proc, url };
 }
 
 /** Self time by function in a CDP CPU profile, the largest first. */
@@ -102,7 +85,6 @@ const log = (...a) => { if (process.env.BENCH_DEBUG) console.error(...a); };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
-  if (!existsSync(bin)) throw new Error(`no duet binary at ${bin}`);
   const dir = mkdtempSync(join(tmpdir(), 'duet-chat-bench-'));
   const sizes = { short: 1, long: REPS };
   const profiles = [];
@@ -116,7 +98,7 @@ async function main() {
   }
   writeFileSync(join(dir, 'duet.toml'), profiles.join('\n'));
   const token = randomBytes(16).toString('hex');
-  const { proc, url } = await startDuet(join(dir, 'duet.toml'), join(dir, 'state'), token);
+  const { proc, url } = await startDuet({ bin, config: join(dir, 'duet.toml'), stateDir: join(dir, 'state'), token });
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] });
   const results = {};
   try {

@@ -111,6 +111,14 @@ function savedFollowView(): FollowView {
   }
 }
 
+/**
+ * Output goes to xterm in pieces of at most this many bytes. xterm parses a
+ * write whole and yields to the page between writes once 12 ms have passed;
+ * the server sends up to 256 KiB a frame, which took 115 ms to parse in one
+ * task during a flood (docs/benchmarks.md, "In the browser").
+ */
+const WRITE_PIECE = 32 << 10;
+
 /** Resize messages wait this long for the pane to settle, in ms. */
 const RESIZE_DEBOUNCE = 120;
 
@@ -205,7 +213,12 @@ export class TerminalPane {
     this.root = h('section', { class: 'pane terminal-pane', 'aria-label': 'Terminal', 'data-view': this.followView }, h('div', { class: 'terminal-stage' }, this.host, this.overlay), this.keyBar, this.hint);
     this.term = new Terminal({
       allowProposedApi: true, // needed by the unicode11 addon
-      cursorBlink: true,
+      // The cursor blinks with WebGL only (loadWebgl). The DOM renderer blinks
+      // with a CSS animation that has Chromium restyle and paint a frame every
+      // vsync while the terminal has the focus: ~40 ms of CPU a second in an
+      // idle tab, and an echo's frame waits for the next vsync slot (see
+      // docs/benchmarks.md, "In the browser").
+      cursorBlink: false,
       ...terminalLook(theme),
       macOptionIsMeta: true,
       // No reflow on resize: the server's screen (vt100), whose snapshot a reload
@@ -388,7 +401,10 @@ export class TerminalPane {
     }
     const n = data.byteLength;
     this.flowControl.written(n);
-    this.term.write(data, () => { this.flowControl.rendered(n); });
+    // xterm's UTF-8 decoder carries a character split between pieces.
+    let at = 0;
+    for (; n - at > WRITE_PIECE; at += WRITE_PIECE) this.term.write(data.subarray(at, at + WRITE_PIECE));
+    this.term.write(data.subarray(at), () => { this.flowControl.rendered(n); });
   }
 
   /** `resync`: the next frame is a full snapshot of a cols×rows screen. */
@@ -558,6 +574,7 @@ export class TerminalPane {
       });
       this.term.loadAddon(addon);
       this.webgl = addon;
+      this.term.options.cursorBlink = true; // a timer, one frame per blink
       this.root.dataset.renderer = 'webgl';
     } catch {
       this.dropWebgl('webgl-failed');
@@ -573,6 +590,7 @@ export class TerminalPane {
     }
     this.webgl = null;
     this.root.dataset.renderer = 'dom';
+    this.term.options.cursorBlink = false;
     if (!this.disposed) this.term.refresh(0, this.term.rows - 1);
   }
 }
