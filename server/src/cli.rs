@@ -41,6 +41,10 @@ pub enum Command {
     /// Mint a named token with a role: prints the token (once) and the
     /// `[[token]]` snippet to paste into the config file (its hash only).
     Token(TokenArgs),
+    /// Approval policies: `duet policy check --config FILE --tool NAME
+    /// --input JSON` prints what the config's `[[policy]]` rules decide.
+    #[command(subcommand)]
+    Policy(crate::policy::PolicyCommand),
     /// Hand a Claude Code hook event to its duet session (duet puts this
     /// in the settings of the Claude Code sessions it starts).
     #[command(hide = true)]

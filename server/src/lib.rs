@@ -19,6 +19,7 @@ pub(crate) mod guard;
 pub mod hook;
 pub(crate) mod host;
 pub(crate) mod observe;
+pub mod policy;
 pub(crate) mod push;
 pub(crate) mod registry;
 pub(crate) mod secret;

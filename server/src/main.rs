@@ -27,6 +27,22 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Policy(cmd) => {
+            let exe = std::env::current_exe().unwrap_or_else(|_| "duet".into());
+            match duet_server::policy::run_check(&cmd, exe) {
+                Ok(text) => {
+                    #[allow(clippy::print_stdout)]
+                    {
+                        print!("{text}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("duet policy: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::DemoAgent(opts) => match duet_demo_agent::run(opts) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {

@@ -70,6 +70,8 @@ pub struct ServerOptions {
     /// The VAPID `sub` claim (`mailto:` or an https URL): how a push
     /// service can reach whoever runs this duet.
     pub push_contact: String,
+    /// How long the Allow and Deny of an approval's notification work.
+    pub push_action_lifetime: Duration,
 }
 
 /// Where the unauthenticated metrics listener listens.
@@ -102,6 +104,7 @@ impl ServerOptions {
             push_insecure_loopback: false,
             push_long_turn: Duration::from_secs(30),
             push_contact: "mailto:duet@localhost".into(),
+            push_action_lifetime: Duration::from_secs(600),
         }
     }
 }
@@ -135,6 +138,8 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions/{id}/mode", post(api::set_mode))
         .route("/sessions/{id}/approvals", get(api::approvals))
         .route("/sessions/{id}/approvals/{request_id}", post(api::approve))
+        .route("/sessions/{id}/usage", get(api::usage::usage))
+        .route("/sessions/{id}/budget", put(api::usage::set_budget))
         .route(
             "/sessions/{id}/shares",
             get(api::shares::list).post(api::shares::create),
@@ -159,6 +164,8 @@ pub(crate) fn router(state: AppState) -> Router {
             guard::require_auth,
         ))
         .route("/login", post(api::login))
+        // A notification's button: its capability is its only credential.
+        .route("/push/decide", post(api::push::decide))
         .layer(axum::middleware::from_fn(crate::error::json_errors));
     let metrics = Router::new()
         .route("/metrics", get(api::observe::metrics_for_owner))
@@ -241,6 +248,7 @@ pub async fn run(
             insecure_loopback: opts.push_insecure_loopback,
             long_turn: opts.push_long_turn,
             subject: opts.push_contact.clone(),
+            action_lifetime: opts.push_action_lifetime,
         },
         board.clone(),
         auth.clone(),

@@ -131,6 +131,7 @@ export class App {
       // A share link sees its one session and no profiles: ask who this is
       // first, rather than learn it from a refused request.
       const me = await api.me();
+      document.documentElement.dataset.role = me.role;
       if (me.session !== undefined) {
         document.documentElement.dataset.shared = 'true';
         markShared();

@@ -330,6 +330,8 @@ export class SessionController {
       resumedFrom: info?.resumed_from,
       history: this.history,
       role: this.role,
+      usage: info?.usage,
+      budget: info?.budget,
     });
     this.presence.render(this.clients, this.clientId, this.role, this.principal);
     // Where terminal users look: a banner over the terminal once the program ended.

@@ -179,6 +179,12 @@ describe('approval cards with the agent’s options', () => {
     expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'client', chosen: 'allow' }, { id: 'allow', label: 'Allow', kind: 'allow_once' })).toBe('Allowed in the browser.');
     expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'client', decidedByName: 'ci', chosen: 'allow' }, { id: 'allow', label: 'Allow', kind: 'allow_once' })).toBe('Allowed by ci in the browser.');
     expect(outcomeText({ ...base, state: 'abandoned', decidedBy: undefined, chosen: undefined }, undefined)).toMatch(/^Abandoned/);
+    // From a notification's button; by a policy, with what the agent was told.
+    const allow = { id: 'allow', label: 'Allow', kind: 'allow_once' } as const;
+    expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'notification', decidedByName: 'owner', chosen: 'allow' }, allow)).toBe('Allowed from a notification.');
+    expect(outcomeText({ ...base, state: 'denied', decidedBy: 'notification', decidedByName: 'apr', chosen: 'deny' }, undefined)).toBe('Denied by apr from a notification.');
+    expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'policy', decidedByName: 'read-only git', chosen: 'allow' }, allow)).toBe('Allowed by policy “read-only git”.');
+    expect(outcomeText({ ...base, state: 'denied', decidedBy: 'policy', decidedByName: 'outside', reason: 'Stay inside.', chosen: 'deny' }, undefined)).toBe('Denied by policy “outside”: Stay inside.');
   });
 
   it('falls back to Allow / Deny when the agent named no options', () => {

@@ -202,6 +202,8 @@ pub(crate) mod tests {
                 agent_session_id: None,
                 resumed_from: None,
                 resumable: false,
+                usage: None,
+                budget: None,
             },
             last_activity: created_at,
             pending: vec![],

@@ -201,7 +201,7 @@ impl Registry {
             limits: self.opts.limits,
             watcher: self.watcher.clone(),
             resume,
-            observe: self.opts.observe.session(id, &dir),
+            observe: self.opts.observe.session(id, &profile.name, &dir),
         })
         .map_err(|e| {
             let _ = std::fs::remove_dir_all(&dir);

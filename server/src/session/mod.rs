@@ -34,7 +34,7 @@ use tracing::{info, Instrument};
 use crate::clock::now_ms;
 use crate::config::ResolvedProfile;
 use crate::sync::lock;
-use channel::approvals::Choice;
+use channel::approvals::{Choice, DecidedBy};
 use channel::delivery::Accepted;
 use channel::dual_output::watcher::Watcher;
 use channel::log::EventLog;
@@ -267,13 +267,13 @@ impl Session {
         self.conversation.submit(text)
     }
 
-    /// A client (credential `by`) answers a pending approval; the first
+    /// Someone inside duet (`by`) answers a pending approval; the first
     /// answer wins.
     pub(crate) fn approve(
         &self,
         request_id: &str,
         choice: &Choice,
-        by: Option<&str>,
+        by: &DecidedBy,
     ) -> Result<Approval, SessionError> {
         if !self.channel_info.approve {
             return Err(SessionError::NoSidecar);
@@ -412,6 +412,8 @@ impl Session {
             agent_session_id: self.conversation.agent_session_id(),
             resumed_from: self.resumed_from,
             resumable,
+            usage: self.conversation.usage_totals(),
+            budget: self.conversation.budget(),
         }
     }
 

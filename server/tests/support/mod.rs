@@ -10,6 +10,7 @@ pub mod fetch;
 pub mod installed;
 pub mod killable;
 pub mod servers;
+pub mod watch;
 
 pub use client::Client;
 // Not every test binary reads a close frame.
@@ -98,6 +99,7 @@ pub fn profiles() -> Profiles {
                 demo,
             ],
             tokens: Vec::new(),
+            ..Default::default()
         },
         env!("CARGO_BIN_EXE_duet").into(),
     )
@@ -126,6 +128,7 @@ impl TestServer {
                 default_profile: None,
                 profiles,
                 tokens: Vec::new(),
+                ..Default::default()
             },
             env!("CARGO_BIN_EXE_duet").into(),
         )

@@ -8,6 +8,7 @@
 import type { ExitInfo } from '../generated/protocol';
 import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
+import { budgetLine, usageDetail, usageLine } from './usage';
 import { ResumeControl } from '../ui/resume';
 import type { ChatCallbacks, ChatContext } from './callbacks';
 import { exitSentence, exitStatus, exitTone } from './exit';
@@ -70,6 +71,8 @@ export class ChatView {
   /** The "approval waiting" control, shown while a pending approval is out of view. */
   private readonly jumpButton: HTMLButtonElement;
   private readonly statusJump: HTMLButtonElement;
+  /** What the agent spent, and why prompts wait once a budget is spent. */
+  private readonly statusUsage: HTMLElement;
   private readonly resizeObserver: ResizeObserver | undefined;
 
   constructor(private readonly cb: ChatCallbacks) {
@@ -80,7 +83,8 @@ export class ChatView {
     this.resume = new ResumeControl(() => cb.onResume());
     this.resume.visible = false;
     this.modes = new ModePicker((mode) => cb.onSetMode(mode));
-    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.stopButton, this.modes.root, this.resume.root);
+    this.statusUsage = h('span', { class: 'status-usage', hidden: true });
+    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.statusUsage, this.stopButton, this.modes.root, this.resume.root);
     this.empty = h('p', { class: 'chat-empty' }, 'No messages yet. Type a prompt below, or in the terminal.');
     // Placed by `render` below the earlier conversation, above this session's own.
     this.resumedNote = h('p', { class: 'resumed-note', role: 'note' });
@@ -307,6 +311,7 @@ export class ChatView {
     this.statusText.hidden = link;
     this.statusJump.hidden = !link;
     this.statusEl.dataset.status = status;
+    this.renderUsage(ctx);
     this.stopButton.hidden = !canDrive(ctx.role) || !(status === 'thinking' || status === 'responding' || status === 'running_tool');
     // No prompt box for roles that cannot send prompts (viewer, approver).
     this.composer.hidden = !canDrive(ctx.role);
@@ -338,6 +343,16 @@ export class ChatView {
     this.composerNote.hidden = note === undefined;
     if (this.composerNote.textContent !== (note ?? '')) this.composerNote.textContent = note ?? '';
     this.lastStatus = status;
+  }
+
+  private renderUsage(ctx: ChatContext): void {
+    const spent = budgetLine(ctx.budget);
+    const text = spent !== '' ? spent : usageLine(ctx.usage);
+    if (this.statusUsage.textContent !== text) this.statusUsage.textContent = text;
+    const detail = usageDetail(ctx.usage);
+    if (this.statusUsage.title !== detail) this.statusUsage.title = detail;
+    this.statusUsage.hidden = text === '';
+    this.statusUsage.classList.toggle('budget-spent', spent !== '');
   }
 
   private onKey(ev: KeyboardEvent): void {

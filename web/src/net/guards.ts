@@ -29,7 +29,8 @@ function isApproval(v: JsonObject): v is JsonObject & Approval {
     optional(v.tool_use_id, isStr) &&
     'input' in v &&
     (v.state === 'pending' || v.state === 'allowed' || v.state === 'denied' || v.state === 'abandoned') &&
-    (v.decided_by === undefined || v.decided_by === 'client' || v.decided_by === 'terminal') &&
+    (v.decided_by === undefined || v.decided_by === 'client' || v.decided_by === 'terminal' || v.decided_by === 'notification' || v.decided_by === 'policy') &&
+    optional(v.reason, isStr) &&
     (v.options === undefined || (Array.isArray(v.options) && v.options.every(isApprovalOption))) &&
     optional(v.chosen, isStr) &&
     optional(v.confirmed, isBool) &&

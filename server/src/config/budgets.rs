@@ -1,0 +1,128 @@
+//! `[[budget]]` in the config file: limits on every session of the
+//! profiles it names (the first entry that names a profile is its
+//! budget). A session over its budget has its next prompt held until an
+//! owner raises the limit (`PUT /api/sessions/{id}/budget`); see
+//! `session/channel/budget.rs`.
+//!
+//! ```toml
+//! [[budget]]
+//! profile = "qwen"        # a glob or a list; without it, every profile
+//! turns = 50              # turns begun
+//! tokens = 2_000_000      # tokens in and out
+//! cost = 5.0              # in the agent's currency, where it reports one
+//! wall = "2h"             # the agent's working time
+//! interrupt = true        # also stop the running turn when one is passed
+//! ```
+
+use anyhow::{bail, Context, Result};
+use duet_protocol::usage::Budget;
+use serde::Deserialize;
+
+use crate::policy::OneOrMany;
+
+/// One `[[budget]]` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetRule {
+    #[serde(default)]
+    pub profile: Option<OneOrMany>,
+    #[serde(default)]
+    pub turns: Option<u32>,
+    #[serde(default)]
+    pub tokens: Option<u64>,
+    #[serde(default)]
+    pub cost: Option<f64>,
+    /// A duration: `90s`, `30m`, `2h`.
+    #[serde(default)]
+    pub wall: Option<String>,
+    #[serde(default)]
+    pub interrupt: bool,
+}
+
+impl BudgetRule {
+    /// Whether this entry is for sessions of `profile`.
+    fn names(&self, profile: &str) -> bool {
+        let globs = match &self.profile {
+            None => return true,
+            Some(OneOrMany::One(g)) => std::slice::from_ref(g),
+            Some(OneOrMany::Many(v)) => v.as_slice(),
+        };
+        globs
+            .iter()
+            .any(|g| crate::policy::glob_matches(g, profile))
+    }
+
+    /// The limits, checked.
+    fn budget(&self) -> Result<Budget> {
+        let wall_secs = self
+            .wall
+            .as_deref()
+            .map(|w| crate::cli::parse_duration(w).map_err(anyhow::Error::msg))
+            .transpose()
+            .context("`wall`")?
+            .map(|d| d.as_secs());
+        let budget = Budget {
+            turns: self.turns,
+            tokens: self.tokens,
+            cost: self.cost,
+            wall_secs,
+            interrupt: self.interrupt,
+        };
+        if budget.is_empty() {
+            bail!("a budget needs at least one of turns, tokens, cost or wall");
+        }
+        if budget.turns == Some(0)
+            || budget.tokens == Some(0)
+            || budget.wall_secs == Some(0)
+            || budget.cost.is_some_and(|c| !(c > 0.0 && c.is_finite()))
+        {
+            bail!("a budget's limits must be above zero");
+        }
+        Ok(budget)
+    }
+}
+
+/// The budget of `profile`'s sessions: the first entry that names it.
+/// Every entry is checked, whichever profile it names.
+pub(crate) fn budget_for(rules: &[BudgetRule], profile: &str) -> Result<Option<Budget>> {
+    let mut found = None;
+    for (i, rule) in rules.iter().enumerate() {
+        let budget = rule
+            .budget()
+            .with_context(|| format!("[[budget]] number {}", i + 1))?;
+        if found.is_none() && rule.names(profile) {
+            found = Some(budget);
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_entry_that_names_a_profile_is_its_budget() {
+        #[derive(Deserialize)]
+        struct F {
+            budget: Vec<BudgetRule>,
+        }
+        let f: F = toml::from_str(
+            "[[budget]]\nprofile = \"q*\"\nturns = 3\nwall = \"2m\"\n[[budget]]\ncost = 1.5\ninterrupt = true\n",
+        )
+        .unwrap();
+        let q = budget_for(&f.budget, "qwen").unwrap().unwrap();
+        assert_eq!((q.turns, q.wall_secs, q.cost), (Some(3), Some(120), None));
+        let other = budget_for(&f.budget, "demo").unwrap().unwrap();
+        assert_eq!((other.cost, other.interrupt), (Some(1.5), true));
+        for bad in [
+            "[[budget]]\nprofile = \"x\"\n",
+            "[[budget]]\nturns = 0\n",
+            "[[budget]]\ncost = -1.0\n",
+            "[[budget]]\nwall = \"soon\"\n",
+        ] {
+            let f: F = toml::from_str(bad).unwrap();
+            assert!(budget_for(&f.budget, "x").is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! What a session's agent spends and what policies decide, as the metrics
+//! count them (tokens and cost by profile, tool calls by tool and outcome,
+//! turn durations) and the audit trail records them (a policy's decision
+//! with its rule, a budget changed by an owner).
+
+use duet_protocol::rest::{Approval, Decider};
+use duet_protocol::usage::BudgetStatus;
+use serde_json::json;
+
+use super::{outcome_name, Actor, SessionObserver};
+use crate::session::channel::usage::Spent;
+
+impl SessionObserver {
+    /// The agent reported spending `spent`.
+    pub(crate) fn spent(&self, spent: &Spent) {
+        let t = spent.tokens;
+        for (direction, n) in [
+            ("input", t.input),
+            ("output", t.output),
+            ("cache_read", t.cache_read),
+            ("cache_write", t.cache_write),
+        ] {
+            if n > 0 {
+                self.metrics.tokens(&self.profile, direction, n);
+            }
+        }
+        if spent.cost > 0.0 {
+            self.metrics.cost(&self.profile, spent.cost);
+        }
+    }
+
+    /// A tool call finished.
+    pub(crate) fn tool_call(&self, tool: &str, is_error: bool) {
+        self.metrics
+            .tool_call(tool, if is_error { "error" } else { "ok" });
+    }
+
+    /// A turn ended after `secs`.
+    pub(crate) fn turn_finished(&self, secs: f64) {
+        self.metrics.turn_seconds.observe(secs);
+    }
+
+    /// A `[[policy]]` rule decided `a` (its name in `decided_by_name`).
+    pub(crate) fn policy_decided(&self, a: &Approval) {
+        debug_assert_eq!(a.decided_by, Some(Decider::Policy));
+        self.record(json!({
+            "kind": "approval",
+            "request_id": a.request_id,
+            "tool": a.tool_name,
+            "option": a.chosen,
+            "outcome": outcome_name(a.state),
+            "decided_by": "policy",
+            "policy": a.decided_by_name,
+            "message": a.reason,
+            "who": null,
+        }));
+    }
+
+    /// `who` set the session's budget to `status`.
+    pub(crate) fn budget_set(&self, status: Option<&BudgetStatus>, who: &Actor) {
+        self.record(json!({
+            "kind": "budget",
+            "budget": status.map(|s| &s.limits),
+            "exhausted": status.and_then(|s| s.exhausted.as_deref()),
+            "who": who.json(),
+        }));
+    }
+}
