@@ -15,7 +15,7 @@ import type { Page, Worker } from '@playwright/test';
 import type { Approval, PushPayload, PushShow } from '../src/generated/protocol';
 import { expect, startDuet, stopDuet, test, waitGreeted } from './fixtures';
 import { pushService } from './push-service';
-import { clickNotification, notificationActions, openNotifications, pusher } from './sw-spy';
+import { clickNotification, notificationActions, openNotifications, pusher, signedInWithWorker } from './sw-spy';
 
 /** A config with the demo agent and a viewer's named token; its token. */
 function configWithViewer(): { file: string; viewer: string } {
@@ -54,10 +54,7 @@ test('Allow on a notification decides the approval with no page open, once, and 
   const { duet, proc } = await startDuet(['--push-insecure-loopback', '--config', file]);
   try {
     const context = page.context();
-    await context.grantPermissions(['notifications'], { origin: duet.baseURL });
-    await page.goto(`${duet.baseURL}/?token=${duet.token}`);
-    await expect(page.locator('.topbar')).toBeVisible();
-    await expect.poll(() => page.evaluate(async () => (await navigator.serviceWorker.ready).active?.state)).toBe('activated');
+    await signedInWithWorker(page, duet.baseURL, duet.token);
     const api = (path: string): string => `${duet.baseURL}${path}`;
     const owner = { authorization: `Bearer ${duet.token}` };
     // The owner's phone, and a viewer's device.

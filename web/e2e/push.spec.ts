@@ -9,18 +9,13 @@
 import type { PushPayload } from '../src/generated/protocol';
 import { expect, startDuet, startSession, stopDuet, test, waitGreeted } from './fixtures';
 import { pushService } from './push-service';
-import { clickNotification, hide, openNotifications, pusher, shown, spy, type Spy } from './sw-spy';
+import { clickNotification, hide, openNotifications, pusher, shown, signedInWithWorker, spy, type Spy } from './sw-spy';
 
 test('a push from duet shows once, not over a visible tab; its click opens the approval; {close} withdraws it', async ({ page }) => {
   const service = await pushService();
   const { duet, proc } = await startDuet(['--push-insecure-loopback']);
   try {
-    const context = page.context();
-    await context.grantPermissions(['notifications'], { origin: duet.baseURL });
-    await page.goto(`${duet.baseURL}/?token=${duet.token}`);
-    await expect(page.locator('.topbar')).toBeVisible();
-    await expect.poll(() => page.evaluate(async () => (await navigator.serviceWorker.ready).active?.state)).toBe('activated');
-    const sw = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
+    const sw = await signedInWithWorker(page, duet.baseURL, duet.token);
     await spy(sw);
     const deliver = await pusher(page, duet.baseURL);
     // A device as a browser makes one; its pushes come to `service`.

@@ -1,7 +1,7 @@
 // Helpers for specs about the service worker's notifications: a spy in the
 // worker (every showNotification, every `notify` message, and a switch that
 // makes every tab look hidden to the worker), and a way to hide a page.
-import type { CDPSession, Page, Worker } from '@playwright/test';
+import { expect, type CDPSession, type Page, type Worker } from '@playwright/test';
 import type { PushPayload } from '../src/generated/protocol';
 
 export interface Shown { title: string; body: string; tag: string; url: string }
@@ -102,4 +102,17 @@ export async function pusher(page: Page, origin: string): Promise<(payload: Push
   return async (payload) => {
     await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId, data: JSON.stringify(payload) });
   };
+}
+
+/**
+ * Signs `page` in at `baseURL` with `token`, notifications allowed, and waits
+ * for the app's service worker to be active; returns it.
+ */
+export async function signedInWithWorker(page: Page, baseURL: string, token: string): Promise<Worker> {
+  const context = page.context();
+  await context.grantPermissions(['notifications'], { origin: baseURL });
+  await page.goto(`${baseURL}/?token=${token}`);
+  await expect(page.locator('.topbar')).toBeVisible();
+  await expect.poll(() => page.evaluate(async () => (await navigator.serviceWorker.ready).active?.state)).toBe('activated');
+  return context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
 }

@@ -278,6 +278,20 @@ describe('a prompt that could not be sent', () => {
   });
 });
 
+describe('a prompt held by a spent budget', () => {
+  it('says the budget holds it, and goes back to the usual note once raised', () => {
+    const { v } = view();
+    const state = reduceAll(initialChatState, [{ type: 'local_submit', id: 's1', text: 'next' }, { type: 'ack', id: 's1', queued: true }]);
+    const spent = { limits: { turns: 1 }, exhausted: 'the budget of 1 turn is spent' };
+    v.render(state, { ...ctx, budget: spent });
+    const note = (): string | null | undefined => v.root.querySelector('[data-pending-state="queued"] .pending-note')?.textContent;
+    expect(note()).toBe('held: the budget of 1 turn is spent; it goes when an owner raises the budget (on the board)');
+    expect(v.root.querySelector('.status-usage')?.textContent).toBe('Budget spent: the budget of 1 turn is spent');
+    v.render(state, { ...ctx, budget: { limits: { turns: 5 } } });
+    expect(note()).toBe('queued until the agent is ready');
+  });
+});
+
 describe('agent modes', () => {
   it('offers the modes of the handshake, follows the agent, and asks the server to switch', async () => {
     const chosen: string[] = [];

@@ -193,7 +193,8 @@ export class ChatView {
   render(state: ChatState, ctx: ChatContext): void {
     this.renderStatus(state, ctx);
     const exited = state.exit !== null;
-    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}|${ctx.role ?? ''}`;
+    const spent = ctx.budget?.exhausted;
+    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}|${ctx.role ?? ''}|${spent ?? ''}`;
     const last = this.lastDrawn;
     this.lastDrawn = { items: state.items, approvals: state.approvals, pending: state.pending, exit: state.exit, ctxKey, history: ctx.history, resumedFrom: ctx.resumedFrom };
     // The earlier conversation and the resumed-from note come with the context, later than the state.
@@ -242,7 +243,7 @@ export class ChatView {
       place(item.id, item, approval, (old) => renderItem(this.cb, item, approval, old, ctx, exited));
     }
     const drives = canDrive(ctx.role);
-    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(this.cb, p, exited, drives));
+    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(this.cb, p, exited, drives, spent));
     if (state.exit) {
       const exit = state.exit;
       place('exit', exit, undefined, () => h('p', { class: `exit-note is-${exitTone(exit)}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));

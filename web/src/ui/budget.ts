@@ -69,7 +69,7 @@ export function budgetBlock(session: string, status: BudgetStatus, canRaise: boo
   return h(
     'div',
     { class: `board-budget${spent ? ' budget-spent' : ''}`, 'data-budget': spent ? 'spent' : 'ok' },
-    h('span', {}, spent ? `Budget spent: ${status.exhausted ?? ''} — prompts wait` : `Budget: ${limitsText(status.limits)}`),
+    h('span', { class: 'budget-text' }, spent ? `Budget spent: ${status.exhausted ?? ''} — prompts wait` : `Budget: ${limitsText(status.limits)}`),
     canRaise && open,
     canRaise && form,
   );

@@ -352,9 +352,9 @@ mod tests {
         // Claude Code's own account of the session: its last cost-state.
         let own: Value = transcript
             .lines()
+            .rev()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v["type"] == "cost-state")
-            .last()
+            .find(|v| v["type"] == "cost-state")
             .unwrap();
         let model = own["modelUsage"]
             .as_object()
