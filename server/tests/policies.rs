@@ -280,6 +280,11 @@ fn policy_check_prints_the_decision_and_the_rule() {
     assert!(out.starts_with("allow\npolicy: writes inside\n"), "{out}");
     let (ok, _, err) = check(&["--tool", "edit", "--input", "not json"]);
     assert!(!ok && err.contains("--input is not JSON"), "{err}");
+    let (ok, _, err) = check(&["--tool", "edit", "--profile", "nope"]);
+    assert!(
+        !ok && err.contains(r#"--profile "nope" is not in the config (profiles: demo, headless)"#),
+        "{err}"
+    );
 }
 
 #[test]

@@ -80,10 +80,15 @@ async fn submit(server: &TestServer, id: impl std::fmt::Display, text: &str) {
 
 /// A server that pushes to the test's service, with one named token per
 /// role (`apr`, `vw`); returns it and those tokens.
-async fn server(lifetime: Duration) -> (TestServer, String, String) {
+/// A server with push on, and the tokens of an approver, a viewer and a driver.
+async fn server(lifetime: Duration) -> (TestServer, String, String, String) {
     let mut config = String::new();
     let mut tokens = Vec::new();
-    for (name, role) in [("apr", Role::Approver), ("vw", Role::Viewer)] {
+    for (name, role) in [
+        ("apr", Role::Approver),
+        ("vw", Role::Viewer),
+        ("drv", Role::Driver),
+    ] {
         let (token, snippet) = duet_server::config::mint_token(name, role).unwrap();
         config.push_str(&snippet);
         tokens.push(token);
@@ -98,15 +103,16 @@ async fn server(lifetime: Duration) -> (TestServer, String, String) {
         o.push_action_lifetime = lifetime;
     })
     .await;
+    let driver = tokens.pop().unwrap();
     let viewer = tokens.pop().unwrap();
     let approver = tokens.pop().unwrap();
-    (server, approver, viewer)
+    (server, approver, viewer, driver)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_capability_decides_its_approval_once() {
     let mut service = PushService::start().await;
-    let (server, _, _) = server(Duration::from_secs(600)).await;
+    let (server, _, _, _) = server(Duration::from_secs(600)).await;
     let key = server.json::<PushKey>("/api/push/key").await.public_key;
     let phone = Device::new(&service, "phone");
     let tablet = Device::new(&service, "tablet");
@@ -215,7 +221,7 @@ async fn a_capability_decides_its_approval_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_capability_expires() {
     let mut service = PushService::start().await;
-    let (server, _, _) = server(Duration::ZERO).await;
+    let (server, _, _, _) = server(Duration::ZERO).await;
     let key = server.json::<PushKey>("/api/push/key").await.public_key;
     let phone = Device::new(&service, "phone");
     subscribe(&server, TOKEN, &phone).await;
@@ -245,16 +251,22 @@ async fn a_capability_expires() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_principals_that_may_approve_get_buttons() {
     let mut service = PushService::start().await;
-    let (server, approver, viewer) = server(Duration::from_secs(600)).await;
+    let (server, approver, viewer, driver) = server(Duration::from_secs(600)).await;
     let key = server.json::<PushKey>("/api/push/key").await.public_key;
     let apr = Device::new(&service, "apr");
     let vw = Device::new(&service, "vw");
+    let drv = Device::new(&service, "drv");
     subscribe(&server, &approver, &apr).await;
     subscribe(&server, &viewer, &vw).await;
+    subscribe(&server, &driver, &drv).await;
     let s = server.create("demo").await;
     submit(&server, s.id, "run echo who-may").await;
-    let seen_by_viewer = next_approval(&mut service, &key, "vw", &vw).await;
-    assert!(seen_by_viewer.actions.is_empty() && seen_by_viewer.decide.is_none());
+    // A viewer and a driver hear of it, with no buttons and no capability.
+    for (name, device) in [("vw", &vw), ("drv", &drv)] {
+        let seen = next_approval(&mut service, &key, name, device).await;
+        assert!(seen.actions.is_empty() && seen.decide.is_none(), "{name}");
+        assert_eq!(seen.body, "echo who-may", "{name}");
+    }
     let n = next_approval(&mut service, &key, "apr", &apr).await;
     let resp = decide(
         &server,
@@ -276,7 +288,7 @@ async fn only_principals_that_may_approve_get_buttons() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_share_takes_its_capabilities_with_it() {
     let mut service = PushService::start().await;
-    let (server, _, _) = server(Duration::from_secs(600)).await;
+    let (server, _, _, _) = server(Duration::from_secs(600)).await;
     let key = server.json::<PushKey>("/api/push/key").await.public_key;
     let s = server.create("demo").await;
     let share: Share = server
@@ -312,7 +324,7 @@ async fn a_revoked_share_takes_its_capabilities_with_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_origin_is_refused_and_guesses_are_throttled() {
     let mut service = PushService::start().await;
-    let (server, _, _) = server(Duration::from_secs(600)).await;
+    let (server, _, _, _) = server(Duration::from_secs(600)).await;
     let key = server.json::<PushKey>("/api/push/key").await.public_key;
     let phone = Device::new(&service, "phone");
     subscribe(&server, TOKEN, &phone).await;

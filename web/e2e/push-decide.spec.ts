@@ -78,13 +78,18 @@ test('Allow on a notification decides the approval with no page open, once, and 
     const capability = approval.decide?.capability ?? '';
     expect(capability).toMatch(/^[0-9a-f]{64}$/);
     const toViewer = await service.next('watcher', (p) => isShow(p) && p.tag === approval.tag);
-    expect(isShow(toViewer) && toViewer.actions === undefined && toViewer.decide === undefined).toBe(true);
+    if (!isShow(toViewer)) throw new Error('not a notification');
+    expect(toViewer.actions === undefined && toViewer.decide === undefined).toBe(true);
 
-    // No duet page is open: the push shows the notification, with its buttons.
-    await deliver(approval);
+    // No duet page is open. The viewer's push shows without buttons (a
+    // viewer may not approve); the owner's, under the same tag, with them.
+    await deliver(toViewer);
     const sw = await worker(blank);
     await expect.poll(() => openNotifications(sw, approval.tag)).toBe(1);
-    expect(await notificationActions(sw, approval.tag)).toEqual(['allow', 'deny']);
+    expect(await notificationActions(sw, approval.tag)).toEqual([]);
+    await deliver(approval);
+    await expect.poll(() => notificationActions(sw, approval.tag)).toEqual(['allow', 'deny']);
+    expect(await openNotifications(sw, approval.tag)).toBe(1);
 
     // Allow: the worker answers duet by itself; the tool runs.
     await clickNotification(sw, approval.tag, 'allow');

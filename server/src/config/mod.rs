@@ -108,7 +108,7 @@ pub struct ConfigFile {
     pub policies: Vec<toml::Spanned<PolicyRule>>,
     /// Budgets of profiles' sessions.
     #[serde(default, rename = "budget")]
-    pub budgets: Vec<BudgetRule>,
+    pub budgets: Vec<toml::Spanned<BudgetRule>>,
     /// The file's text, when read from one: errors then name lines.
     #[serde(skip)]
     pub source: Option<String>,
@@ -159,8 +159,12 @@ impl Profiles {
         }
         let names: Vec<&str> = file.profiles.iter().map(|p| p.name.as_str()).collect();
         let policies = Policies::compile(&file.policies, file.source.as_deref(), &names)?;
+        let budgets = names
+            .iter()
+            .map(|name| budgets::budget_for(&file.budgets, file.source.as_deref(), name, &names))
+            .collect::<Result<Vec<_>>>()?;
         let mut list = Vec::new();
-        for profile in file.profiles {
+        for (profile, budget) in file.profiles.into_iter().zip(budgets) {
             if profile.name.is_empty()
                 || !profile
                     .name
@@ -197,7 +201,7 @@ impl Profiles {
                 ready_text: profile.ready_text.clone().filter(|t| !t.is_empty()),
                 channel: ChannelKind::None,
                 policies: Arc::new(policies.for_profile(&profile.name)),
-                budget: budgets::budget_for(&file.budgets, &profile.name)?,
+                budget,
                 profile,
                 duet_exe: duet_exe.clone(),
             };

@@ -44,9 +44,13 @@ pub struct CheckArgs {
 pub fn run_check(cmd: &PolicyCommand, duet_exe: PathBuf) -> Result<String> {
     let PolicyCommand::Check(args) = cmd;
     let profiles = Profiles::load(&args.config, duet_exe)?;
-    let profile = profiles
-        .get(args.profile.as_deref())
-        .with_context(|| format!("no profile {:?} in the config", args.profile))?;
+    let profile = profiles.get(args.profile.as_deref()).with_context(|| {
+        format!(
+            "--profile {:?} is not in the config (profiles: {})",
+            args.profile.as_deref().unwrap_or_default(),
+            profiles.names().collect::<Vec<_>>().join(", ")
+        )
+    })?;
     let input: Value = serde_json::from_str(&args.input).context("--input is not JSON")?;
     if !input.is_object() {
         anyhow::bail!("--input must be a JSON object (the tool's arguments)");

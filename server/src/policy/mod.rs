@@ -22,6 +22,8 @@ use serde_json::Value;
 
 pub use check::{run_check, CheckArgs, PolicyCommand};
 pub(crate) use facts::{Facts, OnDisk};
+/// For the config's other profile filters (`[[budget]]`).
+pub(crate) use glob::Glob;
 use rule::Rule;
 pub use rule::{Decision, OneOrMany, PolicyRule, Where};
 
@@ -61,7 +63,7 @@ pub(crate) struct Policies {
 }
 
 /// The 1-based line of byte `offset` in `source`.
-fn line_of(source: &str, offset: usize) -> usize {
+pub(crate) fn line_of(source: &str, offset: usize) -> usize {
     source
         .get(..offset)
         .unwrap_or(source)
@@ -140,10 +142,4 @@ impl PolicySet {
     pub(crate) fn decide_call(&self, tool: &str, input: &Value, work_dir: &Path) -> Verdict {
         self.decide(&Facts::of(tool, input, work_dir, &OnDisk))
     }
-}
-
-/// Whether `text` matches the glob `pattern` (for the config's other
-/// profile filters, e.g. `[[budget]]`).
-pub(crate) fn glob_matches(pattern: &str, text: &str) -> bool {
-    glob::Glob::new(pattern).matches(text)
 }
