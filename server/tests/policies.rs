@@ -185,6 +185,18 @@ async fn rules_decide_for_the_demo_agent() {
             .count(),
         4
     );
+    // Each rule's decision comes after the request it decides, once.
+    for decided in &by_policy {
+        let id = &decided["request_id"];
+        let at = |kind: &str| {
+            let lines: Vec<usize> = (0..audit.len())
+                .filter(|&i| audit[i]["kind"] == kind && audit[i]["request_id"] == *id)
+                .collect();
+            assert_eq!(lines.len(), 1, "{kind} {id}: {audit:?}");
+            lines[0]
+        };
+        assert!(at("approval_request") < at("approval"), "{audit:?}");
+    }
     let metrics = server.text("/metrics").await;
     for series in [
         r#"duet_approvals_total{outcome="allowed",decided_by="policy"} 2"#,

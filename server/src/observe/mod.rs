@@ -231,6 +231,11 @@ impl SessionObserver {
             let decided_by = a.decided_by.map_or("none", Decider::as_str);
             if let Some(since) = lock(&self.requested).remove(&a.request_id) {
                 self.metrics.approval(outcome, decided_by);
+                // A rule decides as the request is born: recorded here,
+                // after the request (not again when a restart replays it).
+                if a.decided_by == Some(Decider::Policy) {
+                    self.policy_decided(a);
+                }
                 // A person's time to decide; a policy takes none.
                 if a.state != ApprovalState::Abandoned && a.decided_by != Some(Decider::Policy) {
                     self.metrics

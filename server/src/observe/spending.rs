@@ -40,8 +40,9 @@ impl SessionObserver {
         self.metrics.turn_seconds.observe(secs);
     }
 
-    /// A `[[policy]]` rule decided `a` (its name in `decided_by_name`).
-    pub(crate) fn policy_decided(&self, a: &Approval) {
+    /// A `[[policy]]` rule decided `a` (its name in `decided_by_name`);
+    /// called by `approvals_changed`, after the request's line.
+    pub(super) fn policy_decided(&self, a: &Approval) {
         debug_assert_eq!(a.decided_by, Some(Decider::Policy));
         self.record(json!({
             "kind": "approval",

@@ -53,10 +53,8 @@ impl Conversation {
             name: verdict.rule,
         };
         match self.decide_locked(st, &approval.request_id, &Choice::Allowed(allowed), &by) {
-            Ok(decided) => {
-                self.observer.get().inspect(|o| o.policy_decided(&decided));
-                Some(decided)
-            }
+            // The audit line follows the request's (`observe`).
+            Ok(decided) => Some(decided),
             Err(e) => {
                 // E.g. the agent offered no option that allows: a person
                 // decides, as without the rule.
