@@ -8,8 +8,8 @@ use crate::board::{Board, BoardEntry, RenameSession};
 use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
 use crate::push::{
-    PushDevice, PushKey, PushKind, PushMute, PushPayload, PushShow, PushSubscribe,
-    PushSubscriptionKeys, PushUnsubscribe,
+    PushAction, PushDecide, PushDecision, PushDevice, PushKey, PushKind, PushMute, PushPayload,
+    PushShow, PushSubscribe, PushSubscriptionKeys, PushUnsubscribe,
 };
 use crate::rest::{
     ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
@@ -22,6 +22,9 @@ use crate::sidecar::{
     ControlResponseBody, Delta, Envelope, KnownBlock, KnownDelta, KnownEvent, KnownStreamEvent,
     Message, MessageEvent, ResultEvent, SessionStartData, SidecarEvent, StreamEvent,
     StreamEventEnvelope, SystemEvent,
+};
+use crate::usage::{
+    Budget, BudgetStatus, ContextUse, SessionUsage, TokenCounts, TurnUsage, UsageTotals,
 };
 use crate::ws::{ClientMessage, HeldPrompt, Hello, ServerMessage};
 
@@ -59,6 +62,13 @@ pub fn typescript() -> String {
         ClientMessage::decl(&cfg),
         CreateSession::decl(&cfg),
         ResumeSession::decl(&cfg),
+        TokenCounts::decl(&cfg),
+        ContextUse::decl(&cfg),
+        TurnUsage::decl(&cfg),
+        UsageTotals::decl(&cfg),
+        Budget::decl(&cfg),
+        BudgetStatus::decl(&cfg),
+        SessionUsage::decl(&cfg),
         SessionInfo::decl(&cfg),
         HistoryLine::decl(&cfg),
         RenameSession::decl(&cfg),
@@ -71,8 +81,11 @@ pub fn typescript() -> String {
         PushMute::decl(&cfg),
         PushDevice::decl(&cfg),
         PushKind::decl(&cfg),
+        PushAction::decl(&cfg),
+        PushDecide::decl(&cfg),
         PushShow::decl(&cfg),
         PushPayload::decl(&cfg),
+        PushDecision::decl(&cfg),
         ProfileInfo::decl(&cfg),
         SubmitRequest::decl(&cfg),
         SetModeRequest::decl(&cfg),
@@ -152,6 +165,9 @@ pub fn json_schema() -> String {
         push_mute: PushMute,
         push_device: PushDevice,
         push_payload: PushPayload,
+        push_decision: PushDecision,
+        session_usage: SessionUsage,
+        budget: Budget,
     }
     let schema = schemars::schema_for!(DuetProtocol);
     let mut out = serde_json::to_string_pretty(&schema).unwrap_or_default();

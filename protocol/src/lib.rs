@@ -15,6 +15,7 @@ pub mod ids;
 pub mod push;
 pub mod rest;
 pub mod sidecar;
+pub mod usage;
 pub mod ws;
 
 mod double_option;

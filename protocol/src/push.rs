@@ -98,6 +98,55 @@ pub struct PushShow {
     /// The session it is about (the worker does not show it while a tab
     /// shows the session).
     pub session: SessionId,
+    /// For an approval: its request id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub request_id: Option<String>,
+    /// Buttons on the notification (`Notification.actions`): Allow and
+    /// Deny for an approval, to a device whose principal may approve.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<PushAction>>", optional)]
+    pub actions: Vec<PushAction>,
+    /// How the worker answers with those buttons: present exactly when
+    /// `actions` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub decide: Option<PushDecide>,
+}
+
+/// One button of a notification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct PushAction {
+    /// `allow` or `deny`: what the worker sends as `allowed`.
+    pub action: String,
+    pub title: String,
+}
+
+/// Where and with what a worker decides an approval from its notification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct PushDecide {
+    /// Relative to the app: `./api/push/decide`.
+    pub url: String,
+    /// A secret good for this one approval, this device's principal, one
+    /// use and a few minutes (`expires_at`).
+    pub capability: String,
+    /// Unix ms.
+    #[ts(type = "number")]
+    pub expires_at: u64,
+}
+
+/// `POST /api/push/decide`: the answer a notification's button gives. No
+/// cookie or token: the capability is the credential.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct PushDecision {
+    pub capability: String,
+    pub allowed: bool,
+    /// The approval the worker means (its notification's `request_id`):
+    /// refused when it is not the capability's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub request_id: Option<String>,
 }
 
 /// The decrypted body of a push message.

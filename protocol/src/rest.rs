@@ -117,6 +117,15 @@ pub struct SessionInfo {
     /// Whether `POST /api/sessions/{id}/resume` can start this conversation
     /// again (it ended, its profile can resume, and the agent's id is known).
     pub resumable: bool,
+    /// What the agent reported spending so far (absent before its first
+    /// turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub usage: Option<crate::usage::UsageTotals>,
+    /// The session's budget, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub budget: Option<crate::usage::BudgetStatus>,
 }
 
 /// Which structured side channel a session has, and what it can do.
@@ -253,11 +262,18 @@ pub struct Approval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub decided_by: Option<Decider>,
-    /// Which credential decided, when a client did: `owner`, a named
-    /// token's name, or `share:<id>` (audit and approval cards).
+    /// Which credential decided, when a client did (in the browser, over
+    /// the API or from a notification): `owner`, a named token's name, or
+    /// `share:<id>`; for a policy, the rule's name (audit and approval
+    /// cards).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub decided_by_name: Option<String>,
+    /// Why, when duet gave the agent a reason: a policy rule's message for
+    /// a denial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reason: Option<String>,
     /// The choices the agent offers, in its order (its own UI shows the
     /// same ones).
     #[serde(default)]
@@ -331,6 +347,28 @@ pub enum Decider {
     Client,
     /// The program itself: a key press in its own UI, or its own policy.
     Terminal,
+    /// A person, from the Allow or Deny of a push notification.
+    Notification,
+    /// One of duet's `[[policy]]` rules, before anyone was asked.
+    Policy,
+}
+
+impl Decider {
+    /// Whether the decision was made inside duet (and written to the
+    /// agent by duet), not in the agent's own UI.
+    pub fn by_duet(self) -> bool {
+        !matches!(self, Decider::Terminal)
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decider::Client => "client",
+            Decider::Terminal => "terminal",
+            Decider::Notification => "notification",
+            Decider::Policy => "policy",
+        }
+    }
 }
 
 /// The body of every REST error.

@@ -203,6 +203,51 @@ impl Auth {
         }
     }
 
+    /// Principal `name` as it stands now (`owner`, a configured token, a
+    /// live share link), or `None` once it is gone: a capability made for
+    /// it is worth no more than it.
+    pub fn principal_named(&self, name: &str) -> Option<Principal> {
+        if name == "owner" || self.token.is_none() {
+            return Some(Principal::owner());
+        }
+        if let Some(id) = name.strip_prefix("share:") {
+            let g = self.shares.get(id)?;
+            return Some(Principal {
+                name: name.to_string(),
+                role: g.role,
+                share: Some(ShareScope {
+                    id: g.id,
+                    session: g.session,
+                    expires_at: g.expires_at,
+                }),
+            });
+        }
+        self.tokens
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| Principal {
+                name: t.name.clone(),
+                role: t.role,
+                share: None,
+            })
+    }
+
+    /// 429 while `peer` (or everyone) has guessed wrong too often: the
+    /// tokens' throttle, for other secrets a client presents.
+    pub fn guess_allowed(&self, peer: Option<IpAddr>) -> Result<(), AppError> {
+        self.throttle.check(peer).map_err(|wait| {
+            AppError::too_many(
+                "too many wrong secrets from this address; try again later",
+                wait,
+            )
+        })
+    }
+
+    /// Counts a wrong secret from `peer` (see [`Auth::guess_allowed`]).
+    pub fn wrong_guess(&self, peer: Option<IpAddr>, candidate: &str) {
+        self.throttle.failed(peer, candidate);
+    }
+
     /// Who `candidate` stands for (each comparison in constant time).
     /// Unthrottled: for requests use [`Auth::verify`].
     fn identify(&self, candidate: &str) -> Option<Principal> {

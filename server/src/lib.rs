@@ -21,6 +21,7 @@ pub mod hook;
 pub(crate) mod host;
 pub mod instance;
 pub(crate) mod observe;
+pub mod policy;
 pub(crate) mod push;
 pub(crate) mod registry;
 pub(crate) mod secret;

@@ -31,6 +31,22 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Policy(cmd) => {
+            let exe = std::env::current_exe().unwrap_or_else(|_| "duet".into());
+            match duet_server::cli::run_check(&cmd, exe) {
+                Ok(text) => {
+                    #[allow(clippy::print_stdout)]
+                    {
+                        print!("{text}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("duet policy: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::DemoAgent(opts) => match duet_demo_agent::run(opts) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
@@ -98,7 +114,7 @@ async fn serve_async(args: ServeArgs) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("listening on {addr}: {e}"))?;
     let local = listener.local_addr()?;
     let shutdown = shutdown_signal()?;
-    let base = public_url.unwrap_or_else(|| duet_server::cli::local_base_url(local));
+    let base = public_url.unwrap_or_else(|| duet_server::server::local_base_url(local));
     let base = base.trim_end_matches('/');
     // Clients find it from the moment it says it is ready.
     lock.publish(base, opts.token.as_deref())?;

@@ -26,6 +26,7 @@ use crate::registry::{Registry, RegistryOptions};
 use crate::session::SessionLimits;
 use crate::socket::Socket;
 use crate::state::{AppState, Conn};
+use crate::state_dir::default_state_dir;
 use crate::{api, assets, board, guard, host, push, ws};
 
 /// Everything a server needs; build with [`ServerOptions::new`] and adjust.
@@ -80,6 +81,8 @@ pub struct ServerOptions {
     /// The state directory's lock, when the caller took it already (`main`
     /// does, to refuse before it prints a URL); otherwise [`run`] takes it.
     pub state_lock: Option<Arc<StateLock>>,
+    /// How long the Allow and Deny of an approval's notification work.
+    pub push_action_lifetime: Duration,
 }
 
 /// Where the unauthenticated metrics listener listens.
@@ -115,17 +118,20 @@ impl ServerOptions {
             push_contact: "mailto:duet@localhost".into(),
             public_url: None,
             state_lock: None,
+            push_action_lifetime: Duration::from_secs(600),
         }
     }
 }
 
-/// A private per-user directory for session files.
-pub fn default_state_dir() -> PathBuf {
-    let uid = nix::unistd::getuid();
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir).join("duet"),
-        _ => std::env::temp_dir().join(format!("duet-{uid}")),
-    }
+/// The start URL's base for a server listening on `local`: an unspecified
+/// address is shown as loopback, and an IPv6 one in brackets (a bare
+/// `http://::1:8080` is no URL).
+pub fn local_base_url(local: SocketAddr) -> String {
+    let ip = match local.ip() {
+        ip if ip.is_unspecified() => std::net::IpAddr::from([127, 0, 0, 1]),
+        ip => ip,
+    };
+    format!("http://{}", SocketAddr::new(ip, local.port()))
 }
 
 /// Builds the router. Public for tests that want to drive it in-process.
@@ -148,6 +154,8 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions/{id}/mode", post(api::set_mode))
         .route("/sessions/{id}/approvals", get(api::approvals))
         .route("/sessions/{id}/approvals/{request_id}", post(api::approve))
+        .route("/sessions/{id}/usage", get(api::usage::usage))
+        .route("/sessions/{id}/budget", put(api::usage::set_budget))
         .route(
             "/sessions/{id}/shares",
             get(api::shares::list).post(api::shares::create),
@@ -172,6 +180,8 @@ pub(crate) fn router(state: AppState) -> Router {
             guard::require_auth,
         ))
         .route("/login", post(api::login))
+        // A notification's button: its capability is its only credential.
+        .route("/push/decide", post(api::push::decide))
         .layer(axum::middleware::from_fn(crate::error::json_errors));
     let metrics = Router::new()
         .route("/metrics", get(api::observe::metrics_for_owner))
@@ -291,7 +301,7 @@ pub async fn run(
     let base = opts
         .public_url
         .clone()
-        .unwrap_or_else(|| crate::cli::local_base_url(local_addr));
+        .unwrap_or_else(|| local_base_url(local_addr));
     state_lock
         .publish(base.trim_end_matches('/'), opts.token.as_deref())
         .map_err(|e| anyhow::anyhow!("writing {}: {e}", crate::instance::SERVER_FILE))?;
@@ -310,6 +320,7 @@ pub async fn run(
             insecure_loopback: opts.push_insecure_loopback,
             long_turn: opts.push_long_turn,
             subject: opts.push_contact.clone(),
+            action_lifetime: opts.push_action_lifetime,
         },
         board.clone(),
         auth.clone(),

@@ -149,6 +149,20 @@ impl Shares {
         found
     }
 
+    /// Share `id`, while it is live.
+    pub fn get(&self, id: &str) -> Option<Grant> {
+        let now = now_ms();
+        lock(&self.entries)
+            .get(id)
+            .filter(|e| e.expires_at > now)
+            .map(|e| Grant {
+                id: id.to_string(),
+                session: e.session,
+                role: e.role,
+                expires_at: e.expires_at,
+            })
+    }
+
     /// Whether share `id` is live (neither revoked nor expired).
     pub fn live(&self, id: &str) -> bool {
         let now = now_ms();

@@ -138,3 +138,12 @@ pub(crate) fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
         .mode(0o600)
         .open(path)
 }
+
+/// A private per-user directory for session files.
+pub fn default_state_dir() -> PathBuf {
+    let uid = nix::unistd::getuid();
+    match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir).join("duet"),
+        _ => std::env::temp_dir().join(format!("duet-{uid}")),
+    }
+}

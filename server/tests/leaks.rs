@@ -168,6 +168,7 @@ async fn churn(kind_: ChannelKind, purge: bool) {
                 default_profile: None,
                 profiles: vec![profile_of(kind_)],
                 tokens: Vec::new(),
+                ..Default::default()
             },
             env!("CARGO_BIN_EXE_duet").into(),
         )

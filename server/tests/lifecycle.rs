@@ -336,6 +336,7 @@ async fn a_failed_start_gives_its_slot_back() {
             default_profile: Some("demo".into()),
             profiles: vec![demo_profile("demo", None), broken],
             tokens: Vec::new(),
+            ..Default::default()
         };
         o.profiles =
             duet_server::config::Profiles::from_config(config, env!("CARGO_BIN_EXE_duet").into())

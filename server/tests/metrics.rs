@@ -127,6 +127,7 @@ async fn start_failures_are_counted() {
             default_profile: Some("broken".into()),
             profiles: vec![broken],
             tokens: Vec::new(),
+            ..Default::default()
         };
         o.profiles =
             duet_server::config::Profiles::from_config(config, env!("CARGO_BIN_EXE_duet").into())

@@ -60,6 +60,18 @@ async fn every_rest_route_checks_the_role() {
         ),
         (
             "GET",
+            format!("/api/sessions/{id}/usage"),
+            Value::Null,
+            all.to_vec(),
+        ),
+        (
+            "PUT",
+            format!("/api/sessions/{id}/budget"),
+            json!({"turns": 10}),
+            vec![Owner],
+        ),
+        (
+            "GET",
             format!("/api/sessions/{id}/audit"),
             Value::Null,
             vec![Owner],

@@ -23,6 +23,7 @@ async fn server_over(state: &Path) -> TestServer {
             default_profile: None,
             profiles: vec![support::servers::resumable_profile()],
             tokens: Vec::new(),
+            ..Default::default()
         },
         env!("CARGO_BIN_EXE_duet").into(),
     )

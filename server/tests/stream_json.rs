@@ -53,6 +53,7 @@ async fn start_with(
             default_profile: None,
             profiles: vec![profile],
             tokens: Vec::new(),
+            ..Default::default()
         },
         env!("CARGO_BIN_EXE_duet").into(),
     )

@@ -6,37 +6,16 @@
 // at the approval when clicked, and is withdrawn by `{close: tag}`. The
 // bell menu's push switch explains that a headless browser cannot reach a
 // push service. (VAPID and delivery in depth: server/tests/push.rs.)
-import type { CDPSession, Page } from '@playwright/test';
 import type { PushPayload } from '../src/generated/protocol';
 import { expect, startDuet, startSession, stopDuet, test, waitGreeted } from './fixtures';
 import { pushService } from './push-service';
-import { clickNotification, hide, openNotifications, shown, spy, type Spy } from './sw-spy';
-
-/** Delivers `payload` to the app's service worker as a push message. */
-async function pusher(page: Page, origin: string): Promise<(payload: PushPayload) => Promise<void>> {
-  const cdp: CDPSession = await page.context().newCDPSession(page);
-  const registrationId = await new Promise<string>((ok) => {
-    cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => {
-      const r = e.registrations.find((r) => r.scopeURL.startsWith(origin) && !r.isDeleted);
-      if (r) ok(r.registrationId);
-    });
-    void cdp.send('ServiceWorker.enable');
-  });
-  return async (payload) => {
-    await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId, data: JSON.stringify(payload) });
-  };
-}
+import { clickNotification, hide, openNotifications, pusher, shown, signedInWithWorker, spy, type Spy } from './sw-spy';
 
 test('a push from duet shows once, not over a visible tab; its click opens the approval; {close} withdraws it', async ({ page }) => {
   const service = await pushService();
   const { duet, proc } = await startDuet(['--push-insecure-loopback']);
   try {
-    const context = page.context();
-    await context.grantPermissions(['notifications'], { origin: duet.baseURL });
-    await page.goto(`${duet.baseURL}/?token=${duet.token}`);
-    await expect(page.locator('.topbar')).toBeVisible();
-    await expect.poll(() => page.evaluate(async () => (await navigator.serviceWorker.ready).active?.state)).toBe('activated');
-    const sw = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
+    const sw = await signedInWithWorker(page, duet.baseURL, duet.token);
     await spy(sw);
     const deliver = await pusher(page, duet.baseURL);
     // A device as a browser makes one; its pushes come to `service`.
@@ -51,7 +30,7 @@ test('a push from duet shows once, not over a visible tab; its click opens the a
     const rid = pending[0]?.request_id ?? '';
     const tag = `duet-approval-${id}-${rid}`;
     const approval = await service.next('phone', (p) => 'tag' in p && p.tag === tag);
-    expect(approval).toEqual({ tag, title: 'nightly: allow run_shell_command?', body: 'echo pushed', url: `./#/session/${id}/approval/${rid}`, kind: 'approval', session: id });
+    expect(approval).toMatchObject({ tag, title: 'nightly: allow run_shell_command?', body: 'echo pushed', url: `./#/session/${id}/approval/${rid}`, kind: 'approval', session: id, request_id: rid });
 
     // The tab is visible and shows the approval: the push shows nothing.
     // (Pushes are handled in order: once the next one shows, this one was skipped.)

@@ -1,7 +1,8 @@
 // Helpers for specs about the service worker's notifications: a spy in the
 // worker (every showNotification, every `notify` message, and a switch that
 // makes every tab look hidden to the worker), and a way to hide a page.
-import type { Page, Worker } from '@playwright/test';
+import { expect, type CDPSession, type Page, type Worker } from '@playwright/test';
+import type { PushPayload } from '../src/generated/protocol';
 
 export interface Shown { title: string; body: string; tag: string; url: string }
 /** What the test uses of a window client and the worker's `clients` (the page's type library has no worker types). */
@@ -63,12 +64,55 @@ export const notifyMessages = (sw: Worker): Promise<number> => sw.evaluate(() =>
 export const lookups = (sw: Worker): Promise<number> => sw.evaluate(() => (self as unknown as Spy).__lookups);
 export const openNotifications = (sw: Worker, tag: string): Promise<number> => sw.evaluate(async (t) => (await (self as unknown as Spy).registration.getNotifications({ tag: t })).length, tag);
 
-/** Clicks the worker's notification with `tag` (dispatches `notificationclick` as the browser would). */
-export async function clickNotification(sw: Worker, tag: string): Promise<void> {
-  await sw.evaluate(async (t) => {
-    const g = self as unknown as { registration: ServiceWorkerRegistration; dispatchEvent(e: Event): boolean; NotificationEvent: new (type: string, init: { notification: Notification }) => Event };
+/**
+ * Clicks the worker's notification with `tag` (dispatches `notificationclick`
+ * as the browser would): its body, or with `action` one of its buttons.
+ */
+export async function clickNotification(sw: Worker, tag: string, action = ''): Promise<void> {
+  await sw.evaluate(async ([t, a]) => {
+    const g = self as unknown as { registration: ServiceWorkerRegistration; dispatchEvent(e: Event): boolean; NotificationEvent: new (type: string, init: { notification: Notification; action: string }) => Event };
     const [note] = await g.registration.getNotifications({ tag: t });
     if (!note) throw new Error('no notification to click');
-    g.dispatchEvent(new g.NotificationEvent('notificationclick', { notification: note }));
+    g.dispatchEvent(new g.NotificationEvent('notificationclick', { notification: note, action: a }));
+  }, [tag, action] as const);
+}
+
+/** The buttons (`actions`) of the worker's open notification with `tag`. */
+export const notificationActions = (sw: Worker, tag: string): Promise<string[]> =>
+  sw.evaluate(async (t) => {
+    const [note] = await (self as unknown as Spy).registration.getNotifications({ tag: t });
+    const actions = (note as unknown as { actions?: readonly { action: string }[] } | undefined)?.actions ?? [];
+    return actions.map((a) => a.action);
   }, tag);
+
+/**
+ * Delivers a payload to the app's service worker at `origin` as a push
+ * message, through the DevTools protocol of `page` (which may show any
+ * origin: the worker is the browser context's).
+ */
+export async function pusher(page: Page, origin: string): Promise<(payload: PushPayload) => Promise<void>> {
+  const cdp: CDPSession = await page.context().newCDPSession(page);
+  const registrationId = await new Promise<string>((ok) => {
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => {
+      const r = e.registrations.find((r) => r.scopeURL.startsWith(origin) && !r.isDeleted);
+      if (r) ok(r.registrationId);
+    });
+    void cdp.send('ServiceWorker.enable');
+  });
+  return async (payload) => {
+    await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId, data: JSON.stringify(payload) });
+  };
+}
+
+/**
+ * Signs `page` in at `baseURL` with `token`, notifications allowed, and waits
+ * for the app's service worker to be active; returns it.
+ */
+export async function signedInWithWorker(page: Page, baseURL: string, token: string): Promise<Worker> {
+  const context = page.context();
+  await context.grantPermissions(['notifications'], { origin: baseURL });
+  await page.goto(`${baseURL}/?token=${token}`);
+  await expect(page.locator('.topbar')).toBeVisible();
+  await expect.poll(() => page.evaluate(async () => (await navigator.serviceWorker.ready).active?.state)).toBe('activated');
+  return context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
 }

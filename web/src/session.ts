@@ -345,6 +345,8 @@ export class SessionController {
       role: this.role,
       resumedBy,
       reconnecting: this.everGreeted && down,
+      usage: info?.usage,
+      budget: info?.budget,
     });
     this.presence.render(this.clients, this.clientId, this.role, this.principal);
     // Where terminal users look: a banner over the terminal once the program ended.

@@ -179,6 +179,12 @@ describe('approval cards with the agent’s options', () => {
     expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'client', chosen: 'allow' }, { id: 'allow', label: 'Allow', kind: 'allow_once' })).toBe('Allowed in the browser.');
     expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'client', decidedByName: 'ci', chosen: 'allow' }, { id: 'allow', label: 'Allow', kind: 'allow_once' })).toBe('Allowed by ci in the browser.');
     expect(outcomeText({ ...base, state: 'abandoned', decidedBy: undefined, chosen: undefined }, undefined)).toMatch(/^Abandoned/);
+    // From a notification's button; by a policy, with what the agent was told.
+    const allow = { id: 'allow', label: 'Allow', kind: 'allow_once' } as const;
+    expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'notification', decidedByName: 'owner', chosen: 'allow' }, allow)).toBe('Allowed from a notification.');
+    expect(outcomeText({ ...base, state: 'denied', decidedBy: 'notification', decidedByName: 'apr', chosen: 'deny' }, undefined)).toBe('Denied by apr from a notification.');
+    expect(outcomeText({ ...base, state: 'allowed', decidedBy: 'policy', decidedByName: 'read-only git', chosen: 'allow' }, allow)).toBe('Allowed by policy “read-only git”.');
+    expect(outcomeText({ ...base, state: 'denied', decidedBy: 'policy', decidedByName: 'outside', reason: 'Stay inside.', chosen: 'deny' }, undefined)).toBe('Denied by policy “outside”: Stay inside.');
   });
 
   it('falls back to Allow / Deny when the agent named no options', () => {
@@ -269,6 +275,20 @@ describe('a prompt that could not be sent', () => {
     item?.querySelector<HTMLButtonElement>('button.linkish')?.click();
     expect(cb.onDiscard).toHaveBeenCalledWith('s1');
     expect(cb.onSubmit).toHaveBeenCalledWith('hi');
+  });
+});
+
+describe('a prompt held by a spent budget', () => {
+  it('says the budget holds it, and goes back to the usual note once raised', () => {
+    const { v } = view();
+    const state = reduceAll(initialChatState, [{ type: 'local_submit', id: 's1', text: 'next' }, { type: 'ack', id: 's1', queued: true }]);
+    const spent = { limits: { turns: 1 }, exhausted: 'the budget of 1 turn is spent' };
+    v.render(state, { ...ctx, budget: spent });
+    const note = (): string | null | undefined => v.root.querySelector('[data-pending-state="queued"] .pending-note')?.textContent;
+    expect(note()).toBe('held: the budget of 1 turn is spent; it goes when an owner raises the budget (on the board)');
+    expect(v.root.querySelector('.status-usage')?.textContent).toBe('Budget spent: the budget of 1 turn is spent');
+    v.render(state, { ...ctx, budget: { limits: { turns: 5 } } });
+    expect(note()).toBe('queued until the agent is ready');
   });
 });
 

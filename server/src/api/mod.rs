@@ -5,6 +5,7 @@ pub(crate) mod body;
 pub(crate) mod observe;
 pub(crate) mod push;
 pub(crate) mod shares;
+pub(crate) mod usage;
 
 use body::optional_json_object;
 pub use body::{ApiJson, RawBody};

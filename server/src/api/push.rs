@@ -2,6 +2,8 @@
 //! turn off, mute a session. Every role may (a viewer is told of approvals
 //! too, as its page is); a principal sees and changes its own devices only,
 //! and a share link's device hears of its one session. Changes are audited.
+//! And `POST /api/push/decide`: the Allow or Deny of an approval's
+//! notification, whose capability is its credential.
 
 use std::net::IpAddr;
 
@@ -10,7 +12,10 @@ use axum::http::StatusCode;
 use axum::Json;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine;
-use duet_protocol::push::{PushDevice, PushKey, PushMute, PushSubscribe, PushUnsubscribe};
+use duet_protocol::push::{
+    PushDecision, PushDevice, PushKey, PushMute, PushSubscribe, PushUnsubscribe,
+};
+use duet_protocol::rest::Approval;
 use duet_protocol::ws::ErrorCode;
 use serde_json::json;
 
@@ -18,6 +23,7 @@ use crate::api::{session, ApiJson};
 use crate::auth::{Action, Principal};
 use crate::error::AppError;
 use crate::observe::Actor;
+use crate::push::capability::Refused;
 use crate::push::send::origin;
 use crate::push::store::{subscription, StoreError};
 use crate::state::AppState;
@@ -108,6 +114,81 @@ pub(crate) async fn mute(
     let detail = json!({"session": body.session, "muted": body.muted});
     audit(&state, "push_mute", &body.endpoint, detail, &actor);
     Ok(Json(device))
+}
+
+/// The longest capability looked at (they are 64 hex digits).
+const MAX_CAPABILITY: usize = 128;
+
+/// `POST /api/push/decide` `{capability, allowed}`: a notification's Allow
+/// or Deny, from the service worker with no page open. Outside the
+/// token check: the capability is the credential, and it opens this one
+/// approval once, as the device's principal (whose role must still allow
+/// approving), for a few minutes. No cookie is read, so another site
+/// cannot ride on a login (and its Origin is refused anyway); a wrong
+/// capability counts against the address like a wrong token.
+pub(crate) async fn decide(
+    State(state): State<AppState>,
+    conn: Option<Extension<crate::state::Conn>>,
+    headers: axum::http::HeaderMap,
+    actor: Actor,
+    ApiJson(body): ApiJson<PushDecision>,
+) -> Result<Json<Approval>, AppError> {
+    state.auth.require_origin(&headers)?;
+    let peer = conn.map(|c| c.remote.ip());
+    state.auth.guess_allowed(peer)?;
+    let refused =
+        |status: StatusCode, code: ErrorCode, msg: String| AppError::new(status, code, msg);
+    let grant = match body.capability.len() {
+        1..=MAX_CAPABILITY => state.push.capabilities.redeem(&body.capability),
+        _ => Err(Refused::Unknown),
+    }
+    .map_err(|why| {
+        state.auth.wrong_guess(peer, &body.capability);
+        match why {
+            Refused::Unknown => refused(
+                StatusCode::UNAUTHORIZED,
+                ErrorCode::Unauthorized,
+                why.to_string(),
+            ),
+            Refused::Expired => refused(StatusCode::GONE, ErrorCode::Unauthorized, why.to_string()),
+        }
+    })?;
+    // Spent either way: a capability sent for another approval was not
+    // sent by the worker it was made for.
+    if body
+        .request_id
+        .as_deref()
+        .is_some_and(|r| r != grant.request_id)
+    {
+        return Err(refused(
+            StatusCode::FORBIDDEN,
+            ErrorCode::Forbidden,
+            "this answer is for another approval".into(),
+        ));
+    }
+    // The principal as it stands now: a share revoked or a token removed
+    // since the push takes its devices' answers with it.
+    let forbidden = |msg: &str| refused(StatusCode::FORBIDDEN, ErrorCode::Forbidden, msg.into());
+    let who = state
+        .auth
+        .principal_named(&grant.principal)
+        .ok_or_else(|| forbidden("the credential this notification was sent for is gone"))?;
+    if !who.sees(grant.session) {
+        return Err(forbidden(
+            "the credential this notification was sent for cannot see the session",
+        ));
+    }
+    who.require(Action::Approve)?;
+    let s = state
+        .registry
+        .get(grant.session)
+        .ok_or_else(AppError::no_session)?;
+    let actor = state.observe.actor_as(actor, &who);
+    Ok(Json(s.approve_from_notification(
+        &grant.request_id,
+        body.allowed,
+        &actor,
+    )?))
 }
 
 /// A line in the server's audit trail. The endpoint's path is a

@@ -205,6 +205,8 @@ pub(crate) mod tests {
                 resumed_by: None,
                 prompt_name: None,
                 resumable: false,
+                usage: None,
+                budget: None,
             },
             last_activity: created_at,
             pending: vec![],

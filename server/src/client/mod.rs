@@ -113,7 +113,7 @@ fn target(c: &ConnectArgs) -> Target {
         state_dir: c
             .state_dir
             .clone()
-            .unwrap_or_else(crate::server::default_state_dir),
+            .unwrap_or_else(crate::state_dir::default_state_dir),
     }
 }
 

@@ -127,6 +127,7 @@ impl Profiles {
                 default_profile: None,
                 profiles,
                 tokens: Vec::new(),
+                ..Default::default()
             },
             duet_exe,
         )
@@ -212,6 +213,7 @@ mod tests {
                 default_profile: None,
                 profiles: vec![claude_acp_builtin(both).unwrap()],
                 tokens: Vec::new(),
+                ..Default::default()
             },
             "/usr/bin/duet".into(),
         )

@@ -48,6 +48,10 @@
 //! A `[[token]]` gives a named credential a role (`owner`, `driver`,
 //! `approver` or `viewer`); only the token's SHA-256 is written here.
 //!
+//! `[[policy]]` rules decide tool approvals before anyone is asked
+//! (docs/policies.md, `policy/`); `[[budget]]` limits the sessions of a
+//! profile (`budgets.rs`).
+//!
 //! Placeholders in `command`, `args`, `resume_args`, `env` values and `cwd`:
 //! - `{events_file}`, `{input_file}`: the dual-output sidecar files. A
 //!   profile that mentions `{events_file}` has the chat view; one that
@@ -68,6 +72,7 @@
 //!   the turn, in `args` and `resume_args` (without it, the prompt goes to
 //!   the program's stdin).
 
+mod budgets;
 mod builtin;
 mod launch;
 mod profile;
@@ -79,12 +84,17 @@ use anyhow::{bail, Context, Result};
 use duet_protocol::rest::ProfileInfo;
 use serde::Deserialize;
 
+pub use budgets::BudgetRule;
 pub use builtin::{CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, QWEN_READY_TEXT};
 pub(crate) use launch::Launch;
 use profile::check_placeholders;
 pub use profile::{ChannelKind, Profile};
 pub(crate) use profile::{Placeholders, SpawnOptions};
 pub use tokens::{mint_token, NamedToken, TokenEntry};
+
+use crate::policy::{Policies, PolicyRule, PolicySet};
+use duet_protocol::usage::Budget;
+use std::sync::Arc;
 
 /// The config file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -97,6 +107,15 @@ pub struct ConfigFile {
     /// Named tokens with roles (`duet token` mints one).
     #[serde(default, rename = "token")]
     pub tokens: Vec<TokenEntry>,
+    /// Approval policies, in the order they are tried.
+    #[serde(default, rename = "policy")]
+    pub policies: Vec<toml::Spanned<PolicyRule>>,
+    /// Budgets of profiles' sessions.
+    #[serde(default, rename = "budget")]
+    pub budgets: Vec<toml::Spanned<BudgetRule>>,
+    /// The file's text, when read from one: errors then name lines.
+    #[serde(skip)]
+    pub source: Option<String>,
 }
 
 impl ConfigFile {
@@ -104,7 +123,10 @@ impl ConfigFile {
     pub fn read(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading config {}", path.display()))?;
-        toml::from_str(&text).with_context(|| format!("parsing config {}", path.display()))
+        let mut file: Self =
+            toml::from_str(&text).with_context(|| format!("parsing config {}", path.display()))?;
+        file.source = Some(text);
+        Ok(file)
     }
 }
 
@@ -129,6 +151,10 @@ pub struct ResolvedProfile {
     duet_exe: PathBuf,
     /// What the owner chose for one session (none in the server's list).
     launch: Launch,
+    /// The `[[policy]]` rules for this profile's sessions.
+    policies: Arc<PolicySet>,
+    /// The `[[budget]]` of this profile's sessions.
+    budget: Option<Budget>,
 }
 
 impl Profiles {
@@ -137,8 +163,14 @@ impl Profiles {
         if file.profiles.is_empty() {
             bail!("the config file defines no [[profile]]");
         }
+        let names: Vec<&str> = file.profiles.iter().map(|p| p.name.as_str()).collect();
+        let policies = Policies::compile(&file.policies, file.source.as_deref(), &names)?;
+        let budgets = names
+            .iter()
+            .map(|name| budgets::budget_for(&file.budgets, file.source.as_deref(), name, &names))
+            .collect::<Result<Vec<_>>>()?;
         let mut list = Vec::new();
-        for profile in file.profiles {
+        for (profile, budget) in file.profiles.into_iter().zip(budgets) {
             if profile.name.is_empty()
                 || !profile
                     .name
@@ -174,6 +206,8 @@ impl Profiles {
                 has_input: false,
                 ready_text: profile.ready_text.clone().filter(|t| !t.is_empty()),
                 channel: ChannelKind::None,
+                policies: Arc::new(policies.for_profile(&profile.name)),
+                budget,
                 profile,
                 duet_exe: duet_exe.clone(),
                 launch: Default::default(),
@@ -224,6 +258,11 @@ impl Profiles {
             Some(n) => self.list.iter().find(|p| p.name == n),
             None => self.list.get(self.default),
         }
+    }
+
+    /// The names of the profiles, in the config's order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.list.iter().map(|p| p.name.as_str())
     }
 
     /// The list as clients see it.

@@ -10,6 +10,9 @@ use duet_protocol::rest::ChannelInfo;
 use serde::Deserialize;
 
 use super::{Launch, ResolvedProfile};
+use crate::policy::PolicySet;
+use duet_protocol::usage::Budget;
+use std::sync::Arc;
 
 /// One `[[profile]]`.
 #[derive(Debug, Clone, Deserialize)]
@@ -210,6 +213,16 @@ impl ResolvedProfile {
             submit: input,
             approve: input,
         }
+    }
+
+    /// The `[[policy]]` rules for this profile's sessions.
+    pub fn policies(&self) -> &Arc<PolicySet> {
+        &self.policies
+    }
+
+    /// The `[[budget]]` of this profile's sessions.
+    pub fn budget(&self) -> Option<&Budget> {
+        self.budget.as_ref()
     }
 
     /// This duet executable.

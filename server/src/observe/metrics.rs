@@ -18,6 +18,12 @@ use prometheus_client::registry::Registry;
 type Label = [(&'static str, &'static str); 1];
 /// An approval's outcome and who decided it.
 type ApprovalLabels = [(&'static str, &'static str); 2];
+/// A label whose value comes from the config or an agent (a profile, a
+/// tool), and a fixed one.
+type NamedLabels = [(&'static str, String); 2];
+/// Distinct tool names counted apart; more are counted as `other` (an
+/// agent with hundreds of MCP tools must not grow the series without end).
+const MAX_TOOLS: usize = 64;
 
 /// Every series duet exports. Clone-free: share it behind an `Arc`.
 pub(crate) struct Metrics {
@@ -49,6 +55,13 @@ pub(crate) struct Metrics {
     /// Sessions whose state is still in memory (see `SessionObserver`).
     pub(crate) sessions_in_memory: Gauge,
     push: Family<Label, Counter>,
+    tokens: Family<NamedLabels, Counter>,
+    cost: Family<[(&'static str, String); 1], Counter<f64, std::sync::atomic::AtomicU64>>,
+    tool_calls: Family<NamedLabels, Counter>,
+    /// Tool names given a series of their own so far.
+    tools_seen: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// How long turns ran, as duet saw them.
+    pub(crate) turn_seconds: Histogram,
 }
 
 impl Metrics {
@@ -149,6 +162,31 @@ impl Metrics {
             "Web Push messages, by outcome (sent, pruned: the subscription was gone, failed, dropped: the queue was full)",
             push.clone(),
         );
+        let tokens = Family::<NamedLabels, Counter>::default();
+        registry.register(
+            "tokens",
+            "Tokens agents reported, by profile and direction (input, output, cache_read, cache_write)",
+            tokens.clone(),
+        );
+        let cost = Family::<[(&'static str, String); 1], Counter<f64, std::sync::atomic::AtomicU64>>::default();
+        registry.register(
+            "agent_cost",
+            "Cost agents reported, by profile, in the agent's currency (USD for Claude Code)",
+            cost.clone(),
+        );
+        let tool_calls = Family::<NamedLabels, Counter>::default();
+        registry.register(
+            "tool_calls",
+            "Tool calls that finished, by tool and outcome (ok, error)",
+            tool_calls.clone(),
+        );
+        // 0.5 s .. about 2 h 15 min.
+        let turn_seconds = Histogram::new(exponential_buckets(0.5, 2.0, 15));
+        registry.register(
+            "turn_duration_seconds",
+            "How long agents' turns ran, from the prompt to the end of the reply",
+            turn_seconds.clone(),
+        );
         let handle = |family: &Family<Label, Counter>, label: &'static str, value| {
             family.get_or_create(&[(label, value)]).clone()
         };
@@ -172,6 +210,11 @@ impl Metrics {
             audit_dropped,
             sessions_in_memory,
             push,
+            tokens,
+            cost,
+            tool_calls,
+            tools_seen: Default::default(),
+            turn_seconds,
         };
         // Series that read 0 until something happens, so dashboards and
         // `rate()` see them from the start.
@@ -179,7 +222,7 @@ impl Metrics {
             let _ = metrics.sessions.get_or_create(&[("status", status)]);
         }
         for outcome in ["allowed", "denied", "abandoned"] {
-            for decider in ["client", "terminal", "none"] {
+            for decider in ["client", "terminal", "notification", "policy", "none"] {
                 if (outcome == "abandoned") == (decider == "none") {
                     let _ = metrics
                         .approvals
@@ -214,6 +257,41 @@ impl Metrics {
     pub(crate) fn approval(&self, outcome: &'static str, decided_by: &'static str) {
         self.approvals
             .get_or_create(&[("outcome", outcome), ("decided_by", decided_by)])
+            .inc();
+    }
+
+    /// `n` tokens of `profile` went `direction`.
+    pub(crate) fn tokens(&self, profile: &str, direction: &'static str, n: u64) {
+        self.tokens
+            .get_or_create(&[
+                ("profile", profile.to_string()),
+                ("direction", direction.to_string()),
+            ])
+            .inc_by(n);
+    }
+
+    /// `profile`'s agent reported spending `amount` more.
+    pub(crate) fn cost(&self, profile: &str, amount: f64) {
+        self.cost
+            .get_or_create(&[("profile", profile.to_string())])
+            .inc_by(amount);
+    }
+
+    /// A call of `tool` finished with `outcome`.
+    pub(crate) fn tool_call(&self, tool: &str, outcome: &'static str) {
+        let tool = {
+            let mut seen = crate::sync::lock(&self.tools_seen);
+            if seen.contains(tool) {
+                tool
+            } else if seen.len() < MAX_TOOLS {
+                seen.insert(tool.to_string());
+                tool
+            } else {
+                "other"
+            }
+        };
+        self.tool_calls
+            .get_or_create(&[("tool", tool.to_string()), ("outcome", outcome.to_string())])
             .inc();
     }
 
@@ -261,6 +339,9 @@ mod tests {
         // Families with no series yet are not rendered at all.
         metrics.warning("some_warning");
         metrics.ws_error("some_error");
+        metrics.tokens("demo", "input", 1);
+        metrics.cost("demo", 0.5);
+        metrics.tool_call("Bash", "ok");
         let rendered = metrics.render();
         let mut seen = 0;
         for (i, _) in dashboard.match_indices("duet_") {

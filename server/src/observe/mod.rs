@@ -9,6 +9,7 @@ pub(crate) mod audit;
 pub(crate) mod metrics;
 mod recovery;
 mod refusals;
+mod spending;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -78,11 +79,12 @@ impl Observer {
         self.writer.flush().await;
     }
 
-    /// The observer of a new session whose directory is `dir`.
-    pub(crate) fn session(&self, id: SessionId, dir: &Path) -> Arc<SessionObserver> {
+    /// The observer of a new session of `profile` whose directory is `dir`.
+    pub(crate) fn session(&self, id: SessionId, profile: &str, dir: &Path) -> Arc<SessionObserver> {
         self.metrics.sessions_in_memory.inc();
         Arc::new(SessionObserver {
             id,
+            profile: profile.to_string(),
             metrics: self.metrics.clone(),
             writer: self.writer.clone(),
             file: audit::open(&dir.join("audit.jsonl")),
@@ -116,6 +118,8 @@ impl Observer {
 /// One session's metrics and audit trail.
 pub(crate) struct SessionObserver {
     id: SessionId,
+    /// The session's profile: a label of what it spends.
+    profile: String,
     pub(crate) metrics: Arc<Metrics>,
     writer: Writer,
     file: Option<Arc<File>>,
@@ -238,20 +242,24 @@ impl SessionObserver {
                 continue;
             }
             let outcome = outcome_name(a.state);
-            let decided_by = match a.decided_by {
-                Some(Decider::Client) => "client",
-                Some(Decider::Terminal) => "terminal",
-                None => "none",
-            };
+            let decided_by = a.decided_by.map_or("none", Decider::as_str);
             if let Some(since) = lock(&self.requested).remove(&a.request_id) {
                 self.metrics.approval(outcome, decided_by);
-                if a.state != ApprovalState::Abandoned {
+                // A rule decides as the request is born: recorded here,
+                // after the request (not again when a restart replays it).
+                if a.decided_by == Some(Decider::Policy) {
+                    self.policy_decided(a);
+                }
+                // A person's time to decide; a policy takes none.
+                if a.state != ApprovalState::Abandoned && a.decided_by != Some(Decider::Policy) {
                     self.metrics
                         .decision_seconds
                         .observe(since.elapsed().as_secs_f64());
                 }
             }
-            if a.decided_by != Some(Decider::Client) {
+            // Decisions made inside duet are recorded where they are made
+            // (with who made them, or the rule).
+            if !a.decided_by.is_some_and(Decider::by_duet) {
                 let mut record = json!({
                     "kind": "approval",
                     "request_id": a.request_id,
@@ -274,7 +282,7 @@ impl SessionObserver {
     }
 }
 
-fn outcome_name(state: ApprovalState) -> &'static str {
+pub(super) fn outcome_name(state: ApprovalState) -> &'static str {
     match state {
         ApprovalState::Pending => "pending",
         ApprovalState::Allowed => "allowed",
@@ -328,6 +336,20 @@ impl Observer {
             remote: forwarded.or(peer),
             proxy: forwarded.and(peer),
             client: None,
+        }
+    }
+}
+
+impl Observer {
+    /// `actor` (its address) acting as `who`: a credential the request did
+    /// not carry itself (a notification's capability stands for the
+    /// device's principal).
+    pub(crate) fn actor_as(&self, actor: Actor, who: &Principal) -> Actor {
+        let as_who = self.actor(Some(who), None, || None);
+        Actor {
+            remote: actor.remote,
+            proxy: actor.proxy,
+            ..as_who
         }
     }
 }
@@ -408,12 +430,14 @@ impl SessionObserver {
         }));
     }
 
-    /// `who` decided approval `request_id`: taken (`Ok`, the approval as
-    /// it now stands), or refused (`Err`: the option asked for, and why).
+    /// `who` decided approval `request_id` (`via` a client or a
+    /// notification): taken (`Ok`, the approval as it now stands), or
+    /// refused (`Err`: the option asked for, and why).
     pub(crate) fn decided(
         &self,
         who: &Actor,
         request_id: &str,
+        via: Decider,
         result: Result<&Approval, (Value, &str)>,
     ) {
         let record = match result {
@@ -423,7 +447,7 @@ impl SessionObserver {
                 "tool": a.tool_name,
                 "option": a.chosen,
                 "outcome": outcome_name(a.state),
-                "decided_by": "client",
+                "decided_by": via.as_str(),
                 "who": who.json(),
             }),
             Err((option, error)) => json!({
@@ -432,7 +456,7 @@ impl SessionObserver {
                 "option": option,
                 "outcome": "refused",
                 "error": error,
-                "decided_by": "client",
+                "decided_by": via.as_str(),
                 "who": who.json(),
             }),
         };

@@ -74,10 +74,7 @@ impl SessionObserver {
                 "seq": a.seq,
                 "option": a.chosen,
                 "outcome": outcome_name(a.state),
-                "decided_by": a.decided_by.map(|d| match d {
-                    Decider::Client => "client",
-                    Decider::Terminal => "terminal",
-                }),
+                "decided_by": a.decided_by.map(Decider::as_str),
                 "who": null,
                 "recovered": true,
             }));

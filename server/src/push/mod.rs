@@ -4,9 +4,11 @@
 //! `triggers.rs` finds what to say from the board, `encrypt.rs` seals each
 //! message for its device (RFC 8291) and `send.rs` delivers it (RFC 8030)
 //! off the session path, to public addresses only (`resolve.rs`), through
-//! the environment's proxy if it names one (`egress.rs`);
-//! `api/push.rs` is `/api/push/*`.
+//! the environment's proxy if it names one (`egress.rs`); `capability.rs`
+//! makes the one-use secrets behind an approval notification's Allow and
+//! Deny; `api/push.rs` is `/api/push/*`.
 
+pub(crate) mod capability;
 pub(crate) mod egress;
 pub(crate) mod encrypt;
 pub(crate) mod keys;
@@ -19,13 +21,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use duet_protocol::push::{PushKind, PushPayload};
+use duet_protocol::push::{PushAction, PushDecide, PushKind, PushPayload, PushShow};
 use tokio::sync::watch;
 
-use crate::auth::{Auth, Principal};
+use crate::auth::{Action, Auth, Principal};
 use crate::board::Board;
 use crate::clock::now_ms;
 use crate::observe::metrics::Metrics;
+use capability::{Capabilities, Grant};
 use keys::Vapid;
 use send::{Delivery, Sender, Urgency};
 use store::{Store, Subscription};
@@ -51,6 +54,8 @@ pub(crate) struct PushConfig {
     pub long_turn: Duration,
     /// The VAPID `sub` claim: where push services can reach the operator.
     pub subject: String,
+    /// How long a notification's Allow and Deny stay good.
+    pub action_lifetime: Duration,
 }
 
 /// See the module docs.
@@ -59,6 +64,8 @@ pub(crate) struct Push {
     pub(crate) store: Arc<Store>,
     sender: Sender,
     pub(crate) config: PushConfig,
+    /// The secrets of notifications' buttons.
+    pub(crate) capabilities: Capabilities,
 }
 
 impl Push {
@@ -88,6 +95,7 @@ impl Push {
             vapid,
             store,
             sender,
+            capabilities: Capabilities::new(config.action_lifetime),
             config,
         });
         tokio::spawn(follow(push.clone(), board, auth, stop));
@@ -108,12 +116,16 @@ impl Push {
                 };
                 let tag = show.tag.clone();
                 let session = show.session;
-                let payload = serde_json::to_vec(&PushPayload::Show(show)).unwrap_or_default();
+                let payload =
+                    serde_json::to_vec(&PushPayload::Show(show.clone())).unwrap_or_default();
                 let mut to = Vec::new();
                 for sub in subs {
                     if sub.wants(session) && self.allowed(&sub, auth) {
                         to.push(sub.endpoint.clone());
-                        self.queue(sub, &payload, urgency, &tag);
+                        match self.actionable(&show, &sub, auth) {
+                            Some(own) => self.queue(sub, &own, urgency, &tag),
+                            None => self.queue(sub, &payload, urgency, &tag),
+                        }
                     }
                 }
                 if urgency == Urgency::High {
@@ -124,6 +136,8 @@ impl Push {
                 }
             }
             Change::Close { tag, session } => {
+                // Decided (or withdrawn): the buttons' secrets open nothing.
+                self.capabilities.revoke(&tag);
                 let Some(to) = sent.remove(&tag) else { return };
                 let payload = serde_json::to_vec(&PushPayload::Close { close: tag.clone() })
                     .unwrap_or_default();
@@ -135,6 +149,48 @@ impl Push {
                 }
             }
         }
+    }
+
+    /// An approval's notification for `sub` with Allow and Deny, when its
+    /// principal may approve (and see) the session: a secret of its own
+    /// for this approval goes with it. `None`: the shared notification,
+    /// without buttons.
+    fn actionable(&self, show: &PushShow, sub: &Subscription, auth: &Auth) -> Option<Vec<u8>> {
+        let request_id = show.request_id.clone()?;
+        let who = auth.principal_named(&sub.principal)?;
+        if !Action::Approve.allowed(who.role) || !who.sees(show.session) {
+            return None;
+        }
+        let grant = Grant {
+            session: show.session,
+            request_id,
+            principal: sub.principal.clone(),
+            tag: show.tag.clone(),
+        };
+        let (capability, expires_at) = self
+            .capabilities
+            .mint(grant)
+            .inspect_err(|e| tracing::warn!(?e, "push: a notification goes without buttons"))
+            .ok()?;
+        let own = PushShow {
+            actions: vec![
+                PushAction {
+                    action: "allow".into(),
+                    title: "Allow".into(),
+                },
+                PushAction {
+                    action: "deny".into(),
+                    title: "Deny".into(),
+                },
+            ],
+            decide: Some(PushDecide {
+                url: "./api/push/decide".into(),
+                capability,
+                expires_at,
+            }),
+            ..show.clone()
+        };
+        serde_json::to_vec(&PushPayload::Show(own)).ok()
     }
 
     /// Whether `sub`'s principal still exists: a share link that ended

@@ -67,14 +67,42 @@ fn label(s: &SessionInfo) -> &str {
     .unwrap_or(&s.profile)
 }
 
-/// A line about a tool's input: the command, the file, or the JSON.
+/// Lines in `s`, as an editor counts them.
+fn lines(s: &str) -> usize {
+    s.lines().count().max(usize::from(!s.is_empty()))
+}
+
+/// How big a file tool's change is: lines replaced by lines (an edit), or
+/// the lines of what is written.
+fn change_size(input: &Value) -> Option<String> {
+    let s = |k: &str| input.get(k).and_then(Value::as_str);
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if let (Some(old), Some(new)) = (s("old_string"), s("new_string")) {
+        let (o, n) = (lines(old), lines(new));
+        return Some(format!("−{o} +{n} line{}", plural(n.max(o))));
+    }
+    let content = s("content").or(s("new_source"))?;
+    let n = lines(content);
+    Some(format!("{n} line{}, {} bytes", plural(n), content.len()))
+}
+
+/// A line about a tool's input: the command, the file (and the size of
+/// the change), or the JSON.
 fn summary(input: &Value) -> String {
     let s = |k: &str| input.get(k).and_then(Value::as_str);
-    let text = if let Some(path) = s("file_path").or(s("path")).or(s("absolute_path")) {
-        path.rsplit(['/', '\\'])
+    let text = if let Some(path) = s("file_path")
+        .or(s("path"))
+        .or(s("absolute_path"))
+        .or(s("notebook_path"))
+    {
+        let name = path
+            .rsplit(['/', '\\'])
             .find(|p| !p.is_empty())
-            .unwrap_or(path)
-            .to_string()
+            .unwrap_or(path);
+        match change_size(input) {
+            Some(size) => format!("{name} ({size})"),
+            None => name.to_string(),
+        }
     } else if let Some(cmd) = s("command").or(s("cmd")) {
         cmd.lines().next().unwrap_or("").to_string()
     } else {
@@ -92,6 +120,9 @@ fn approvals(e: &BoardEntry) -> impl Iterator<Item = PushShow> + '_ {
         url: session_url(id, Some(&a.request_id)),
         kind: PushKind::Approval,
         session: id,
+        request_id: Some(a.request_id.clone()),
+        actions: Vec::new(),
+        decide: None,
     })
 }
 
@@ -158,6 +189,9 @@ pub(crate) fn changes(prev: &Board, next: &Board, long_turn_ms: u64, now: u64) -
                     url: session_url(id, None),
                     kind: PushKind::Turn,
                     session: id,
+                    request_id: None,
+                    actions: Vec::new(),
+                    decide: None,
                 }));
             }
         }
@@ -188,6 +222,9 @@ pub(crate) fn changes(prev: &Board, next: &Board, long_turn_ms: u64, now: u64) -
                 url: session_url(id, None),
                 kind: PushKind::Exit,
                 session: id,
+                request_id: None,
+                actions: Vec::new(),
+                decide: None,
             }));
         }
     }
@@ -214,6 +251,7 @@ mod tests {
                     state: ApprovalState::Pending,
                     decided_by: None,
                     decided_by_name: None,
+                    reason: None,
                     options: vec![],
                     chosen: None,
                     confirmed: false,
@@ -243,7 +281,15 @@ mod tests {
         );
         let Change::Show(s) = &c[1] else { panic!() };
         assert_eq!(s.title, "nightly: allow edit?");
-        assert_eq!(s.body, "a b.rs");
+        assert_eq!(s.body, "a b.rs (−1 +1 line)");
+        assert_eq!(
+            summary(&serde_json::json!({"file_path": "n.txt", "content": "a\nb\n"})),
+            "n.txt (2 lines, 4 bytes)"
+        );
+        assert_eq!(
+            summary(&serde_json::json!({"command": "make test\nmake lint"})),
+            "make test"
+        );
         assert_eq!(s.url, format!("./#/session/{id}/approval/r2%2Fx"));
 
         // A short turn ends quietly; a long one notifies.

@@ -74,7 +74,7 @@ impl Registry {
                     .profiles
                     .get(Some(&record.profile))
                     .is_some_and(|p| p.can_resume());
-                let observe = self.opts.observe.session(id, &path);
+                let observe = self.opts.observe.session(id, &record.profile, &path);
                 match Session::recovered(
                     record,
                     path.clone(),

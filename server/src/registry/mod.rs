@@ -211,7 +211,7 @@ impl Registry {
             limits: self.opts.limits,
             watcher: self.watcher.clone(),
             resume,
-            observe: self.opts.observe.session(id, &dir),
+            observe: self.opts.observe.session(id, &profile.name, &dir),
             launch,
         })
         .map_err(|e| {

@@ -2,10 +2,10 @@
 //! audit trail with who did it (`observe`); refused requests too: a late
 //! or unknown answer is worth knowing about.
 
-use duet_protocol::rest::Approval;
+use duet_protocol::rest::{Approval, Decider};
 use serde_json::json;
 
-use super::channel::approvals::Choice;
+use super::channel::approvals::{Choice, DecidedBy};
 use super::channel::delivery::Accepted;
 use super::{Session, SessionError};
 use crate::observe::{Actor, Outcome};
@@ -55,14 +55,40 @@ impl Session {
         result
     }
 
-    /// [`Session::approve`] by `who`.
+    /// [`Session::approve`] by `who`, in a client (a browser, the API).
     pub(crate) fn approve_as(
         &self,
         request_id: &str,
         choice: &Choice,
         who: &Actor,
     ) -> Result<Approval, SessionError> {
-        let result = self.approve(request_id, choice, who.name());
+        self.approve_via(request_id, choice, who, DecidedBy::client(who.name()))
+    }
+
+    /// [`Session::approve`] by `who`, with a button of a notification.
+    pub(crate) fn approve_from_notification(
+        &self,
+        request_id: &str,
+        allowed: bool,
+        who: &Actor,
+    ) -> Result<Approval, SessionError> {
+        let by = DecidedBy {
+            decider: Decider::Notification,
+            name: who.name().map(str::to_string),
+            reason: Some("Denied from a notification".into()),
+        };
+        self.approve_via(request_id, &Choice::Allowed(allowed), who, by)
+    }
+
+    fn approve_via(
+        &self,
+        request_id: &str,
+        choice: &Choice,
+        who: &Actor,
+        by: DecidedBy,
+    ) -> Result<Approval, SessionError> {
+        let via = by.decider;
+        let result = self.approve(request_id, choice, &by);
         let option = || match choice {
             Choice::Option(id) => json!(id),
             Choice::Allowed(allowed) => json!({"allowed": allowed}),
@@ -71,7 +97,7 @@ impl Session {
             Ok(a) => Ok(a),
             Err(e) => Err((option(), e.code().as_str())),
         };
-        self.observe.decided(who, request_id, decided);
+        self.observe.decided(who, request_id, via, decided);
         result
     }
 }

@@ -33,7 +33,7 @@ use tokio::sync::{broadcast, watch};
 pub(crate) use crate::config::Launch;
 use crate::config::ResolvedProfile;
 use crate::sync::lock;
-pub(crate) use channel::approvals::Choice;
+pub(crate) use channel::approvals::{Choice, DecidedBy};
 pub(crate) use channel::delivery::Accepted;
 pub(crate) use channel::dual_output::watcher::Watcher;
 pub(crate) use channel::log::Event;
@@ -275,13 +275,13 @@ impl Session {
         self.conversation.submit(text)
     }
 
-    /// A client (credential `by`) answers a pending approval; the first
+    /// Someone inside duet (`by`) answers a pending approval; the first
     /// answer wins.
     pub(crate) fn approve(
         &self,
         request_id: &str,
         choice: &Choice,
-        by: Option<&str>,
+        by: &DecidedBy,
     ) -> Result<Approval, SessionError> {
         if !self.channel_info.approve {
             return Err(SessionError::NoSidecar);
@@ -423,6 +423,8 @@ impl Session {
             resumed_by: st.resumed_by,
             prompt_name: self.conversation.prompt_name(),
             resumable,
+            usage: self.conversation.usage_totals(),
+            budget: self.conversation.budget(),
         }
     }
 

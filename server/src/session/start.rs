@@ -104,8 +104,14 @@ impl Session {
                 opts.limits.max_submit_bytes,
             )
             .with_decisions(decisions)
-            .with_held(channel::held::HeldFile::create(&opts.dir), carried),
+            .with_held(channel::held::HeldFile::create(&opts.dir), carried)
+            .with_budget(profile.budget().cloned()),
         );
+        // Before the program starts: its first request meets the rules.
+        let cwd = profile
+            .spawn_options(&placeholders, opts.resume.is_some())
+            .cwd;
+        conversation.set_policy(profile.policies().clone(), &cwd);
         if let Some(why) = history_lost {
             conversation.warn("history_incomplete", why, None);
         }
@@ -206,6 +212,18 @@ impl Session {
             tokio::spawn(session.terminal.attach_pty(pty).instrument(span.clone()));
         }
         tokio::spawn(session.clone().lifecycle(exit).instrument(span.clone()));
+        // A budget that interrupts stops the turn as a client's cancel would.
+        let weak = Arc::downgrade(&session);
+        let runtime = tokio::runtime::Handle::current();
+        session.conversation.on_budget_interrupt(Box::new(move || {
+            if let Some(s) = weak.upgrade() {
+                runtime.spawn(async move {
+                    if let Err(e) = s.cancel().await {
+                        tracing::warn!(?e, "stopping the turn at the end of its budget");
+                    }
+                });
+            }
+        }));
         if let Some(text) = profile.ready_text.clone() {
             tokio::spawn(
                 session

@@ -194,6 +194,7 @@ impl Program {
                 default_profile: None,
                 profiles: vec![self.profile.clone()],
                 tokens: Vec::new(),
+                ..Default::default()
             },
             env!("CARGO_BIN_EXE_duet").into(),
         )

@@ -12,6 +12,7 @@ pub mod killable;
 pub mod poll;
 pub mod pty;
 pub mod servers;
+pub mod watch;
 
 pub use client::Client;
 // Not every test binary polls.
@@ -105,6 +106,7 @@ pub fn profiles() -> Profiles {
                 demo,
             ],
             tokens: Vec::new(),
+            ..Default::default()
         },
         env!("CARGO_BIN_EXE_duet").into(),
     )
@@ -133,6 +135,7 @@ impl TestServer {
                 default_profile: None,
                 profiles,
                 tokens: Vec::new(),
+                ..Default::default()
             },
             env!("CARGO_BIN_EXE_duet").into(),
         )

@@ -116,13 +116,17 @@ function keyHint(allow: Choice | undefined, reject: Choice | undefined, n: numbe
   return parts.join(' · ');
 }
 
-/** "Allowed in the browser", "Denied in the terminal (“No, and tell it why”)", "Abandoned …". */
+/** "Allowed in the browser", "Denied in the terminal (“No, and tell it why”)", "Allowed by policy “git”", "Abandoned …". */
 export function outcomeText(a: ApprovalView, chosen: ApprovalOption | undefined): string {
   if (a.state === 'abandoned') return 'Abandoned: the agent stopped waiting for an answer.';
   const what = a.state === 'allowed' ? 'Allowed' : 'Denied';
+  if (a.decidedBy === 'policy') {
+    const why = a.state === 'denied' && a.reason !== undefined && a.reason !== '' ? `: ${a.reason}` : '.';
+    return `${what} by policy “${a.decidedByName ?? ''}”${why}`;
+  }
   // The main token (`owner`) is everyone on a one-person duet: name only the others.
   const by = a.decidedByName !== undefined && a.decidedByName !== '' && a.decidedByName !== 'owner' ? ` by ${a.decidedByName}` : '';
-  const who = a.decidedBy === 'terminal' ? ' in the terminal' : a.decidedBy === 'client' ? `${by} in the browser` : '';
+  const who = a.decidedBy === 'terminal' ? ' in the terminal' : a.decidedBy === 'client' ? `${by} in the browser` : a.decidedBy === 'notification' ? `${by} from a notification` : '';
   // The option's own words, unless they only repeat the outcome ("Allow", "Deny").
   const plain = chosen === undefined || /^(allow|yes|deny|no|reject)$/i.test(chosen.label.trim()) || (optionAllows(chosen) !== (a.state === 'allowed'));
   return `${what}${who}${plain ? '' : ` (“${chosen.label}”)`}.`;

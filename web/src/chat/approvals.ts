@@ -31,6 +31,7 @@ export function applyApproval(state: ChatState, a: ApprovalView, source: 'event'
       // The server's word on who decided and what was chosen is final; events only fill gaps.
       decidedBy: server ? a.decidedBy : (a.decidedBy ?? old.decidedBy),
       decidedByName: server ? a.decidedByName : (a.decidedByName ?? old.decidedByName),
+      reason: server ? a.reason : (a.reason ?? old.reason),
       chosen: server ? a.chosen : (a.chosen ?? old.chosen),
       confirmed: server ? a.confirmed : old.confirmed || a.confirmed,
       options: a.options.length > 0 ? a.options : old.options,
@@ -68,6 +69,7 @@ export function applyServerApproval(state: ChatState, a: Approval): ChatState {
       state: a.state,
       decidedBy: a.decided_by,
       decidedByName: a.decided_by_name,
+      reason: a.reason,
       options: a.options,
       chosen: a.chosen,
       confirmed: a.confirmed,

@@ -1,6 +1,6 @@
 // What the chat view and its entries are given: the owner's callbacks for
 // user intents and the context beside the chat state.
-import type { ChannelInfo, Role } from '../generated/protocol';
+import type { BudgetStatus, ChannelInfo, Role, UsageTotals } from '../generated/protocol';
 import type { HistorySegment } from './history';
 
 
@@ -46,4 +46,8 @@ export interface ChatContext {
   readonly reconnecting?: boolean | undefined;
   /** The chat of a replay: read-only, at a moment of the recording. */
   readonly replay?: boolean | undefined;
+  /** What the agent spent so far (the board's word). */
+  readonly usage?: UsageTotals | undefined;
+  /** The session's budget, when it has one. */
+  readonly budget?: BudgetStatus | undefined;
 }

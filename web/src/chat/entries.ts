@@ -138,12 +138,20 @@ function toolCard(cb: ChatCallbacks, tool: ToolItem, approval: ApprovalView | un
  * not delivered (`unsent`: the server held it and the program never took
  * it; its text stays, to copy or to send to the agent that resumed the
  * conversation, until a client lets go of it, in every tab and across
- * reloads). `drives`: this client may send prompts.
+ * reloads). `drives`: this client may send prompts. `spent`: why the
+ * session's budget holds prompts, when it does (a queued prompt says so
+ * rather than "until the agent is ready").
  */
-export function pendingEl(cb: ChatCallbacks, p: PendingSubmit, exited: boolean, drives: boolean): HTMLElement {
+export function pendingEl(cb: ChatCallbacks, p: PendingSubmit, exited: boolean, drives: boolean, spent?: string): HTMLElement {
   const unsent = p.state === 'unsent';
   const failed = p.state === 'failed' || unsent;
-  const note = unsent ? (exited ? PENDING_NOTE.unsent : UNSENT_EARLIER) : failed && p.error !== undefined ? `${PENDING_NOTE.failed}: ${p.error}` : PENDING_NOTE[p.state];
+  const note = unsent
+    ? (exited ? PENDING_NOTE.unsent : UNSENT_EARLIER)
+    : failed && p.error !== undefined
+      ? `${PENDING_NOTE.failed}: ${p.error}`
+      : p.state === 'queued' && spent !== undefined
+        ? `held: ${spent}; it goes when an owner raises the budget (on the board)`
+        : PENDING_NOTE[p.state];
   const canSend = failed && !exited && drives;
   // A failed prompt is this tab's alone; an unsent one is let go of on the server.
   const canDismiss = failed && (drives || !unsent);

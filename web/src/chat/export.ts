@@ -24,7 +24,7 @@ function tool(t: ToolItem, state: ChatState): string {
   const p = presentTool(t.input);
   const input = p.kind === 'shell' ? fence(p.command, 'sh') : p.kind === 'edit' ? `${p.path}\n\n${fence(p.after)}` : p.kind === 'write' ? `${p.path}\n\n${fence(p.content)}` : p.text !== '' ? fence(p.text, 'json') : '';
   const a = t.requestId !== undefined ? state.approvals[t.requestId] : undefined;
-  const decided = a && a.state !== 'pending' ? `\n\n*${a.state}${a.decidedBy !== undefined ? ` in the ${a.decidedBy === 'client' ? 'browser' : 'terminal'}` : ''}*` : a ? '\n\n*waiting for approval*' : '';
+  const decided = a && a.state !== 'pending' ? `\n\n*${a.state}${a.decidedBy !== undefined ? ` ${({ client: 'in the browser', terminal: 'in the terminal', notification: 'from a notification', policy: `by policy ${a.decidedByName ?? ''}` } as const)[a.decidedBy]}` : ''}*` : a ? '\n\n*waiting for approval*' : '';
   const out = resultText(t);
   const result = out !== undefined ? `\n\n${t.result?.isError === true ? 'Error' : 'Result'}:\n\n${fence(out)}` : '';
   return `**Tool: ${t.name}**\n\n${input}${decided}${result}`;

@@ -89,8 +89,10 @@ export interface ApprovalView {
   readonly input: JsonValue;
   readonly state: ApprovalState;
   readonly decidedBy: Decider | undefined;
-  /** Which credential decided, when a client did (`owner`, a token's name, `share:<id>`). */
+  /** Which credential decided, when a client did (`owner`, a token's name, `share:<id>`); for a policy, the rule. */
   readonly decidedByName?: string | undefined;
+  /** What the agent was told of a denial (a policy's message). */
+  readonly reason?: string | undefined;
   /** The agent's choices, in its order (empty: only yes/no is known). */
   readonly options: readonly ApprovalOption[];
   /** The option id a client chose, once the server says so. */

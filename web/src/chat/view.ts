@@ -8,6 +8,7 @@
 import type { ExitInfo } from '../generated/protocol';
 import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
+import { budgetLine, usageDetail, usageLine } from './usage';
 import { ResumeControl } from '../ui/resume';
 import type { ChatCallbacks, ChatContext } from './callbacks';
 import { exitSentence, exitStatus, exitTone } from './exit';
@@ -80,6 +81,8 @@ export class ChatView {
   /** The "approval waiting" control, shown while a pending approval is out of view. */
   private readonly jumpButton: HTMLButtonElement;
   private readonly statusJump: HTMLButtonElement;
+  /** What the agent spent, and why prompts wait once a budget is spent. */
+  private readonly statusUsage: HTMLElement;
   private readonly resizeObserver: ResizeObserver | undefined;
 
   constructor(private readonly cb: ChatCallbacks) {
@@ -90,7 +93,8 @@ export class ChatView {
     this.resume = new ResumeControl(() => cb.onResume());
     this.resume.visible = false;
     this.modes = new ModePicker((mode) => cb.onSetMode(mode));
-    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.stopButton, this.modes.root, this.resume.root);
+    this.statusUsage = h('span', { class: 'status-usage', hidden: true });
+    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.statusUsage, this.stopButton, this.modes.root, this.resume.root);
     this.empty = h('p', { class: 'chat-empty' }, 'No messages yet. Type a prompt below, or in the terminal.');
     // Placed by `render` below the earlier conversation, above this session's own.
     this.resumedNote = h('p', { class: 'resumed-note', role: 'note' });
@@ -199,7 +203,8 @@ export class ChatView {
   render(state: ChatState, ctx: ChatContext): void {
     this.renderStatus(state, ctx);
     const exited = state.exit !== null;
-    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}|${ctx.role ?? ''}`;
+    const spent = ctx.budget?.exhausted;
+    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}|${ctx.role ?? ''}|${spent ?? ''}`;
     const last = this.lastDrawn;
     this.lastDrawn = { items: state.items, approvals: state.approvals, pending: state.pending, exit: state.exit, ctxKey, history: ctx.history, resumedFrom: ctx.resumedFrom };
     // The earlier conversation and the resumed-from note come with the context, later than the state.
@@ -248,7 +253,7 @@ export class ChatView {
       place(item.id, item, approval, (old) => renderItem(this.cb, item, approval, old, ctx, exited));
     }
     const drives = canDrive(ctx.role);
-    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(this.cb, p, exited, drives));
+    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(this.cb, p, exited, drives, spent));
     if (state.exit) {
       const exit = state.exit;
       place('exit', exit, undefined, () => h('p', { class: `exit-note is-${exitTone(exit)}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));
@@ -332,6 +337,7 @@ export class ChatView {
     this.statusEl.dataset.status = shown;
     if (state.exit) this.statusEl.dataset.tone = exitTone(state.exit);
     else delete this.statusEl.dataset.tone;
+    this.renderUsage(ctx);
     this.stopButton.hidden = !canDrive(ctx.role) || !(status === 'thinking' || status === 'responding' || status === 'running_tool');
     // No prompt box for roles that cannot send prompts (viewer, approver), nor in a replay.
     this.composer.hidden = !canDrive(ctx.role) || ctx.replay === true;
@@ -364,6 +370,16 @@ export class ChatView {
     this.composerNote.hidden = note === undefined;
     if (this.composerNote.textContent !== (note ?? '')) this.composerNote.textContent = note ?? '';
     this.lastStatus = status;
+  }
+
+  private renderUsage(ctx: ChatContext): void {
+    const spent = budgetLine(ctx.budget);
+    const text = spent !== '' ? spent : usageLine(ctx.usage);
+    if (this.statusUsage.textContent !== text) this.statusUsage.textContent = text;
+    const detail = usageDetail(ctx.usage);
+    if (this.statusUsage.title !== detail) this.statusUsage.title = detail;
+    this.statusUsage.hidden = text === '';
+    this.statusUsage.classList.toggle('budget-spent', spent !== '');
   }
 
   private onKey(ev: KeyboardEvent): void {

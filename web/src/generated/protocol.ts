@@ -38,7 +38,7 @@ ended_by?: string, };
 
 export type ApprovalState = "pending" | "allowed" | "denied" | "abandoned";
 
-export type Decider = "client" | "terminal";
+export type Decider = "client" | "terminal" | "notification" | "policy";
 
 export type ApprovalOptionKind = "allow_once" | "allow_always" | "reject_once" | "reject_always";
 
@@ -64,10 +64,17 @@ input: JsonValue, state: ApprovalState,
  */
 decided_by?: Decider, 
 /**
- * Which credential decided, when a client did: `owner`, a named
- * token's name, or `share:<id>` (audit and approval cards).
+ * Which credential decided, when a client did (in the browser, over
+ * the API or from a notification): `owner`, a named token's name, or
+ * `share:<id>`; for a policy, the rule's name (audit and approval
+ * cards).
  */
 decided_by_name?: string, 
+/**
+ * Why, when duet gave the agent a reason: a policy rule's message for
+ * a denial.
+ */
+reason?: string, 
 /**
  * The choices the agent offers, in its order (its own UI shows the
  * same ones).
@@ -289,6 +296,121 @@ args?: Array<string>, };
 
 export type ResumeSession = { cols?: number, rows?: number, };
 
+export type TokenCounts = { 
+/**
+ * Prompt tokens sent (without the cached ones, where the API tells
+ * them apart).
+ */
+input: number, 
+/**
+ * Tokens the model wrote.
+ */
+output: number, 
+/**
+ * Prompt tokens read from the API's cache.
+ */
+cache_read: number, 
+/**
+ * Prompt tokens written to the API's cache.
+ */
+cache_write: number, };
+
+export type ContextUse = { used: number, 
+/**
+ * The context window, when the agent says.
+ */
+size?: number, };
+
+export type TurnUsage = { 
+/**
+ * 1 for the session's first turn.
+ */
+n: number, 
+/**
+ * Unix ms.
+ */
+started_at: number, 
+/**
+ * How long the turn ran, as duet saw it; absent while it runs.
+ */
+duration_ms?: number, 
+/**
+ * Time spent waiting on the model's API, where the agent reports it.
+ */
+api_ms?: number, tokens: TokenCounts, 
+/**
+ * Cost, where the agent reports it (see [`UsageTotals::currency`]).
+ */
+cost?: number, 
+/**
+ * Tool calls that finished in this turn.
+ */
+tool_calls: number, };
+
+export type UsageTotals = { 
+/**
+ * Turns begun.
+ */
+turns: number, tokens: TokenCounts, 
+/**
+ * Cost, where the agent reports it.
+ */
+cost?: number, 
+/**
+ * The unit of `cost`: `USD` unless the agent names another.
+ */
+currency?: string, 
+/**
+ * Wall-clock time the agent spent working on turns (the running one
+ * included), ms.
+ */
+busy_ms: number, 
+/**
+ * Time spent waiting on the model's API, where reported, ms.
+ */
+api_ms?: number, 
+/**
+ * Tool calls that finished (`ok` and `error`).
+ */
+tool_calls: number, tool_errors: number, context?: ContextUse, };
+
+export type Budget = { 
+/**
+ * Turns begun.
+ */
+turns?: number, 
+/**
+ * Tokens in and out.
+ */
+tokens?: number, 
+/**
+ * Cost, in the agent's currency (agents that report none are not
+ * held by it).
+ */
+cost?: number, 
+/**
+ * Seconds of the agent's working time (see [`UsageTotals::busy_ms`]).
+ */
+wall_secs?: number, 
+/**
+ * Also interrupt the running turn once a limit is passed (else it
+ * finishes and the next prompt waits).
+ */
+interrupt?: boolean, };
+
+export type BudgetStatus = { limits: Budget, 
+/**
+ * Why prompts are held, once a limit is reached (e.g. "the budget of
+ * 3 turns is spent").
+ */
+exhausted?: string, };
+
+export type SessionUsage = { totals: UsageTotals, 
+/**
+ * The most recent turns, oldest first (at most 100).
+ */
+turns: Array<TurnUsage>, budget?: BudgetStatus, };
+
 export type SessionInfo = { id: SessionId, 
 /**
  * The name an owner gave the session (`PATCH /api/sessions/{id}`).
@@ -342,7 +464,16 @@ prompt_name?: string,
  * Whether `POST /api/sessions/{id}/resume` can start this conversation
  * again (it ended, its profile can resume, and the agent's id is known).
  */
-resumable: boolean, };
+resumable: boolean, 
+/**
+ * What the agent reported spending so far (absent before its first
+ * turn).
+ */
+usage?: UsageTotals, 
+/**
+ * The session's budget, when it has one.
+ */
+budget?: BudgetStatus, };
 
 export type HistoryLine = { 
 /**
@@ -415,6 +546,27 @@ created_at: number, };
 
 export type PushKind = "approval" | "turn" | "exit";
 
+export type PushAction = { 
+/**
+ * `allow` or `deny`: what the worker sends as `allowed`.
+ */
+action: string, title: string, };
+
+export type PushDecide = { 
+/**
+ * Relative to the app: `./api/push/decide`.
+ */
+url: string, 
+/**
+ * A secret good for this one approval, this device's principal, one
+ * use and a few minutes (`expires_at`).
+ */
+capability: string, 
+/**
+ * Unix ms.
+ */
+expires_at: number, };
+
 export type PushShow = { tag: string, title: string, body: string, 
 /**
  * Where a click goes, relative to the app (`./#/session/<id>…`).
@@ -424,9 +576,30 @@ url: string, kind: PushKind,
  * The session it is about (the worker does not show it while a tab
  * shows the session).
  */
-session: SessionId, };
+session: SessionId, 
+/**
+ * For an approval: its request id.
+ */
+request_id?: string, 
+/**
+ * Buttons on the notification (`Notification.actions`): Allow and
+ * Deny for an approval, to a device whose principal may approve.
+ */
+actions?: Array<PushAction>, 
+/**
+ * How the worker answers with those buttons: present exactly when
+ * `actions` is.
+ */
+decide?: PushDecide, };
 
 export type PushPayload = PushShow | { close: string, };
+
+export type PushDecision = { capability: string, allowed: boolean, 
+/**
+ * The approval the worker means (its notification's `request_id`):
+ * refused when it is not the capability's own.
+ */
+request_id?: string, };
 
 export type ProfileInfo = { name: string, description?: string, 
 /**

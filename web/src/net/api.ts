@@ -2,7 +2,7 @@
 // runtime (net/guards.ts). Requests carry the session cookie (same origin);
 // a 401 surfaces as `ApiError` with code `unauthorized`, which the app turns
 // into the token form.
-import type { ApprovalDecision, CreateSession, CreateShare, ErrorCode, Me, ProfileInfo, PushDevice, PushKey, ResumeSession, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
+import type { ApprovalDecision, Budget, BudgetStatus, CreateSession, CreateShare, ErrorCode, Me, ProfileInfo, PushDevice, PushKey, ResumeSession, SessionInfo, Share, SubmitResponse } from '../generated/protocol';
 import { isObject } from '../chat/json';
 import { isListOf, isMe, isProfileInfo, isPushDevice, isSessionInfo } from './guards';
 import { valid } from './validate';
@@ -105,6 +105,10 @@ export const api = {
   /** The REST fallback for `approve` while the socket is down. */
   async approve(id: string, requestId: string, decision: ApprovalDecision): Promise<void> {
     await call('POST', `api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`, decision);
+  },
+  /** Sets (raises) the session's budget (owner only); `{}` lifts it. */
+  async setBudget(id: string, budget: Budget): Promise<BudgetStatus | null> {
+    return (await call('PUT', `api/sessions/${encodeURIComponent(id)}/budget`, budget)) as BudgetStatus | null;
   },
   /** The session's live share links (owner only; without their secrets). */
   async shares(id: string): Promise<Share[]> {

@@ -9,6 +9,12 @@ export interface NotifyItem {
   readonly body: string;
   /** Where a click goes (relative to the app). */
   readonly url: string;
+  /** Allow and Deny (Web Push only, to a principal that may approve). */
+  readonly actions?: readonly { readonly action: string; readonly title: string }[] | undefined;
+  /** The approval's request id (an approval's notification). */
+  readonly requestId?: string | undefined;
+  /** How those buttons answer: a one-use capability for this approval. */
+  readonly decide?: { readonly url: string; readonly capability: string; readonly expires_at: number } | undefined;
 }
 
 /** Page → worker. */

@@ -1,6 +1,8 @@
 // duet's service worker: shows and withdraws system notifications for the
-// pages and for Web Push (also when no page is open), and opens the right
-// session when one is clicked. It caches nothing: the API, the board stream
+// pages and for Web Push (also when no page is open), opens the right
+// session when one is clicked, and answers an approval from its
+// notification's Allow or Deny (with the one-use capability the push
+// carried, no page needed). It caches nothing: the API, the board stream
 // and the WebSockets always go to the server (there is no fetch handler at
 // all, so every request takes the browser's normal path).
 import type { PushPayload } from '../generated/protocol';
@@ -35,10 +37,63 @@ async function show(item: NotifyItem, replace = false): Promise<void> {
     const existing = await self.registration.getNotifications({ tag: item.tag });
     if (existing.length > 0) return;
   }
-  await self.registration.showNotification(item.title, {
+  // Buttons only while their capability lives: a late delivery (a device
+  // that was offline) opens the approval instead.
+  const live = item.decide !== undefined && item.decide.expires_at > Date.now();
+  const options: ShowOptions = {
     body: item.body,
     tag: item.tag,
-    data: { url: item.url },
+    data: { url: item.url, decide: live ? item.decide : undefined, requestId: item.requestId },
+    icon: 'icons/icon-192.png',
+    badge: 'icons/icon-192.png',
+  };
+  if (live && item.actions) options.actions = item.actions.map((a) => ({ action: a.action, title: a.title }));
+  await self.registration.showNotification(item.title, options);
+}
+
+/** The options as the worker shows them (`actions` is missing from TypeScript's DOM types). */
+type ShowOptions = NotificationOptions & { actions?: { action: string; title: string }[] };
+
+/** What a notification carries in `data`. */
+interface NoteData { url: string; requestId?: string; decide?: NonNullable<NotifyItem['decide']> }
+
+function noteData(v: unknown): NoteData {
+  if (typeof v !== 'object' || v === null) return { url: './' };
+  const d = v as { url?: unknown; decide?: unknown; requestId?: unknown };
+  const url = typeof d.url === 'string' ? d.url : './';
+  const c = d.decide as { url?: unknown; capability?: unknown; expires_at?: unknown } | undefined;
+  const decide = c && typeof c.url === 'string' && typeof c.capability === 'string' && typeof c.expires_at === 'number' ? { url: c.url, capability: c.capability, expires_at: c.expires_at } : undefined;
+  const requestId = typeof d.requestId === 'string' ? d.requestId : undefined;
+  return { url, ...(decide ? { decide } : {}), ...(requestId !== undefined ? { requestId } : {}) };
+}
+
+/**
+ * Allow or Deny pressed on `note`: the answer goes to duet with the
+ * notification's capability (no cookie: it is the credential). When it is
+ * refused (used, expired, decided elsewhere), a notification says so and
+ * a tap on it opens the approval.
+ */
+async function decideFrom(note: Notification, allowed: boolean): Promise<void> {
+  const data = noteData(note.data);
+  if (!data.decide) return open(data.url);
+  let why: string;
+  try {
+    const res = await fetch(new URL(data.decide.url, self.registration.scope), {
+      method: 'POST',
+      credentials: 'omit',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ capability: data.decide.capability, allowed, request_id: data.requestId }),
+    });
+    if (res.ok) return;
+    const body = (await res.json().catch(() => null)) as { error?: { message?: unknown } } | null;
+    why = typeof body?.error?.message === 'string' ? body.error.message : `duet answered ${String(res.status)}`;
+  } catch (err) {
+    why = `duet could not be reached (${String(err)})`;
+  }
+  await self.registration.showNotification(`${note.title}: not answered`, {
+    body: `${why}. Tap to open the approval.`,
+    tag: note.tag,
+    data: { url: data.url },
     icon: 'icons/icon-192.png',
     badge: 'icons/icon-192.png',
   });
@@ -84,7 +139,9 @@ function isPushPayload(v: unknown): v is PushPayload {
 /** Web Push from the server, also while no duet page is open: show, or withdraw (`{close: tag}`). */
 async function onPush(p: PushPayload): Promise<void> {
   if ('close' in p) return close([p.close]);
-  return show({ tag: p.tag, title: p.title, body: p.body, url: p.url }, true);
+  const actions = Array.isArray(p.actions) ? p.actions.filter((a) => typeof a.action === 'string' && typeof a.title === 'string') : [];
+  const decide = noteData({ url: p.url, decide: p.decide }).decide;
+  return show({ tag: p.tag, title: p.title, body: p.body, url: p.url, actions, decide, requestId: p.request_id }, true);
 }
 
 self.addEventListener('push', (event) => {
@@ -135,8 +192,13 @@ async function open(url: string): Promise<void> {
 }
 
 self.addEventListener('notificationclick', (event) => {
-  event.notification.close();
-  const data: unknown = event.notification.data;
-  const url = typeof data === 'object' && data !== null && typeof (data as { url?: unknown }).url === 'string' ? (data as { url: string }).url : './';
-  event.waitUntil(open(url));
+  const note = event.notification;
+  note.close();
+  // A button (Allow, Deny) answers; a tap elsewhere (or a platform without
+  // buttons) opens the approval.
+  if (event.action === 'allow' || event.action === 'deny') {
+    event.waitUntil(decideFrom(note, event.action === 'allow'));
+    return;
+  }
+  event.waitUntil(open(noteData(note.data).url));
 });

@@ -1,14 +1,19 @@
 // The board view (#/board): every session at a glance, in the live board's
 // order (approvals waiting first, then running, then ended): its name, what
 // it waits for (the tool and its input), how long its turn has run, when it
-// last did something, and who is watching. The data comes from the server's
-// stream (net/board.ts); a clock only refreshes the "… ago" texts. While
-// the stream is down the board says so: what it shows may be old.
+// last did something, who is watching, what it spent, and its budget (an
+// owner raises a spent one here). The data comes from the server's stream
+// (net/board.ts); a clock only refreshes the "… ago" texts. While the
+// stream is down the board says so: what it shows may be old.
 import type { Board, BoardEntry } from '../generated/protocol';
 import { exitClause } from '../chat/exit';
 import { presentTool, toolSummary } from '../chat/tools';
 import { h } from './dom';
 import { renameForm, sessionLabel } from './rename';
+import { budgetBlock } from './budget';
+import { canManage } from './roles';
+import { usageDetail, usageLine } from '../chat/usage';
+import type { Role } from '../generated/protocol';
 
 /** How often the relative times are redrawn while the board is shown. */
 const CLOCK_MS = 5000;
@@ -76,8 +81,9 @@ export class BoardView {
   }
 
   private draw(): void {
-    // Not under an open rename form: a redraw would take its focus away.
+    // Not under an open rename or budget form: a redraw would take its focus away.
     if (this.renaming?.form.isConnected === true) return;
+    if (this.list.querySelector('.budget-form:not([hidden])')) return;
     if (this.board.sessions.length === 0) {
       this.list.replaceChildren(h('li', { class: 'session-empty' }, 'No sessions.'));
       return;
@@ -117,7 +123,15 @@ export class BoardView {
         h('span', { class: 'board-activity' }, `active ${duration(now - e.last_activity)} ago`),
         viewers.length > 0 ? ` · watching: ${viewers.join(', ')}` : '',
       ),
+      s.usage && h('p', { class: 'board-meta board-usage', title: usageDetail(s.usage) }, usageLine(s.usage)),
+      s.budget && budgetBlock(s.id, s.budget, canManage(document.documentElement.dataset.role as Role | undefined), (error) => { this.budgetDone(error); }),
     );
+  }
+
+  private budgetDone(error: string | undefined): void {
+    this.error.hidden = error === undefined;
+    this.error.textContent = error === undefined ? '' : `Could not change the budget: ${error}`;
+    this.draw();
   }
 
   private startRename(e: BoardEntry): void {

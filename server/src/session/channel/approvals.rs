@@ -30,6 +30,29 @@ pub enum DecideError {
     UnknownOption(String, String),
 }
 
+/// Who decides inside duet, as the approval records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecidedBy {
+    /// A client, a notification's button or a policy (never the terminal:
+    /// the agent reports those).
+    pub decider: Decider,
+    /// The credential (a client, a notification) or the rule (a policy).
+    pub name: Option<String>,
+    /// What the agent is told of a denial, when duet says why.
+    pub reason: Option<String>,
+}
+
+impl DecidedBy {
+    /// A client holding credential `name`.
+    pub fn client(name: Option<&str>) -> Self {
+        Self {
+            decider: Decider::Client,
+            name: name.map(str::to_string),
+            reason: None,
+        }
+    }
+}
+
 /// What a client chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
@@ -101,6 +124,7 @@ impl Approvals {
             state: ApprovalState::Pending,
             decided_by: None,
             decided_by_name: None,
+            reason: None,
             options,
             chosen: None,
             confirmed: false,
@@ -151,19 +175,20 @@ impl Approvals {
         }
         let a = &mut entry.approval;
         a.state = decision.state;
-        a.decided_by = Some(Decider::Client);
+        a.decided_by = Some(decision.decider.unwrap_or(Decider::Client));
         a.decided_by_name = decision.by;
+        a.reason = decision.reason;
         a.chosen = decision.chosen;
         Some(a.clone())
     }
 
-    /// A client decided (as credential `by`, when known). Returns the
-    /// updated approval and the option chosen.
+    /// Someone inside duet decided (`by`). Returns the updated approval
+    /// and the option chosen.
     pub fn decide(
         &mut self,
         request_id: &str,
         choice: &Choice,
-        by: Option<&str>,
+        by: &DecidedBy,
     ) -> Result<(Approval, ApprovalOption), DecideError> {
         let entry = self
             .entries
@@ -197,8 +222,9 @@ impl Approvals {
         } else {
             ApprovalState::Denied
         };
-        entry.approval.decided_by = Some(Decider::Client);
-        entry.approval.decided_by_name = by.map(str::to_string);
+        entry.approval.decided_by = Some(by.decider);
+        entry.approval.decided_by_name = by.name.clone();
+        entry.approval.reason = by.reason.clone().filter(|_| !option.kind.allows());
         entry.approval.chosen = Some(option.id.clone());
         Ok((entry.approval.clone(), option))
     }
@@ -210,6 +236,7 @@ impl Approvals {
                 e.approval.state = ApprovalState::Pending;
                 e.approval.decided_by = None;
                 e.approval.decided_by_name = None;
+                e.approval.reason = None;
                 e.approval.chosen = None;
             }
         }
@@ -234,12 +261,13 @@ impl Approvals {
                 } else {
                     ApprovalState::Denied
                 };
-                let client_agrees = entry.approval.decided_by == Some(Decider::Client)
+                let duet_agrees = entry.approval.decided_by.is_some_and(Decider::by_duet)
                     && entry.approval.state == state;
-                if !client_agrees {
+                if !duet_agrees {
                     entry.approval.state = state;
                     entry.approval.decided_by = reporter;
                     entry.approval.decided_by_name = None;
+                    entry.approval.reason = None;
                     entry.approval.chosen = None;
                 }
                 // Always news: at least "sent" became confirmed.
@@ -253,6 +281,7 @@ impl Approvals {
                 entry.approval.state = ApprovalState::Abandoned;
                 entry.approval.decided_by = None;
                 entry.approval.decided_by_name = None;
+                entry.approval.reason = None;
                 entry.approval.chosen = None;
                 Some(entry.approval.clone())
             }
@@ -370,17 +399,19 @@ mod tests {
         let mut a = Approvals::default();
         a.requested("r1", &tool(), 5, super::super::allow_deny());
         assert_eq!(a.pending(), 1);
-        let (d, option) = a.decide("r1", &Choice::Allowed(true), Some("ci")).unwrap();
+        let (d, option) = a
+            .decide("r1", &Choice::Allowed(true), &DecidedBy::client(Some("ci")))
+            .unwrap();
         assert_eq!(d.decided_by_name.as_deref(), Some("ci"));
         assert_eq!(d.decided_by, Some(Decider::Client));
         assert_eq!(option.id, "allow");
         assert!(!d.confirmed, "sent, waiting for the agent");
         assert!(matches!(
-            a.decide("r1", &Choice::Allowed(false), None),
+            a.decide("r1", &Choice::Allowed(false), &DecidedBy::client(None)),
             Err(DecideError::AlreadyResolved(_, "allowed"))
         ));
         assert!(matches!(
-            a.decide("nope", &Choice::Allowed(true), None),
+            a.decide("nope", &Choice::Allowed(true), &DecidedBy::client(None)),
             Err(DecideError::Unknown(_))
         ));
         // Confirmation that agrees keeps the decision and marks it confirmed.
@@ -395,10 +426,18 @@ mod tests {
     fn the_terminal_answering_first_overrides_a_client() {
         let mut a = Approvals::default();
         a.requested("r1", &tool(), 5, super::super::allow_deny());
-        a.decide("r1", &Choice::Option("allow".into()), None)
-            .unwrap();
+        a.decide(
+            "r1",
+            &Choice::Option("allow".into()),
+            &DecidedBy::client(None),
+        )
+        .unwrap();
         assert!(matches!(
-            a.decide("r1", &Choice::Option("nope".into()), None),
+            a.decide(
+                "r1",
+                &Choice::Option("nope".into()),
+                &DecidedBy::client(None)
+            ),
             Err(DecideError::AlreadyResolved(..))
         ));
         let changed = a.responded(&success("r1", false)).unwrap();
@@ -410,7 +449,8 @@ mod tests {
     fn unconfirmed_decisions_are_settled_at_turn_end() {
         let mut a = Approvals::default();
         a.requested("r1", &tool(), 5, super::super::allow_deny());
-        a.decide("r1", &Choice::Allowed(false), None).unwrap();
+        a.decide("r1", &Choice::Allowed(false), &DecidedBy::client(None))
+            .unwrap();
         let changed = a.abandon_pending();
         assert_eq!(changed.len(), 1);
         assert!(changed[0].confirmed);
@@ -423,14 +463,18 @@ mod tests {
         let mut a = Approvals::default();
         a.requested("r1", &tool(), 5, super::super::allow_deny());
         assert!(matches!(
-            a.decide("r1", &Choice::Option("maybe".into()), None),
+            a.decide(
+                "r1",
+                &Choice::Option("maybe".into()),
+                &DecidedBy::client(None)
+            ),
             Err(DecideError::UnknownOption(..))
         ));
         let changed = a.abandon_pending();
         assert_eq!(changed.len(), 1);
         assert_eq!(a.pending(), 0);
         assert!(matches!(
-            a.decide("r1", &Choice::Allowed(true), None),
+            a.decide("r1", &Choice::Allowed(true), &DecidedBy::client(None)),
             Err(DecideError::AlreadyResolved(_, "abandoned"))
         ));
     }
@@ -446,6 +490,8 @@ mod tests {
             state,
             by: Some("ci".into()),
             chosen: Some("allow".into()),
+            decider: None,
+            reason: None,
         };
         let r1 = a
             .restore(decision("r1", 5, ApprovalState::Allowed))
@@ -489,7 +535,8 @@ mod tests {
         for i in 0..(KEEP_RESOLVED + 50) {
             let id = format!("r{i}");
             a.requested(&id, &tool(), i as u64, super::super::allow_deny());
-            a.decide(&id, &Choice::Allowed(true), None).unwrap();
+            a.decide(&id, &Choice::Allowed(true), &DecidedBy::client(None))
+                .unwrap();
         }
         a.requested("last", &tool(), 999, super::super::allow_deny());
         assert!(a.list().len() <= KEEP_RESOLVED + 1);

@@ -18,7 +18,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-use duet_protocol::rest::ApprovalState;
+use duet_protocol::rest::{ApprovalState, Decider};
 use serde::{Deserialize, Serialize};
 use tracing::warn;
 
@@ -39,6 +39,13 @@ pub(crate) struct Decision {
     /// The option it chose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) chosen: Option<String>,
+    /// Who decided: a client when absent (what earlier versions wrote);
+    /// also a notification's button or a policy (then `by` names the rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) decider: Option<Decider>,
+    /// What the agent was told of a denial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
 }
 
 /// See the module docs.
@@ -134,6 +141,8 @@ mod tests {
                 }
                 .into(),
             ),
+            decider: None,
+            reason: None,
         }
     }
 

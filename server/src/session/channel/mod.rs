@@ -8,7 +8,8 @@
 //! `stream_event`, `control_request`, `result`, ...), from which the shared
 //! parts derive turn state (`turn.rs`), approvals (`approvals.rs`) and
 //! prompt delivery (`delivery.rs`, its held prompts kept on disk by
-//! `held.rs`), and which the event log (`log.rs`)
+//! `held.rs`), usage and budgets (`usage.rs`, `budget.rs`), and which the
+//! event log (`log.rs`)
 //! numbers and replays. What the agent wrote itself stays verbatim in the
 //! session directory.
 //!
@@ -20,6 +21,7 @@
 
 pub(crate) mod acp;
 pub(crate) mod approvals;
+pub(crate) mod budget;
 pub(crate) mod claude;
 pub(crate) mod conversation;
 pub(crate) mod decisions;
@@ -33,6 +35,7 @@ pub(crate) mod stream_json;
 mod tasks;
 pub(crate) mod times;
 pub(crate) mod turn;
+pub(crate) mod usage;
 
 use duet_protocol::rest::{ApprovalOption, ApprovalOptionKind};
 use duet_protocol::sidecar::CanUseTool;
@@ -68,6 +71,19 @@ pub(crate) trait Channel: Send + Sync + 'static {
 
     /// Tells the agent a client's choice for one of its tool requests.
     fn decide(&self, request_id: &str, option: &ApprovalOption) -> Result<(), ChannelError>;
+
+    /// [`Channel::decide`] for a denial duet gives a reason for (a
+    /// policy's message, "Denied from a notification"): channels whose
+    /// agent hears one pass it on; the others deny without it.
+    fn decide_because(
+        &self,
+        request_id: &str,
+        option: &ApprovalOption,
+        why: &str,
+    ) -> Result<(), ChannelError> {
+        let _ = why;
+        self.decide(request_id, option)
+    }
 
     /// Whether the agent reports the outcome of `option` once it takes it
     /// (dual output: a `control_response`); if not, the decision counts as

@@ -139,12 +139,18 @@ impl Inner {
                     }),
                     None => {
                         let reason = result["stopReason"].as_str().unwrap_or("end_turn");
-                        json!({
+                        let mut event = json!({
                             "type": "result",
                             "subtype": if reason == "end_turn" { "success" } else { reason },
                             "is_error": !matches!(reason, "end_turn" | "max_tokens" | "max_turn_requests"),
                             "stop_reason": reason,
-                        })
+                        });
+                        // The turn's tokens, where the agent counts them
+                        // (`inputTokens`, `outputTokens`, ...: usage.rs).
+                        if result["usage"].is_object() {
+                            event["usage"] = result["usage"].clone();
+                        }
+                        event
                     }
                 };
                 self.shared.emit(&event);

@@ -201,6 +201,15 @@ impl Channel for ClaudeHooks {
     }
 
     fn decide(&self, request_id: &str, option: &ApprovalOption) -> Result<(), ChannelError> {
+        self.decide_because(request_id, option, "Denied from the browser")
+    }
+
+    fn decide_because(
+        &self,
+        request_id: &str,
+        option: &ApprovalOption,
+        why: &str,
+    ) -> Result<(), ChannelError> {
         let waiting = lock(&self.inner.waiting)
             .remove(request_id)
             .ok_or(ChannelError::Closed)?;
@@ -222,7 +231,7 @@ impl Channel for ClaudeHooks {
             // As the terminal's "No": the turn ends.
             ApprovalOptionKind::RejectOnce | ApprovalOptionKind::RejectAlways => json!({
                 "behavior": "deny",
-                "message": "Denied from the browser",
+                "message": why,
                 "interrupt": true,
             }),
         };

@@ -69,6 +69,10 @@ impl Conversation {
                 st.ended = true;
                 changed = st.approvals.abandon_pending();
             }
+            KnownEvent::System(sys) => {
+                let spent = st.usage.system(&sys);
+                self.spent(&spent);
+            }
             KnownEvent::Assistant(msg) => {
                 let tool_use = msg
                     .message
@@ -76,7 +80,12 @@ impl Conversation {
                     .blocks()
                     .iter()
                     .any(|b| matches!(b, ContentBlock::Known(KnownBlock::ToolUse { .. })));
+                // The turn first: a message may be what begins it.
                 self.turn(&mut st, Signal::Assistant { tool_use });
+                let spent = st
+                    .usage
+                    .assistant(&msg.message, msg.envelope.uuid.as_deref());
+                self.spent(&spent);
             }
             KnownEvent::ControlRequest(req) => {
                 self.turn(&mut st, Signal::ControlRequest);
@@ -89,10 +98,18 @@ impl Conversation {
                     let mut approval = st.approvals.requested(&req.request_id, tool, seq, options);
                     // Replayed after a restart: what a client made of it
                     // then, which the events do not say.
-                    if let Some(d) = st.decisions.take(&req.request_id, seq) {
+                    let restored = st.decisions.take(&req.request_id, seq);
+                    let replayed = restored.is_some();
+                    if let Some(d) = restored {
                         approval = st.approvals.restore(d).unwrap_or(approval);
                     }
+                    // Told as asked, then as decided: the audit trail and
+                    // clients see both.
+                    let decided = (!replayed)
+                        .then(|| self.apply_policy(&mut st, &approval))
+                        .flatten();
                     changed.push(approval);
+                    changed.extend(decided);
                 }
             }
             KnownEvent::ControlResponse(resp) => {
@@ -126,12 +143,17 @@ impl Conversation {
                 } else {
                     for (id, is_error) in results {
                         changed.extend(st.approvals.tool_finished(&id, is_error));
+                        let tool = st.usage.tool_result(&id, is_error);
+                        self.tool_finished(tool.as_deref(), is_error);
                     }
                     self.turn(&mut st, Signal::ToolResults);
                 }
             }
-            KnownEvent::Result(_) => {
+            KnownEvent::Result(r) => {
                 changed = st.approvals.abandon_pending();
+                // Before the turn ends: the figures are the running turn's.
+                let spent = st.usage.result(&r);
+                self.spent(&spent);
                 self.turn(&mut st, Signal::Result);
             }
             _ => {}

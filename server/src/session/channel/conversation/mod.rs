@@ -11,7 +11,9 @@
 
 mod ingest;
 mod peek;
+mod policy;
 mod sink;
+mod spend;
 mod unsent;
 mod warnings;
 
@@ -19,18 +21,20 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use duet_protocol::rest::Approval;
+use duet_protocol::rest::{Approval, Decider};
 use duet_protocol::ws::HeldPrompt;
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tracing::{info, warn};
 
-use super::approvals::{Approvals, Choice};
+use super::approvals::{Approvals, Choice, DecidedBy};
+use super::budget::Gate;
 use super::decisions::{Decision, Decisions};
 use super::delivery::{Accepted, Delivery, Overdue};
 use super::held::HeldFile;
 use super::log::EventLog;
 use super::turn::{Signal, Turn};
+use super::usage::Usage;
 use super::Channel;
 use crate::session::{Control, SessionError, Warning};
 use crate::sync::lock;
@@ -68,6 +72,10 @@ struct State {
     /// The newest warnings, for clients that attach (or lag) later.
     warnings: VecDeque<Warning>,
     warnings_sent: u64,
+    /// What the agent spent (see `usage.rs`).
+    usage: Usage,
+    /// The session's budget (see `budget.rs`).
+    budget: Gate,
 }
 
 /// See the module docs.
@@ -79,6 +87,11 @@ pub(crate) struct Conversation {
     max_submit_bytes: usize,
     /// Counts and records approvals and warnings (see `observe`).
     pub(crate) observer: OnceLock<Arc<crate::observe::SessionObserver>>,
+    /// The `[[policy]]` rules that decide before anyone is asked, and the
+    /// work dir their paths are placed against (see `policy.rs`).
+    policy: OnceLock<policy::Rules>,
+    /// Stops the running turn when a budget says so (set by the session).
+    interrupter: OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl Conversation {
@@ -108,11 +121,15 @@ impl Conversation {
                 ended: false,
                 warnings: VecDeque::new(),
                 warnings_sent: 0,
+                usage: Usage::default(),
+                budget: Gate::default(),
             }),
             control,
             channel: OnceLock::new(),
             max_submit_bytes,
             observer: OnceLock::new(),
+            policy: OnceLock::new(),
+            interrupter: OnceLock::new(),
         }
     }
 
@@ -192,10 +209,12 @@ impl Conversation {
     /// Updates the turn state and writes whatever prompts may go now.
     fn turn(&self, st: &mut State, signal: Signal) {
         let idle = st.turn.on(signal);
+        let was = st.busy_since;
         st.busy_since = match (st.turn.started() && !idle, st.busy_since) {
             (true, since) => since.or_else(|| Some(crate::clock::now_ms())),
             (false, _) => None,
         };
+        self.turn_changed(st, was);
         match (idle, st.idle_since) {
             (true, None) => st.idle_since = Some(Instant::now()),
             (false, Some(_)) => st.idle_since = None,
@@ -207,8 +226,9 @@ impl Conversation {
     /// Writes whatever prompts may go now, then keeps the ones still
     /// held on disk (only after: see `held.rs`) and tells clients.
     fn pump(&self, st: &mut State) {
+        self.check_budget(st);
         if let Some(channel) = self.channel.get() {
-            let ready = st.turn.started() && st.screen_ready && st.turn.idle();
+            let ready = st.turn.started() && st.screen_ready && st.turn.idle() && st.budget.open();
             for text in st.delivery.next(ready, Instant::now()) {
                 if let Err(e) = channel.deliver(&text) {
                     warn!(?e, "delivering a prompt");
@@ -228,6 +248,10 @@ impl Conversation {
     /// not shown (see `delivery.rs`).
     pub(crate) fn tick(&self) {
         let mut st = lock(&self.state);
+        // Working time grows by itself: a `wall` budget is reached here.
+        if st.busy_since.is_some() {
+            self.check_budget(&mut st);
+        }
         let idle_since = st.idle_since;
         match st.delivery.tick(idle_since, Instant::now()) {
             Some(Overdue::Redeliver(text)) => {
@@ -289,18 +313,37 @@ impl Conversation {
         })
     }
 
-    /// A client (credential `by`) answers a pending approval; the first
-    /// answer wins.
+    /// Someone inside duet (`by`: a client, a notification's button)
+    /// answers a pending approval; the first answer wins.
     pub(crate) fn approve(
         &self,
         request_id: &str,
         choice: &Choice,
-        by: Option<&str>,
+        by: &DecidedBy,
+    ) -> Result<Approval, SessionError> {
+        self.channel()?;
+        let mut st = lock(&self.state);
+        let approval = self.decide_locked(&mut st, request_id, choice, by)?;
+        drop(st);
+        self.announce(vec![approval.clone()]);
+        Ok(approval)
+    }
+
+    /// [`Conversation::approve`] with the state locked, not announced.
+    fn decide_locked(
+        &self,
+        st: &mut State,
+        request_id: &str,
+        choice: &Choice,
+        by: &DecidedBy,
     ) -> Result<Approval, SessionError> {
         let channel = self.channel()?.clone();
-        let mut st = lock(&self.state);
         let (approval, option) = st.approvals.decide(request_id, choice, by)?;
-        if let Err(e) = channel.decide(request_id, &option) {
+        let sent = match (&by.reason, option.kind.allows()) {
+            (Some(why), false) => channel.decide_because(request_id, &option, why),
+            _ => channel.decide(request_id, &option),
+        };
+        if let Err(e) = sent {
             st.approvals.undo_decision(request_id);
             return Err(e.into());
         }
@@ -315,16 +358,16 @@ impl Conversation {
             state: approval.state,
             by: approval.decided_by_name.clone(),
             chosen: approval.chosen.clone(),
+            decider: approval.decided_by.filter(|d| *d != Decider::Client),
+            reason: approval.reason.clone(),
         });
         if !option.kind.allows() {
             // Agents do not call the model again after a denial; the turn
             // is over until the next prompt.
-            self.turn(&mut st, Signal::Denied);
+            self.turn(st, Signal::Denied);
         } else {
-            self.pump(&mut st);
+            self.pump(st);
         }
-        drop(st);
-        self.announce(vec![approval.clone()]);
         Ok(approval)
     }
 

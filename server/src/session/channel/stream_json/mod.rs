@@ -234,6 +234,15 @@ impl Channel for StreamJson {
     }
 
     fn decide(&self, request_id: &str, option: &ApprovalOption) -> Result<(), ChannelError> {
+        self.decide_because(request_id, option, "Denied from the browser")
+    }
+
+    fn decide_because(
+        &self,
+        request_id: &str,
+        option: &ApprovalOption,
+        why: &str,
+    ) -> Result<(), ChannelError> {
         let allowed = option.kind.allows();
         let input = lock(&self.shared.inputs).remove(request_id);
         let response = if allowed {
@@ -241,7 +250,7 @@ impl Channel for StreamJson {
             // Code takes it as is).
             json!({"behavior": "allow", "updatedInput": input.unwrap_or_else(|| json!({}))})
         } else {
-            json!({"behavior": "deny", "message": "Denied from the browser"})
+            json!({"behavior": "deny", "message": why})
         };
         let line = json!({
             "type": "control_response",

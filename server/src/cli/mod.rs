@@ -1,7 +1,10 @@
 //! Command-line interface: `duet serve`, the terminal client's `run`,
 //! `attach`, `resume` and `ls` (their flags are in `client/args.rs`), and
-//! `duet demo-agent`. Every flag also reads an environment variable, for
-//! containers, systemd and shell aliases.
+//! `duet demo-agent`, `duet policy check` (`policy_check.rs`). Every flag
+//! also reads an environment variable, for containers, systemd and shell
+//! aliases.
+
+mod policy_check;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,8 +14,11 @@ use anyhow::{bail, Context, Result};
 use clap::builder::BoolishValueParser;
 use clap::{Args, Parser, Subcommand};
 
+use crate::clock::parse_duration;
 use crate::config::Profiles;
-use crate::server::{default_state_dir, ServerOptions};
+use crate::server::ServerOptions;
+use crate::state_dir::default_state_dir;
+pub use policy_check::{run_check, CheckArgs, PolicyCommand};
 
 /// Put a terminal program, and its structured chat stream, in front of a browser.
 #[derive(Debug, Parser)]
@@ -57,6 +63,10 @@ pub enum Command {
     /// Mint a named token with a role: prints the token (once) and the
     /// `[[token]]` snippet to paste into the config file (its hash only).
     Token(TokenArgs),
+    /// Approval policies: `duet policy check --config FILE --tool NAME
+    /// --input JSON` prints what the config's `[[policy]]` rules decide.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Hand a Claude Code hook event to its duet session (duet puts this
     /// in the settings of the Claude Code sessions it starts).
     #[command(hide = true)]
@@ -206,36 +216,7 @@ pub struct ServeArgs {
     pub worker_threads: Option<u16>,
 }
 
-/// Parses `90`, `90s`, `15m`, `2h`, `1d`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration like 90s, 15m, 2h or 1d"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86400,
-        _ => return Err(format!("unknown unit {unit:?} in {s:?}; use s, m, h or d")),
-    };
-    Ok(Duration::from_secs(secs))
-}
-
 /// The `host[:port]` of an `http(s)://` URL.
-/// The start URL's base for a server listening on `local`: an unspecified
-/// address is shown as loopback, and an IPv6 one in brackets (a bare
-/// `http://::1:8080` is no URL).
-pub fn local_base_url(local: SocketAddr) -> String {
-    let ip = match local.ip() {
-        ip if ip.is_unspecified() => std::net::IpAddr::from([127, 0, 0, 1]),
-        ip => ip,
-    };
-    format!("http://{}", SocketAddr::new(ip, local.port()))
-}
-
 fn url_host(url: &str) -> Option<String> {
     let (_, rest) = url.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
@@ -351,6 +332,7 @@ impl ServeArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::local_base_url;
 
     fn serve(args: &[&str]) -> Result<(SocketAddr, ServerOptions)> {
         let cli = Cli::try_parse_from(std::iter::once("duet").chain(args.iter().copied()))?;
