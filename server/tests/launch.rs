@@ -29,13 +29,26 @@ async fn server() -> TestServer {
     TestServer::with_profiles(vec![open, closed]).await
 }
 
-fn cmdline(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .unwrap()
-        .split(|b| *b == 0)
-        .filter(|a| !a.is_empty())
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect()
+/// The command line of program `pid`, once it has its own: a program just
+/// spawned may not have reached its exec yet (its command line is still
+/// empty, or the test's, which runs the server).
+async fn cmdline(pid: u32) -> Vec<String> {
+    let read_of = |who: &str| -> Vec<String> {
+        std::fs::read(format!("/proc/{who}/cmdline"))
+            .unwrap_or_default()
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect()
+    };
+    let ours = read_of("self");
+    let read = || read_of(&pid.to_string());
+    support::poll::eventually("the program's exec", || async {
+        let args = read();
+        !args.is_empty() && args != ours
+    })
+    .await;
+    read()
 }
 
 async fn create(server: &TestServer, body: Value) -> (u16, Value) {
@@ -62,7 +75,7 @@ async fn the_program_runs_in_the_owners_directory_with_the_owners_arguments() {
         std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap(),
         project.path().canonicalize().unwrap()
     );
-    let args = cmdline(pid);
+    let args = cmdline(pid).await;
     assert_eq!(
         args[args.len() - 2..],
         ["--token-delay-ms", "2"],
@@ -179,6 +192,6 @@ async fn only_the_owner_chooses_and_a_resume_runs_the_same_way() {
     assert_eq!(resp.status(), 201);
     let next: SessionInfo = resp.json().await.unwrap();
     assert_eq!(next.work_dir.as_deref(), Some(dir));
-    let args = cmdline(next.pid.unwrap());
+    let args = cmdline(next.pid.unwrap()).await;
     assert_eq!(args[args.len() - 2..], ["--extra", "x"], "{args:?}");
 }
