@@ -23,7 +23,7 @@ const RUN_LIMIT: Duration = Duration::from_secs(90);
 
 /// An installed program from the cache, or `None` (skip) when it is missing
 /// and `skip_var` is `1`; missing otherwise fails with how to install it.
-fn installed(relative: &str, skip_var: &str, install: &str) -> Option<PathBuf> {
+pub(super) fn installed(relative: &str, skip_var: &str, install: &str) -> Option<PathBuf> {
     let path = cache_dir().join(relative);
     if path.is_file() {
         return Some(path);
@@ -92,6 +92,9 @@ impl Dirs {
     }
 }
 
+pub(crate) use codex::config as codex_config;
+pub(crate) use gemini::settings as gemini_settings;
+
 mod gemini {
     use super::*;
 
@@ -106,7 +109,7 @@ mod gemini {
     /// Gemini CLI's settings for an offline run: the API key as the auth
     /// type (no dialog), no update check or notice, no usage statistics or
     /// telemetry.
-    fn settings(home: &Path) {
+    pub(crate) fn settings(home: &Path) {
         let dir = home.join(".gemini");
         std::fs::create_dir_all(&dir).unwrap();
         let settings = json!({
@@ -194,7 +197,7 @@ mod codex {
     /// `$CODEX_HOME/config.toml` for an offline run: the mock as a custom
     /// model provider speaking the Responses API, its key from an
     /// environment variable, no update check, no analytics.
-    fn config(codex_home: &Path, base_url: &str) {
+    pub(crate) fn config(codex_home: &Path, base_url: &str) {
         std::fs::create_dir_all(codex_home).unwrap();
         let toml = format!(
             "model = \"mock-model\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\n\
