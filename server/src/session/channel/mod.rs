@@ -26,6 +26,7 @@ pub(crate) mod decisions;
 pub(crate) mod delivery;
 pub(crate) mod dual_output;
 pub(crate) mod held;
+mod hook_socket;
 pub(crate) mod log;
 pub(crate) mod piped;
 mod start;
@@ -97,6 +98,19 @@ pub(crate) trait Channel: Send + Sync + 'static {
     fn set_mode(&self, _mode: &str) -> Result<(), ChannelError> {
         Err(ChannelError::Invalid(
             "this agent offers no modes duet can switch".into(),
+        ))
+    }
+
+    /// Switches the agent to one of the models it offered (ACP
+    /// `session/set_model`). No route calls it yet: the browser's model
+    /// picker is issue 31 point 4 (`acp/tests.rs` drives it meanwhile).
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "chosen from the browser with issue 31 point 4")
+    )]
+    fn set_model(&self, _model: &str) -> Result<(), ChannelError> {
+        Err(ChannelError::Invalid(
+            "this agent offers no models duet can switch".into(),
         ))
     }
 
