@@ -5,42 +5,25 @@
 //! telemetry; docs/gemini-cli.md §2 and docs/codex.md §2 give the why of
 //! each setting.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::mocks::gemini::MockGemini;
+use crate::mocks::gemini::{write_settings, MockGemini};
 use crate::mocks::openai_responses::{MockResponses, QUIET_TRIGGER};
 use crate::mocks::{reply_to, AFTER_TOOL, SIDE_REPLY, TOOL_FILE, TOOL_TRIGGER};
-use crate::support::installed::cache_dir;
+use crate::support::installed::{codex, gemini};
 
 /// Longest a headless run may take (Gemini CLI starts in ~2 s, Codex in
 /// well under one; both far slower on a loaded machine).
 const RUN_LIMIT: Duration = Duration::from_secs(90);
 
-/// An installed program from the cache, or `None` (skip) when it is missing
-/// and `skip_var` is `1`; missing otherwise fails with how to install it.
-pub(super) fn installed(relative: &str, skip_var: &str, install: &str) -> Option<PathBuf> {
-    let path = cache_dir().join(relative);
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var(skip_var).as_deref() == Ok("1") {
-        eprintln!("SKIPPED: {} not installed", path.display());
-        return None;
-    }
-    panic!(
-        "{} not found. Install it with {install}, or set {skip_var}=1.",
-        path.display()
-    );
-}
-
 /// Runs `program args` in `cwd` with only `env` (and the PATH, for `node`),
 /// and returns its output once it exits.
-async fn run(program: &Path, args: &[&str], cwd: &Path, env: &[(&str, String)]) -> Output {
+async fn run(program: &Path, args: &[&str], cwd: &Path, env: &[(String, String)]) -> Output {
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
         .current_dir(cwd)
@@ -92,45 +75,21 @@ impl Dirs {
     }
 }
 
-pub(crate) use codex::config as codex_config;
-pub(crate) use gemini::settings as gemini_settings;
-
 mod gemini {
     use super::*;
 
-    fn gemini() -> Option<PathBuf> {
-        installed(
-            "gemini-cli-0.61.0/node_modules/.bin/gemini",
-            "DUET_SKIP_GEMINI",
-            "scripts/install-gemini.sh",
-        )
-    }
-
-    /// Gemini CLI's settings for an offline run: the API key as the auth
-    /// type (no dialog), no update check or notice, no usage statistics or
-    /// telemetry.
-    pub(crate) fn settings(home: &Path) {
-        let dir = home.join(".gemini");
-        std::fs::create_dir_all(&dir).unwrap();
-        let settings = json!({
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-            "privacy": {"usageStatisticsEnabled": false},
-            "telemetry": {"enabled": false},
-        });
-        std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
-    }
-
     async fn headless(dirs: &Dirs, mock: &MockGemini, args: &[&str]) -> Option<Output> {
         let program = gemini()?;
-        settings(dirs.home.path());
-        let env = [
-            ("HOME", dirs.home.path().to_string_lossy().into_owned()),
-            ("GOOGLE_GEMINI_BASE_URL", mock.base_url.clone()),
-            ("GEMINI_API_KEY", "mock-key".into()),
-            ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
-        ];
-        Some(run(&program, args, dirs.work.path(), &env).await)
+        write_settings(dirs.home.path());
+        Some(
+            run(
+                &program,
+                args,
+                dirs.work.path(),
+                &mock.env(dirs.home.path()),
+            )
+            .await,
+        )
     }
 
     /// A prompt is routed (the side request gets the filled schema), then
@@ -186,36 +145,9 @@ mod gemini {
 mod codex {
     use super::*;
 
-    fn codex() -> Option<PathBuf> {
-        installed(
-            "codex-0.171.0/node_modules/.bin/codex",
-            "DUET_SKIP_CODEX",
-            "scripts/install-codex.sh",
-        )
-    }
-
-    /// `$CODEX_HOME/config.toml` for an offline run: the mock as a custom
-    /// model provider speaking the Responses API, its key from an
-    /// environment variable, no update check, no analytics.
-    pub(crate) fn config(codex_home: &Path, base_url: &str) {
-        std::fs::create_dir_all(codex_home).unwrap();
-        let toml = format!(
-            "model = \"mock-model\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\n\
-             [model_providers.mock]\nname = \"Mock\"\nbase_url = \"{base_url}\"\n\
-             wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n\n[analytics]\nenabled = false\n"
-        );
-        std::fs::write(codex_home.join("config.toml"), toml).unwrap();
-    }
-
     async fn exec(dirs: &Dirs, mock: &MockResponses, args: &[&str]) -> Option<Output> {
         let program = codex()?;
-        let codex_home = dirs.home.path().join(".codex");
-        config(&codex_home, &mock.base_url);
-        let env = [
-            ("HOME", dirs.home.path().to_string_lossy().into_owned()),
-            ("CODEX_HOME", codex_home.to_string_lossy().into_owned()),
-            ("MOCK_API_KEY", "mock-key".into()),
-        ];
+        let env = mock.env(dirs.home.path());
         let mut all = vec!["exec", "--skip-git-repo-check"];
         all.extend_from_slice(args);
         Some(run(&program, &all, dirs.work.path(), &env).await)

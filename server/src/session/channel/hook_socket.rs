@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
+use tracing::warn;
+
 use crate::sync::lock;
 
 /// Largest hook message taken (a payload carries a tool's input or output).
@@ -33,6 +35,33 @@ pub(crate) fn bind(socket: &Path) -> Result<UnixListener> {
     }
     let _ = std::fs::remove_file(socket);
     UnixListener::bind(socket).with_context(|| format!("listening on {}", socket.display()))
+}
+
+/// The shell command a hook runs: this `duet` handing `event` to `socket`.
+pub(crate) fn command(duet: &Path, socket: &Path, event: &str) -> String {
+    format!(
+        "{} hook --socket {} {event}",
+        shell_quote(&duet.to_string_lossy()),
+        shell_quote(&socket.to_string_lossy())
+    )
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The next hook connection (a failed accept, say out of descriptors, is
+/// logged and tried again a moment later).
+pub(crate) async fn accept(listener: &UnixListener) -> UnixStream {
+    loop {
+        match listener.accept().await {
+            Ok((s, _)) => return s,
+            Err(e) => {
+                warn!(?e, "accepting a hook connection");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
 }
 
 /// Opens (owner-only, appending) the file every payload is kept in.

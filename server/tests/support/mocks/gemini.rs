@@ -111,6 +111,22 @@ pub fn script(body: &Value) -> Reply {
     Reply::Text(reply_words(&prompt))
 }
 
+/// Writes `<home>/.gemini/settings.json` for a Gemini CLI run offline
+/// against this mock: the API key as the auth type (no dialog), no update
+/// check or notice, no usage statistics or telemetry (docs/gemini-cli.md
+/// §2).
+pub fn write_settings(home: &std::path::Path) {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+}
+
 /// A running mock; stops when dropped.
 pub struct MockGemini {
     /// What `GOOGLE_GEMINI_BASE_URL` should be: `http://127.0.0.1:PORT`
@@ -120,6 +136,20 @@ pub struct MockGemini {
 }
 
 impl MockGemini {
+    /// The environment that points Gemini CLI at this mock, with `home`
+    /// as its HOME (see [`write_settings`]).
+    pub fn env(&self, home: &std::path::Path) -> Vec<(String, String)> {
+        [
+            ("HOME", home.to_string_lossy().into_owned()),
+            ("GOOGLE_GEMINI_BASE_URL", self.base_url.clone()),
+            ("GEMINI_API_KEY", "mock-key".into()),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
     /// Binds 127.0.0.1:0 and serves in the background.
     pub async fn start() -> Self {
         let app = Router::new()

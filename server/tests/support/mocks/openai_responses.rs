@@ -148,6 +148,20 @@ pub fn script(body: &Value) -> Reply {
     Reply::Text(reply_words(&prompt))
 }
 
+/// Writes `<codex_home>/config.toml` for a Codex run offline against the
+/// mock at `base_url`: it as a custom model provider speaking the
+/// Responses API, its key from `MOCK_API_KEY`, no update check, no
+/// analytics (docs/codex.md §2).
+pub fn write_config(codex_home: &std::path::Path, base_url: &str) {
+    std::fs::create_dir_all(codex_home).unwrap();
+    let toml = format!(
+        "model = \"{MODEL}\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\n\
+         [model_providers.mock]\nname = \"Mock\"\nbase_url = \"{base_url}\"\n\
+         wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n\n[analytics]\nenabled = false\n"
+    );
+    std::fs::write(codex_home.join("config.toml"), toml).unwrap();
+}
+
 /// A running mock; stops when dropped.
 pub struct MockResponses {
     /// What a Codex `model_providers.<id>.base_url` should be:
@@ -157,6 +171,21 @@ pub struct MockResponses {
 }
 
 impl MockResponses {
+    /// The environment that points Codex at this mock: `home` as HOME,
+    /// `home/.codex` as CODEX_HOME (with [`write_config`] written there).
+    pub fn env(&self, home: &std::path::Path) -> Vec<(String, String)> {
+        let codex_home = home.join(".codex");
+        write_config(&codex_home, &self.base_url);
+        [
+            ("HOME", home.to_string_lossy().into_owned()),
+            ("CODEX_HOME", codex_home.to_string_lossy().into_owned()),
+            ("MOCK_API_KEY", "mock-key".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
     /// Binds 127.0.0.1:0 and serves in the background.
     pub async fn start() -> Self {
         let app = Router::new()

@@ -58,11 +58,7 @@ pub(crate) const HOOK_EVENTS: &[&str] = &[
 pub(crate) fn settings_json(duet: &Path, socket: &Path) -> String {
     let mut hooks = serde_json::Map::new();
     for event in HOOK_EVENTS {
-        let command = format!(
-            "{} hook --socket {} {event}",
-            shell_quote(&duet.to_string_lossy()),
-            shell_quote(&socket.to_string_lossy())
-        );
+        let command = hook_socket::command(duet, socket, event);
         let mut hook = json!({"type": "command", "command": command});
         if *event == "PermissionRequest" {
             // Claude kills a hook at its timeout (and keeps its dialog);
@@ -72,10 +68,6 @@ pub(crate) fn settings_json(duet: &Path, socket: &Path) -> String {
         hooks.insert(event.to_string(), json!([{ "hooks": [hook] }]));
     }
     json!({ "hooks": hooks }).to_string()
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// A PermissionRequest hook waiting for its answer.
