@@ -67,7 +67,7 @@ bash scripts/install-claude.sh
 bash scripts/install-claude-acp.sh >/dev/null
 
 step "Gemini CLI and Codex (with codex-acp) for the end-to-end tests"
-# gemini_e2e, codex_e2e, acp_gemini_codex_e2e and agent_mocks run them; a
+# gemini_e2e, codex_e2e and agent_mocks (their ACP modes too) run them; a
 # missing install fails those tests (by design: DUET_SKIP_GEMINI /
 # DUET_SKIP_CODEX=1 skip them on purpose).
 bash scripts/install-gemini.sh >/dev/null

@@ -5,12 +5,15 @@
 //! Those two need `scripts/install-gemini.sh` and `scripts/install-codex.sh`
 //! (under `DUET_CACHE_DIR`, default `<repo>/.cache`); without them they
 //! fail, unless `DUET_SKIP_GEMINI=1` / `DUET_SKIP_CODEX=1`, which make them
-//! print a skip line and pass. Both agents through duet:
-//! `gemini_e2e`, `codex_e2e`, `acp_gemini_e2e`, `acp_codex_e2e`.
+//! print a skip line and pass. `acp` drives both through duet's ACP channel
+//! (`gemini --acp`, codex-acp); their TUIs through duet are `gemini_e2e` and
+//! `codex_e2e`.
 
 #[path = "support/mocks/mod.rs"]
 mod mocks;
 mod support;
 
+#[path = "agent_mocks/acp.rs"]
+mod acp;
 #[path = "agent_mocks/real.rs"]
 mod real;

@@ -18,15 +18,12 @@ mod mocks;
 mod support;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use duet_protocol::ids::SessionId;
-use duet_protocol::rest::{Approval, ApprovalOptionKind, ApprovalState, Decider};
-use duet_protocol::ws::{ClientMessage, ServerMessage};
+use duet_protocol::rest::{ApprovalOptionKind, ApprovalState, Decider};
 use duet_server::config::{self, ChannelKind, Profile};
 use mocks::gemini::{write_settings, MockGemini, WRITE_CONTENT, WRITE_FILE, WRITE_TRIGGER};
 use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_FILE, TOOL_TRIGGER};
-use serde_json::json;
 use support::{assistant_text, kind, Client, TestServer};
 use tempfile::TempDir;
 
@@ -65,15 +62,7 @@ impl Run {
             channel: Some(ChannelKind::Gemini),
             resume_args: Some(config::GEMINI_RESUME_ARGS.map(String::from).to_vec()),
         };
-        let server = TestServer::with_profiles(vec![profile]).await;
-        let created = Instant::now();
-        let session = server.create("gemini").await;
-        assert_eq!(session.channel.kind, "gemini");
-        let mut client = server.connect(session.id, None).await;
-        client
-            .until_event(|e| e["subtype"] == "session_start")
-            .await;
-        eprintln!("measured: start to session_start {:?}", created.elapsed());
+        let (server, session, client, _) = support::one_session(profile).await;
         Some(Run {
             workspace,
             _home: home,
@@ -92,39 +81,6 @@ impl Run {
 
     async fn turn_over(&mut self) {
         self.client.until_event(|e| kind(e) == "result").await;
-    }
-
-    async fn choose(&mut self, a: &Approval, kind: ApprovalOptionKind) {
-        let option = a
-            .options
-            .iter()
-            .find(|o| o.kind == kind)
-            .unwrap_or_else(|| panic!("no {kind:?} option in {:?}", a.options))
-            .id
-            .clone();
-        self.client
-            .send(&ClientMessage::Approve {
-                request_id: a.request_id.clone(),
-                allowed: None,
-                option: Some(option),
-                id: None,
-            })
-            .await;
-    }
-
-    /// The approval once the agent has confirmed its outcome.
-    async fn settled(&mut self, request_id: &str) -> Approval {
-        match self
-            .client
-            .until(|m| {
-                matches!(m, ServerMessage::Approval(a)
-                    if a.request_id == request_id && a.state != ApprovalState::Pending && a.confirmed)
-            })
-            .await
-        {
-            ServerMessage::Approval(a) => a,
-            _ => unreachable!(),
-        }
     }
 
     /// Presses Enter until Gemini takes what its input box holds. An
@@ -183,8 +139,8 @@ async fn prompts_and_approvals_from_the_browser() {
             "No, suggest changes"
         ]
     );
-    run.choose(&a, ApprovalOptionKind::AllowOnce).await;
-    let done = run.settled(&a.request_id).await;
+    run.client.choose(&a, ApprovalOptionKind::AllowOnce).await;
+    let done = run.client.settled(&a.request_id).await;
     assert_eq!(done.state, ApprovalState::Allowed);
     assert_eq!(done.decided_by, Some(Decider::Client));
     run.reply(AFTER_TOOL).await;
@@ -196,8 +152,8 @@ async fn prompts_and_approvals_from_the_browser() {
     std::fs::remove_file(run.tool_file()).unwrap();
     run.client.submit(TOOL_TRIGGER).await;
     let b = run.client.pending_approval().await;
-    run.choose(&b, ApprovalOptionKind::RejectOnce).await;
-    let done = run.settled(&b.request_id).await;
+    run.client.choose(&b, ApprovalOptionKind::RejectOnce).await;
+    let done = run.client.settled(&b.request_id).await;
     assert_eq!(done.state, ApprovalState::Denied);
     run.client.submit("after the denial").await;
     run.reply(&reply_to("after the denial")).await;
@@ -211,9 +167,9 @@ async fn prompts_and_approvals_from_the_browser() {
     assert_eq!(c.tool_name, "write_file");
     assert_eq!(c.options.len(), 3, "{:?}", c.options);
     assert_eq!(c.options[2].id, "4", "{:?}", c.options);
-    run.choose(&c, ApprovalOptionKind::AllowOnce).await;
+    run.client.choose(&c, ApprovalOptionKind::AllowOnce).await;
     assert_eq!(
-        run.settled(&c.request_id).await.state,
+        run.client.settled(&c.request_id).await.state,
         ApprovalState::Allowed
     );
     run.reply(AFTER_TOOL).await;
@@ -244,7 +200,7 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     let a = run.client.pending_approval().await;
     run.client.until_screen("Allow once").await;
     run.client.keys(b"1").await;
-    let done = run.settled(&a.request_id).await;
+    let done = run.client.settled(&a.request_id).await;
     assert_eq!(done.state, ApprovalState::Allowed);
     assert_eq!(done.decided_by, Some(Decider::Terminal));
     run.reply(AFTER_TOOL).await;
@@ -257,7 +213,7 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     let b = run.client.pending_approval().await;
     run.client.until_screen("No, suggest changes").await;
     run.client.keys(b"3").await;
-    let done = run.settled(&b.request_id).await;
+    let done = run.client.settled(&b.request_id).await;
     assert_eq!(done.state, ApprovalState::Denied);
     assert_eq!(done.decided_by, Some(Decider::Terminal));
     let (_, end) = run.client.until_event(|e| kind(e) == "result").await;
@@ -272,14 +228,7 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     run.client
         .until_event(|e| e["subtype"] == "session_end")
         .await;
-    let exit = match run
-        .client
-        .until(|m| matches!(m, ServerMessage::Exit(_)))
-        .await
-    {
-        ServerMessage::Exit(e) => e,
-        _ => unreachable!(),
-    };
+    let exit = run.client.exited().await;
     assert_eq!(exit.code, Some(0), "{exit:?}");
     run.server.shutdown().await;
 }
@@ -293,23 +242,8 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     run.reply(&reply_to("remember the word kiwi")).await;
     run.turn_over().await;
     run.client.submit("/exit").await;
-    run.client
-        .until(|m| matches!(m, ServerMessage::Exit(_)))
-        .await;
-    let ended = run.server.info(run.id).await;
-    assert!(ended.resumable, "{ended:?}");
-    let agent_id = ended.agent_session_id.clone().unwrap();
-
-    let resp = run
-        .server
-        .post_json(&format!("/api/sessions/{}/resume", run.id), json!({}))
-        .await;
-    assert_eq!(resp.status(), 201);
-    let resumed: duet_protocol::rest::SessionInfo = resp.json().await.unwrap();
-    let mut c = run.server.connect(resumed.id, None).await;
-    let (_, start) = c.until_event(|e| e["subtype"] == "session_start").await;
-    assert_eq!(start["data"]["source"], "resume", "{start}");
-    assert_eq!(start["data"]["session_id"], agent_id.as_str());
+    run.client.exited().await;
+    let mut c = run.server.resume_ended(run.id).await;
     c.submit("what was the word?").await;
     c.until_event(|e| assistant_text(e).contains("what was the word?"))
         .await;

@@ -1,10 +1,12 @@
 //! Sessions are freed, whatever their channel: for every kind of side
-//! channel, 200 sessions are started (each waits for its agent's
+//! channel, 200 sessions (40 of the heavier Gemini and Codex stand-ins)
+//! are started (each waits for its agent's
 //! handshake, every tenth answers a prompt) and purged, or ended and left
 //! to their retention; afterwards no session is left in memory
 //! (`duet_sessions_in_memory`) and the process has the descriptors it had
 //! before (the Gemini channel's fake agent runs its hooks as Gemini CLI
-//! does). The Claude, stream-json and ACP channels once held their
+//! does; the Codex channel's runs an app server and a TUI attached to it,
+//! as Codex does). The Claude, stream-json and ACP channels once held their
 //! conversation while it held them: each of their sessions kept its
 //! files and pipes open after its purge (200 stream-json sessions: 14 →
 //! 1,274 descriptors).
@@ -19,6 +21,10 @@ use support::{kind, TestServer, DEADLINE, TOKEN};
 
 /// Sessions started and freed per test.
 const SESSIONS: usize = 200;
+/// Sessions for the kinds whose stand-in runs two programs per session and
+/// one more per hook (Gemini, Codex): a fifth as many show a leak as
+/// surely (one descriptor a session is 40), in a fifth of the time.
+const HEAVY_SESSIONS: usize = 40;
 /// How many at once.
 const BATCH: usize = 8;
 /// Every this many sessions one answers a prompt.
@@ -86,6 +92,13 @@ fn profile_of(kind: ChannelKind) -> Profile {
             p.ready_text = Some(duet_server::config::GEMINI_READY_TEXT.into());
             p
         }
+        // The command itself: the channel runs it again as its app server.
+        ChannelKind::Codex => profile(
+            "agent",
+            &fixture("fake_codex.py"),
+            vec!["--remote".into(), "{codex_remote}".into()],
+            kind,
+        ),
         ChannelKind::None => profile(
             "agent",
             "sh",
@@ -184,8 +197,9 @@ async fn in_memory(server: &TestServer, http: &reqwest::Client) -> f64 {
     gauge(&text, "duet_sessions_in_memory")
 }
 
-/// Starts and lets go of [`SESSIONS`] sessions of `kind_`, purged or left
-/// to a short retention, and checks that nothing of them stays.
+/// Starts and lets go of [`SESSIONS`] (or [`HEAVY_SESSIONS`]) sessions of
+/// `kind_`, purged or left to a short retention, and checks that nothing
+/// of them stays.
 async fn churn(kind_: ChannelKind, purge: bool) {
     let server = TestServer::start_with(|o| {
         let profiles = duet_server::config::Profiles::from_config(
@@ -210,7 +224,11 @@ async fn churn(kind_: ChannelKind, purge: bool) {
     wait_until(|| async { in_memory(&server, &http).await == 0.0 }).await;
     let before = open_fds();
 
-    for batch in 0..SESSIONS / BATCH {
+    let sessions = match kind_ {
+        ChannelKind::Gemini | ChannelKind::Codex => HEAVY_SESSIONS,
+        _ => SESSIONS,
+    };
+    for batch in 0..sessions / BATCH {
         let runs = (0..BATCH).map(|i| live_one(&server, &http, kind_, batch * BATCH + i, purge));
         futures_util::future::join_all(runs).await;
     }
@@ -277,6 +295,7 @@ kinds! {
     dual_output: ChannelKind::DualOutput,
     claude: ChannelKind::Claude,
     gemini: ChannelKind::Gemini,
+    codex: ChannelKind::Codex,
     stream_json: ChannelKind::StreamJson,
     stream_json_per_turn: ChannelKind::StreamJsonPerTurn,
     acp: ChannelKind::Acp,

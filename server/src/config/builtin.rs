@@ -48,6 +48,24 @@ pub const GEMINI_RESUME_ARGS: [&str; 2] = ["--resume", "{agent_session_id}"];
 /// dialog (trust, auth) may be open, which a pasted prompt would answer.
 pub const GEMINI_READY_TEXT: &str = "Type your message";
 
+/// Codex's TUI under duet: attached to the app server duet runs for the
+/// session (so it starts no daemon of its own), asking before it runs
+/// what the sandbox does not allow (docs/codex.md §7).
+pub const CODEX_ARGS: [&str; 6] = [
+    "--remote",
+    "{codex_remote}",
+    "-a",
+    "on-request",
+    "-s",
+    "workspace-write",
+];
+
+/// [`CODEX_ARGS`] continuing the thread `{agent_session_id}` (a resumed
+/// remote thread keeps its own approval policy and sandbox: Codex refuses
+/// them on the command line).
+pub const CODEX_RESUME_ARGS: [&str; 4] =
+    ["--remote", "{codex_remote}", "resume", "{agent_session_id}"];
+
 /// What every Gemini CLI profile sets: the session's directory counts as
 /// trusted (Gemini runs no hooks in a folder it does not trust, and asks
 /// in a dialog first), and one Node process instead of two.
@@ -235,12 +253,26 @@ fn gemini_builtin(find: impl Fn(&str) -> Option<PathBuf>) -> Vec<Profile> {
     ]
 }
 
-/// Codex over ACP (`codex-acp`, when `find` finds its adapter), in the
-/// mode that asks before it writes outside the workspace or runs a command
-/// needing more: its default, "Auto review", has a model approve instead
-/// of the user (docs/codex.md §6).
+/// Codex in its TUI (`codex`, the chat from the app server it is attached
+/// to, when `find` finds `codex`) and over ACP (`codex-acp`, when it finds
+/// the adapter), the latter in the mode that asks before it writes outside
+/// the workspace or runs a command needing more: its default, "Auto
+/// review", has a model approve instead of the user (docs/codex.md §6).
 fn codex_builtin(find: impl Fn(&str) -> Option<PathBuf>) -> Vec<Profile> {
     let mut profiles = Vec::new();
+    if find("codex").is_some() {
+        profiles.push(Profile {
+            name: "codex".into(),
+            description: Some("Codex, its chat from the app server its TUI runs on".into()),
+            command: "codex".into(),
+            args: CODEX_ARGS.map(String::from).to_vec(),
+            env: BTreeMap::new(),
+            cwd: None,
+            ready_text: None,
+            channel: Some(ChannelKind::Codex),
+            resume_args: Some(CODEX_RESUME_ARGS.map(String::from).to_vec()),
+        });
+    }
     if find("codex-acp").is_some() {
         profiles.push(Profile {
             name: "codex-acp".into(),
@@ -297,6 +329,7 @@ mod tests {
         let expected = [
             ("gemini", "gemini", true),
             ("gemini-acp", "acp", true),
+            ("codex", "codex", true),
             ("codex-acp", "acp", true),
         ];
         let expected: Vec<(String, String, bool)> = expected
@@ -305,7 +338,7 @@ mod tests {
             .collect();
         assert_eq!(kinds, expected);
         let codex = codex_builtin(all);
-        assert_eq!(codex[0].env["INITIAL_AGENT_MODE"], "workspace-write");
+        assert_eq!(codex[1].env["INITIAL_AGENT_MODE"], "workspace-write");
     }
 
     #[test]

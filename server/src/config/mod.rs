@@ -39,7 +39,7 @@
 //! - `cwd`: its working directory, which must exist; default `{work_dir}`.
 //! - `ready_text`: prompts wait until the screen shows this text.
 //! - `channel`: how duet learns what the agent does and tells it what the
-//!   user wants: `dual_output`, `claude`, `gemini`, `stream_json`,
+//!   user wants: `dual_output`, `claude`, `gemini`, `codex`, `stream_json`,
 //!   `stream_json_per_turn`, `acp` or `none` (docs/agents.md). Default:
 //!   `dual_output` for a profile that mentions `{events_file}`, else `none`.
 //!
@@ -62,6 +62,8 @@
 //!   process, which the next one continues).
 //! - `{claude_settings}`: for `channel = "claude"`, which needs it: the
 //!   `--settings` JSON that leads Claude Code's hooks to duet.
+//! - `{codex_remote}`: for `channel = "codex"`, which needs it after
+//!   `--remote`: the app server (`unix://…`) duet runs for the session.
 //! - `{prompt}`: for `channel = "stream_json_per_turn"` only, the prompt of
 //!   the turn, in `args` and `resume_args` (without it, the prompt goes to
 //!   the program's stdin).
@@ -77,8 +79,8 @@ use duet_protocol::rest::ProfileInfo;
 use serde::Deserialize;
 
 pub use builtin::{
-    CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, GEMINI_ARGS, GEMINI_ENV, GEMINI_READY_TEXT,
-    GEMINI_RESUME_ARGS, QWEN_READY_TEXT,
+    CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, CODEX_ARGS, CODEX_RESUME_ARGS, GEMINI_ARGS,
+    GEMINI_ENV, GEMINI_READY_TEXT, GEMINI_RESUME_ARGS, QWEN_READY_TEXT,
 };
 use profile::check_placeholders;
 pub use profile::{ChannelKind, Profile};
@@ -185,6 +187,10 @@ impl Profiles {
                     "profile {:?}: channel \"claude\" needs \"--settings\", \"{{claude_settings}}\" in its arguments (that is how its hooks reach duet)",
                     resolved.name
                 ),
+                Some(ChannelKind::Codex) if !resolved.mentions("{codex_remote}") => bail!(
+                    "profile {:?}: channel \"codex\" needs \"--remote\", \"{{codex_remote}}\" in its arguments (that is how its TUI reaches the app server duet runs)",
+                    resolved.name
+                ),
                 Some(kind) if kind != ChannelKind::StreamJsonPerTurn && resolved.mentions("{prompt}") => bail!(
                     "profile {:?}: {{prompt}} is only for channel \"stream_json_per_turn\"",
                     resolved.name
@@ -276,6 +282,7 @@ mod tests {
                 cols: 80,
                 rows: 24,
                 claude_settings: "",
+                codex_remote: "",
                 agent_session_id: "",
             },
             false,

@@ -14,7 +14,8 @@
 //!
 //! Kinds: `dual_output` (Qwen Code, the demo agent: JSONL files),
 //! `claude` (Claude Code's hooks), `gemini` (Gemini CLI's hooks, its
-//! approval dialog answered with keys), `stream_json` (headless agents
+//! approval dialog answered with keys), `codex` (Codex's TUI on an app
+//! server duet is a client of too), `stream_json` (headless agents
 //! speaking stream-json on their stdin and stdout; `stream_json_per_turn`
 //! for print-mode ones) and `acp` (the Agent Client Protocol, duet the
 //! client).
@@ -22,6 +23,7 @@
 pub(crate) mod acp;
 pub(crate) mod approvals;
 pub(crate) mod claude;
+pub(crate) mod codex;
 pub(crate) mod conversation;
 pub(crate) mod decisions;
 pub(crate) mod delivery;

@@ -11,7 +11,7 @@ use tracing::Instrument;
 
 use super::conversation::Sink;
 use super::dual_output::watcher::Watcher;
-use super::{acp, claude, dual_output, gemini, stream_json, Channel, Conversation};
+use super::{acp, claude, codex, dual_output, gemini, stream_json, Channel, Conversation};
 use crate::config::{ChannelKind, Placeholders, ResolvedProfile, SpawnOptions};
 use crate::session::terminal::pipes::Piped;
 use crate::session::terminal::pty::{self, Pty};
@@ -152,6 +152,7 @@ pub(crate) fn start(setup: Setup<'_>) -> Result<Started> {
         ChannelKind::DualOutput => dual_output::start(&setup),
         ChannelKind::Claude => claude::start(&setup),
         ChannelKind::Gemini => gemini::start(&setup),
+        ChannelKind::Codex => codex::start(&setup),
         ChannelKind::StreamJson => stream_json::start(&setup),
         ChannelKind::StreamJsonPerTurn => stream_json::per_turn::start(&setup),
         ChannelKind::Acp => acp::start(&setup),
@@ -174,6 +175,7 @@ pub(crate) fn duet_writes_events(kind: ChannelKind) -> bool {
         ChannelKind::DualOutput | ChannelKind::None => false,
         ChannelKind::Claude
         | ChannelKind::Gemini
+        | ChannelKind::Codex
         | ChannelKind::StreamJson
         | ChannelKind::StreamJsonPerTurn
         | ChannelKind::Acp => true,
