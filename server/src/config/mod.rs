@@ -304,6 +304,8 @@ mod tests {
             // `{prompt}` only means something to a per-turn agent.
             "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]",
             "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]\nchannel = \"stream_json\"",
+            // A Codex TUI not attached to duet's app server: no chat.
+            "[[profile]]\nname = \"a\"\ncommand = \"codex\"\nchannel = \"codex\"",
             "",
         ];
         for text in bad {
