@@ -122,17 +122,7 @@ impl Run {
     }
 
     async fn settled(&mut self, request_id: &str) -> duet_protocol::rest::Approval {
-        match self
-            .client
-            .until(|m| {
-                matches!(m, ServerMessage::Approval(a)
-                    if a.request_id == request_id && a.state != ApprovalState::Pending && a.confirmed)
-            })
-            .await
-        {
-            ServerMessage::Approval(a) => a,
-            _ => unreachable!(),
-        }
+        self.client.settled(request_id).await
     }
 
     /// Answers Claude's dialog in the terminal, as a person would: presses

@@ -1,9 +1,12 @@
 //! Sessions are freed, whatever their channel: for every kind of side
-//! channel, 200 sessions are started (each waits for its agent's
+//! channel, 200 sessions (40 of the heavier Gemini and Codex stand-ins)
+//! are started (each waits for its agent's
 //! handshake, every tenth answers a prompt) and purged, or ended and left
 //! to their retention; afterwards no session is left in memory
 //! (`duet_sessions_in_memory`) and the process has the descriptors it had
-//! before. The Claude, stream-json and ACP channels once held their
+//! before (the Gemini channel's fake agent runs its hooks as Gemini CLI
+//! does; the Codex channel's runs an app server and a TUI attached to it,
+//! as Codex does). The Claude, stream-json and ACP channels once held their
 //! conversation while it held them: each of their sessions kept its
 //! files and pipes open after its purge (200 stream-json sessions: 14 →
 //! 1,274 descriptors).
@@ -18,6 +21,10 @@ use support::{eventually, kind, metric, open_fds, within, TestServer, DEADLINE, 
 
 /// Sessions started and freed per test.
 const SESSIONS: usize = 200;
+/// Sessions for the kinds whose stand-in runs two programs per session and
+/// one more per hook (Gemini, Codex): a fifth as many show a leak as
+/// surely (one descriptor a session is 40), in a fifth of the time.
+const HEAVY_SESSIONS: usize = 40;
 /// How many at once.
 const BATCH: usize = 8;
 /// Every this many sessions one answers a prompt.
@@ -75,6 +82,24 @@ fn profile_of(kind: ChannelKind) -> Profile {
             kind,
         ),
         ChannelKind::Acp => profile("agent", "python3", python("fake_acp_agent.py", &[]), kind),
+        ChannelKind::Gemini => {
+            let mut p = profile("agent", "python3", python("fake_gemini.py", &[]), kind);
+            // Its settings come from the user's home: one of the test's own.
+            let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("leaks-gemini-home");
+            std::fs::create_dir_all(&home).unwrap();
+            p.env
+                .insert("HOME".into(), home.to_string_lossy().into_owned());
+            // As the built-in profile: prompts wait for its input box.
+            p.ready_text = Some(duet_server::config::GEMINI_READY_TEXT.into());
+            p
+        }
+        // The command itself: the channel runs it again as its app server.
+        ChannelKind::Codex => profile(
+            "agent",
+            &fixture("fake_codex.py"),
+            vec!["--remote".into(), "{codex_remote}".into()],
+            kind,
+        ),
         ChannelKind::None => profile(
             "agent",
             "sh",
@@ -159,8 +184,9 @@ async fn in_memory(server: &TestServer, http: &reqwest::Client) -> f64 {
     metric(&text, "duet_sessions_in_memory")
 }
 
-/// Starts and lets go of [`SESSIONS`] sessions of `kind_`, purged or left
-/// to a short retention, and checks that nothing of them stays.
+/// Starts and lets go of [`SESSIONS`] (or [`HEAVY_SESSIONS`]) sessions of
+/// `kind_`, purged or left to a short retention, and checks that nothing
+/// of them stays.
 async fn churn(kind_: ChannelKind, purge: bool) {
     let server = TestServer::start_with(|o| {
         let profiles = duet_server::config::Profiles::from_config(
@@ -189,7 +215,11 @@ async fn churn(kind_: ChannelKind, purge: bool) {
     .await;
     let before = open_fds();
 
-    for batch in 0..SESSIONS / BATCH {
+    let sessions = match kind_ {
+        ChannelKind::Gemini | ChannelKind::Codex => HEAVY_SESSIONS,
+        _ => SESSIONS,
+    };
+    for batch in 0..sessions / BATCH {
         let runs = (0..BATCH).map(|i| live_one(&server, &http, kind_, batch * BATCH + i, purge));
         futures_util::future::join_all(runs).await;
     }
@@ -235,6 +265,8 @@ macro_rules! kinds {
 kinds! {
     dual_output: ChannelKind::DualOutput,
     claude: ChannelKind::Claude,
+    gemini: ChannelKind::Gemini,
+    codex: ChannelKind::Codex,
     stream_json: ChannelKind::StreamJson,
     stream_json_per_turn: ChannelKind::StreamJsonPerTurn,
     acp: ChannelKind::Acp,

@@ -39,7 +39,7 @@
 //! - `cwd`: its working directory, which must exist; default `{work_dir}`.
 //! - `ready_text`: prompts wait until the screen shows this text.
 //! - `channel`: how duet learns what the agent does and tells it what the
-//!   user wants: `dual_output`, `claude`, `stream_json`,
+//!   user wants: `dual_output`, `claude`, `gemini`, `codex`, `stream_json`,
 //!   `stream_json_per_turn`, `acp` or `none` (docs/agents.md). Default:
 //!   `dual_output` for a profile that mentions `{events_file}`, else `none`.
 //! - `extra_args`: `true` lets the owner append arguments when starting a
@@ -68,6 +68,8 @@
 //!   process, which the next one continues).
 //! - `{claude_settings}`: for `channel = "claude"`, which needs it: the
 //!   `--settings` JSON that leads Claude Code's hooks to duet.
+//! - `{codex_remote}`: for `channel = "codex"`, which needs it after
+//!   `--remote`: the app server (`unix://…`) duet runs for the session.
 //! - `{prompt}`: for `channel = "stream_json_per_turn"` only, the prompt of
 //!   the turn, in `args` and `resume_args` (without it, the prompt goes to
 //!   the program's stdin).
@@ -85,7 +87,10 @@ use duet_protocol::rest::ProfileInfo;
 use serde::Deserialize;
 
 pub use budgets::BudgetRule;
-pub use builtin::{CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, QWEN_READY_TEXT};
+pub use builtin::{
+    CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, CODEX_ARGS, CODEX_RESUME_ARGS, GEMINI_ARGS,
+    GEMINI_ENV, GEMINI_READY_TEXT, GEMINI_RESUME_ARGS, QWEN_READY_TEXT,
+};
 pub(crate) use launch::Launch;
 use profile::check_placeholders;
 pub use profile::{ChannelKind, Profile};
@@ -223,6 +228,10 @@ impl Profiles {
                     "profile {:?}: channel \"claude\" needs \"--settings\", \"{{claude_settings}}\" in its arguments (that is how its hooks reach duet)",
                     resolved.name
                 ),
+                Some(ChannelKind::Codex) if !resolved.mentions("{codex_remote}") => bail!(
+                    "profile {:?}: channel \"codex\" needs \"--remote\", \"{{codex_remote}}\" in its arguments (that is how its TUI reaches the app server duet runs)",
+                    resolved.name
+                ),
                 Some(kind) if kind != ChannelKind::StreamJsonPerTurn && resolved.mentions("{prompt}") => bail!(
                     "profile {:?}: {{prompt}} is only for channel \"stream_json_per_turn\"",
                     resolved.name
@@ -319,6 +328,7 @@ mod tests {
                 cols: 80,
                 rows: 24,
                 claude_settings: "",
+                codex_remote: "",
                 agent_session_id: "",
             },
             false,
@@ -340,6 +350,8 @@ mod tests {
             // `{prompt}` only means something to a per-turn agent.
             "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]",
             "[[profile]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"{prompt}\"]\nchannel = \"stream_json\"",
+            // A Codex TUI not attached to duet's app server: no chat.
+            "[[profile]]\nname = \"a\"\ncommand = \"codex\"\nchannel = \"codex\"",
             "",
         ];
         for text in bad {

@@ -35,7 +35,7 @@ pub struct Profile {
     #[serde(default)]
     pub ready_text: Option<String>,
     /// The side channel: `dual_output` (the default when the profile
-    /// mentions `{events_file}`), `claude`, `stream_json`,
+    /// mentions `{events_file}`), `claude`, `gemini`, `codex`, `stream_json`,
     /// `stream_json_per_turn`, `acp` or `none`.
     #[serde(default)]
     pub channel: Option<ChannelKind>,
@@ -65,6 +65,12 @@ pub enum ChannelKind {
     /// Claude Code's hooks: the profile passes `{claude_settings}` to
     /// `--settings` (and `{agent_session_id}` to `--session-id`).
     Claude,
+    /// Gemini CLI's hooks (duet writes them into the session's own Gemini
+    /// home) and its approval dialog answered with keys.
+    Gemini,
+    /// Codex's TUI attached (`--remote {codex_remote}`) to an app server
+    /// duet runs for the session and is a client of too.
+    Codex,
     /// A headless agent speaking stream-json on its stdin and stdout (no
     /// PTY; its stderr shows in the terminal pane).
     StreamJson,
@@ -85,6 +91,8 @@ impl ChannelKind {
             ChannelKind::None => "none",
             ChannelKind::DualOutput => "dual_output",
             ChannelKind::Claude => "claude",
+            ChannelKind::Gemini => "gemini",
+            ChannelKind::Codex => "codex",
             ChannelKind::StreamJson => "stream_json",
             ChannelKind::StreamJsonPerTurn => "stream_json_per_turn",
             ChannelKind::Acp => "acp",
@@ -104,6 +112,9 @@ pub(crate) struct Placeholders<'a> {
     pub rows: u16,
     /// The `--settings` JSON of a Claude Code session (empty otherwise).
     pub claude_settings: &'a str,
+    /// The app server a Codex TUI attaches to (`unix://…`; empty
+    /// otherwise).
+    pub codex_remote: &'a str,
     /// The agent's own conversation id, when duet picks it (Claude's
     /// `--session-id`) or resumes it.
     pub agent_session_id: &'a str,
@@ -131,6 +142,7 @@ const PLACEHOLDERS: &[&str] = &[
     "rows",
     "duet",
     "claude_settings",
+    "codex_remote",
     "agent_session_id",
     "prompt",
 ];
@@ -154,6 +166,7 @@ impl ResolvedProfile {
                 .replace("{rows}", &p.rows.to_string())
                 .replace("{duet}", &self.duet_exe.to_string_lossy())
                 .replace("{agent_session_id}", p.agent_session_id)
+                .replace("{codex_remote}", p.codex_remote)
                 // Last: the JSON holds paths, never placeholders.
                 .replace("{claude_settings}", p.claude_settings)
         };
@@ -203,6 +216,8 @@ impl ResolvedProfile {
             ChannelKind::None => (false, false),
             ChannelKind::DualOutput => (self.has_events, self.has_input),
             ChannelKind::Claude
+            | ChannelKind::Gemini
+            | ChannelKind::Codex
             | ChannelKind::StreamJson
             | ChannelKind::StreamJsonPerTurn
             | ChannelKind::Acp => (true, true),

@@ -34,6 +34,7 @@ fn check(text: &str) -> Result<(), TestCaseError> {
                     cols: 80,
                     rows: 24,
                     claude_settings: "{}",
+                    codex_remote: "unix:///s/codex.sock",
                     agent_session_id: "a",
                 };
                 p.spawn_options(&ph, false);

@@ -67,6 +67,7 @@ impl Session {
             cols: opts.cols,
             rows: opts.rows,
             claude_settings: "",
+            codex_remote: "",
             agent_session_id: &agent_session_id,
         };
         // Slots are allocated up front (~200 bytes each, per session); a client

@@ -74,6 +74,53 @@ impl Client {
         }
     }
 
+    /// Answers approval `a` with its option of `kind` (the agent's own
+    /// choice, by its id).
+    pub async fn choose(
+        &mut self,
+        a: &duet_protocol::rest::Approval,
+        kind: duet_protocol::rest::ApprovalOptionKind,
+    ) {
+        let option = a
+            .options
+            .iter()
+            .find(|o| o.kind == kind)
+            .unwrap_or_else(|| panic!("no {kind:?} option in {:?}", a.options))
+            .id
+            .clone();
+        self.send(&ClientMessage::Approve {
+            request_id: a.request_id.clone(),
+            allowed: None,
+            option: Some(option),
+            id: None,
+        })
+        .await;
+    }
+
+    /// Approval `request_id` once it is decided and the agent confirmed it.
+    pub async fn settled(&mut self, request_id: &str) -> duet_protocol::rest::Approval {
+        match self
+            .until(|m| {
+                matches!(m, ServerMessage::Approval(a)
+                    if a.request_id == request_id
+                        && a.state != duet_protocol::rest::ApprovalState::Pending
+                        && a.confirmed)
+            })
+            .await
+        {
+            ServerMessage::Approval(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The session's `exit` message, once its program ended.
+    pub async fn exited(&mut self) -> duet_protocol::rest::ExitInfo {
+        match self.until(|m| matches!(m, ServerMessage::Exit(_))).await {
+            ServerMessage::Exit(e) => e,
+            _ => unreachable!(),
+        }
+    }
+
     /// The next JSON message (terminal bytes go to the screen meanwhile).
     pub async fn next(&mut self) -> ServerMessage {
         if let Some(m) = self.pending.pop_front() {
@@ -220,6 +267,11 @@ impl Client {
         .await;
         self.until(|m| matches!(m, ServerMessage::Ack { id: i, .. } | ServerMessage::Error { id: Some(i), .. } if *i == id))
             .await
+    }
+
+    /// What the terminal shows, as far as this client has read it.
+    pub fn screen_text(&self) -> String {
+        self.screen.screen().contents()
     }
 
     /// The seqs of all `event` messages seen so far.

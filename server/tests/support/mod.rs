@@ -222,6 +222,28 @@ impl TestServer {
         resp.json().await.unwrap()
     }
 
+    /// Resumes the ended session `id` (which must be resumable and must
+    /// have named its agent's conversation) and returns a client of the new
+    /// session once the agent says it continues that conversation
+    /// (`session_start` with `source: "resume"` and the same id).
+    pub async fn resume_ended(&self, id: impl std::fmt::Display) -> Client {
+        let ended = self.info(&id).await;
+        assert!(ended.resumable, "{ended:?}");
+        let agent_id = ended.agent_session_id.clone().expect("the agent's id");
+        let resp = self
+            .post_json(&format!("/api/sessions/{id}/resume"), serde_json::json!({}))
+            .await;
+        assert_eq!(resp.status(), 201, "{}", resp.text().await.unwrap());
+        let resumed: SessionInfo = resp.json().await.unwrap();
+        let mut client = self.connect(resumed.id, None).await;
+        let (_, start) = client
+            .until_event(|e| e["subtype"] == "session_start")
+            .await;
+        assert_eq!(start["data"]["source"], "resume", "{start}");
+        assert_eq!(start["data"]["session_id"], agent_id.as_str(), "{start}");
+        client
+    }
+
     pub async fn connect(&self, id: impl std::fmt::Display, from: Option<u64>) -> Client {
         self.connect_as(id, from, TOKEN).await
     }
@@ -260,6 +282,28 @@ impl Drop for TestServer {
             let _ = tx.send(());
         }
     }
+}
+
+/// A server with `profile` alone, a session of it started and a client
+/// attached once the agent's handshake (`session_start`, returned too)
+/// came; prints how long that took.
+pub async fn one_session(profile: Profile) -> (TestServer, SessionInfo, Client, Value) {
+    let (name, channel) = (profile.name.clone(), profile.channel);
+    let server = TestServer::with_profiles(vec![profile]).await;
+    let created = std::time::Instant::now();
+    let session = server.create(&name).await;
+    if let Some(channel) = channel {
+        assert_eq!(session.channel.kind, channel.as_str());
+    }
+    let mut client = server.connect(session.id, None).await;
+    let (_, start) = client
+        .until_event(|e| e["subtype"] == "session_start")
+        .await;
+    eprintln!(
+        "measured: {name} start to session_start {:?}",
+        created.elapsed()
+    );
+    (server, session, client, start)
 }
 
 /// The event's `type`.

@@ -1,0 +1,283 @@
+//! Real Codex 0.171.0 in its TUI through duet, attached to the app server
+//! duet runs for the session and follows as a second client
+//! (`channel = "codex"`, docs/codex.md §7), against the OpenAI Responses
+//! API mock served here: a prompt from the browser is a turn the TUI shows,
+//! answered in the chat, streamed; a shell call approved from the browser
+//! with the dialog's own words runs, one refused does not and ends the
+//! turn; a cancel interrupts a turn; a prompt typed in the TUI (its first
+//! turn, which duet can follow only once it started) shows in the chat; the
+//! terminal answers an approval first and the card flips; `/exit` ends the
+//! session with status 0 and takes the app server with it; an ended
+//! conversation resumes with its history.
+//!
+//! Needs `scripts/install-codex.sh` (under `DUET_CACHE_DIR`); without it
+//! these fail, unless `DUET_SKIP_CODEX=1`, which makes them print a skip
+//! line and pass. One session per test (two for resume).
+
+#[path = "support/mocks/mod.rs"]
+mod mocks;
+mod support;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use duet_protocol::ids::SessionId;
+use duet_protocol::rest::{Approval, ApprovalOptionKind, ApprovalState, Decider};
+use duet_protocol::ws::{ClientMessage, ServerMessage};
+use duet_server::config::{self, ChannelKind, Profile};
+use mocks::openai_responses::MockResponses;
+use mocks::{reply_to, AFTER_TOOL, SLOW_TRIGGER, TOOL_FILE, TOOL_TRIGGER};
+use support::{assistant_text, kind, Client, TestServer};
+use tempfile::TempDir;
+
+struct Run {
+    workspace: TempDir,
+    _home: TempDir,
+    mock: MockResponses,
+    server: TestServer,
+    client: Client,
+    id: SessionId,
+}
+
+impl Run {
+    /// Starts Codex in duet (the built-in profile's arguments) and waits
+    /// for its handshake.
+    async fn start() -> Option<Run> {
+        let bin = support::installed::codex()?;
+        let home = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let mock = MockResponses::start().await;
+        let profile = Profile {
+            name: "codex".into(),
+            description: None,
+            command: bin.to_string_lossy().into_owned(),
+            args: config::CODEX_ARGS.map(String::from).to_vec(),
+            env: mock.env(home.path()).into_iter().collect(),
+            cwd: Some(workspace.path().to_string_lossy().into_owned()),
+            ready_text: None,
+            channel: Some(ChannelKind::Codex),
+            resume_args: Some(config::CODEX_RESUME_ARGS.map(String::from).to_vec()),
+            extra_args: false,
+        };
+        let (server, session, client, _) = support::one_session(profile).await;
+        Some(Run {
+            workspace,
+            _home: home,
+            mock,
+            server,
+            client,
+            id: session.id,
+        })
+    }
+
+    async fn reply(&mut self, text: &str) {
+        self.client
+            .until_event(|e| assistant_text(e).contains(text))
+            .await;
+    }
+
+    async fn turn_over(&mut self) -> serde_json::Value {
+        self.client.until_event(|e| kind(e) == "result").await.1
+    }
+
+    /// Answers the TUI's dialog as a person would: presses `key` while the
+    /// dialog is on screen, until the approval reaches `state` (a dialog is
+    /// drawn a moment before it listens to keys, and a key before that is
+    /// lost).
+    async fn answer_in_terminal(
+        &mut self,
+        request_id: &str,
+        key: &[u8],
+        state: ApprovalState,
+    ) -> Approval {
+        let reached = |m: &ServerMessage| {
+            matches!(m, ServerMessage::Approval(a)
+                if a.request_id == request_id && a.state == state && a.confirmed)
+        };
+        self.client.until_screen("Yes, proceed").await;
+        for _ in 0..10 {
+            if !self.client.screen_text().contains("Yes, proceed") {
+                break;
+            }
+            self.client.keys(key).await;
+            let wait = std::time::Duration::from_secs(2);
+            if let Ok(ServerMessage::Approval(a)) =
+                tokio::time::timeout(wait, self.client.until(reached)).await
+            {
+                return a;
+            }
+        }
+        match self.client.until(reached).await {
+            ServerMessage::Approval(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Types `text` into the TUI and submits it (Codex takes a paste and
+    /// Enter in one write).
+    async fn type_in(&mut self, text: &str) {
+        let keys = format!("\x1b[200~{text}\x1b[201~\r");
+        self.client.keys(keys.as_bytes()).await;
+    }
+
+    fn tool_file(&self) -> PathBuf {
+        self.workspace.path().join(TOOL_FILE)
+    }
+}
+
+/// The command lines of the processes whose working directory is `dir`.
+fn processes_in(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|p| std::fs::read_link(p.path().join("cwd")).is_ok_and(|c| c == dir))
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_approvals_and_cancel_from_the_browser() {
+    let Some(mut run) = Run::start().await else {
+        return;
+    };
+    run.client.submit("hello there").await;
+    let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
+    assert_eq!(user["message"]["content"][0]["text"], "hello there");
+    run.reply(&reply_to("hello there")).await;
+    run.turn_over().await;
+    // The TUI shows the browser's prompt as its own turn.
+    run.client.until_screen(&reply_to("hello there")).await;
+
+    // Allowed from the browser, with the TUI's own words.
+    run.client.submit(TOOL_TRIGGER).await;
+    let a = run.client.pending_approval().await;
+    assert_eq!(a.tool_name, "exec_command");
+    assert!(a.tool_use_id.is_some(), "bound to its tool card");
+    let labels: Vec<&str> = a.options.iter().map(|o| o.label.as_str()).collect();
+    assert_eq!(labels[0], "Yes, proceed", "{labels:?}");
+    assert_eq!(
+        labels.last(),
+        Some(&"No, and tell Codex what to do differently")
+    );
+    run.client.choose(&a, ApprovalOptionKind::AllowOnce).await;
+    let done = run.client.settled(&a.request_id).await;
+    assert_eq!(done.state, ApprovalState::Allowed);
+    assert_eq!(done.decided_by, Some(Decider::Client));
+    run.client
+        .until_event(|e| e["message"]["content"][0]["type"] == "tool_result")
+        .await;
+    run.reply(AFTER_TOOL).await;
+    run.turn_over().await;
+    assert!(run.tool_file().exists(), "{}", run.mock.summary());
+
+    // Refused: it does not run, the turn ends, the next prompt is answered.
+    std::fs::remove_file(run.tool_file()).unwrap();
+    run.client.submit(TOOL_TRIGGER).await;
+    let b = run.client.pending_approval().await;
+    run.client.choose(&b, ApprovalOptionKind::RejectOnce).await;
+    let done = run.client.settled(&b.request_id).await;
+    assert_eq!(done.state, ApprovalState::Denied);
+    run.client.submit("after the refusal").await;
+    run.reply(&reply_to("after the refusal")).await;
+    run.turn_over().await;
+    assert!(!run.tool_file().exists());
+
+    // A cancel from the browser interrupts a running turn.
+    run.client.submit(SLOW_TRIGGER).await;
+    run.client
+        .until_event(|e| e["event"]["delta"]["type"] == "text_delta")
+        .await;
+    run.client.send(&ClientMessage::Cancel { id: None }).await;
+    let end = run.turn_over().await;
+    assert_eq!(end["subtype"], "interrupted", "{end}");
+    run.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
+    let Some(mut run) = Run::start().await else {
+        return;
+    };
+    // The thread's first turn, typed in the TUI: duet can follow the thread
+    // only once that turn is under way (thread/resume fails before), and
+    // still shows the prompt.
+    run.client.until_screen("Ask Codex to do anything").await;
+    run.type_in("typed in the terminal").await;
+    let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
+    assert_eq!(
+        user["message"]["content"][0]["text"],
+        "typed in the terminal"
+    );
+    run.reply(&reply_to("typed in the terminal")).await;
+    run.turn_over().await;
+
+    // The TUI's dialog answered there first ("y"): the card flips.
+    run.client.submit(TOOL_TRIGGER).await;
+    let a = run.client.pending_approval().await;
+    let done = run
+        .answer_in_terminal(&a.request_id, b"y", ApprovalState::Allowed)
+        .await;
+    assert_eq!(done.state, ApprovalState::Allowed);
+    assert_eq!(done.decided_by, Some(Decider::Terminal));
+    run.reply(AFTER_TOOL).await;
+    run.turn_over().await;
+    assert!(run.tool_file().exists());
+
+    // Esc in the TUI's dialog: refused there, the turn interrupted; the
+    // card ends denied by the terminal (the app server said the request
+    // was resolved, and the turn ended without running it).
+    std::fs::remove_file(run.tool_file()).unwrap();
+    run.client.submit(TOOL_TRIGGER).await;
+    let b = run.client.pending_approval().await;
+    let denied = run
+        .answer_in_terminal(&b.request_id, b"\x1b", ApprovalState::Denied)
+        .await;
+    assert_eq!(denied.decided_by, Some(Decider::Terminal));
+    assert!(!run.tool_file().exists());
+
+    // /exit in the TUI ends the session, and its app server.
+    run.type_in("/exit").await;
+    let exit = run.client.exited().await;
+    assert_eq!(exit.code, Some(0), "{exit:?}");
+    let info = run.server.info(run.id).await;
+    assert_eq!(info.agent_session_id.as_deref().map(str::len), Some(36));
+    // Nothing of Codex outlives its session: no app server, no daemon.
+    let work = run.workspace.path().canonicalize().unwrap();
+    let deadline = Instant::now() + support::DEADLINE;
+    while !processes_in(&work).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "still running in the workspace: {:?}",
+            processes_in(&work)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    run.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_conversation_is_resumed_with_its_history() {
+    let Some(mut run) = Run::start().await else {
+        return;
+    };
+    run.client.submit("remember the word kiwi").await;
+    run.reply(&reply_to("remember the word kiwi")).await;
+    run.turn_over().await;
+    run.client
+        .until_screen(&reply_to("remember the word kiwi"))
+        .await;
+    run.type_in("/exit").await;
+    run.client.exited().await;
+    let mut c = run.server.resume_ended(run.id).await;
+    c.submit("what was the word?").await;
+    c.until_event(|e| assistant_text(e).contains("what was the word?"))
+        .await;
+    let last = run.mock.requests().last().cloned().unwrap();
+    assert!(
+        last.to_string().contains("remember the word kiwi"),
+        "the resumed request carries the history: {}",
+        run.mock.summary()
+    );
+    run.server.shutdown().await;
+}
