@@ -26,7 +26,7 @@ use crate::sidecar::{
 use crate::usage::{
     Budget, BudgetStatus, ContextUse, SessionUsage, TokenCounts, TurnUsage, UsageTotals,
 };
-use crate::ws::{ClientMessage, HeldPrompt, Hello, ServerMessage};
+use crate::ws::{ClientMessage, HeldPrompt, Hello, ResyncReason, ServerMessage};
 
 /// Path of the TypeScript file, relative to the repository root.
 pub const TS_PATH: &str = "web/src/generated/protocol.ts";
@@ -58,6 +58,7 @@ pub fn typescript() -> String {
         Me::decl(&cfg),
         HeldPrompt::decl(&cfg),
         Hello::decl(&cfg),
+        ResyncReason::decl(&cfg),
         ServerMessage::decl(&cfg),
         ClientMessage::decl(&cfg),
         CreateSession::decl(&cfg),

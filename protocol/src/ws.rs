@@ -75,8 +75,8 @@ pub enum ServerMessage {
     Resync {
         cols: u16,
         rows: u16,
-        /// Why: `attach` or `lagged`.
-        reason: String,
+        /// Why the screen is sent whole.
+        reason: ResyncReason,
     },
     /// The terminal size changed (a driving client resized it).
     Resize { cols: u16, rows: u16 },
@@ -123,6 +123,18 @@ pub enum ServerMessage {
         #[ts(optional)]
         id: Option<String>,
     },
+}
+
+/// Why a client gets the whole screen ([`ServerMessage::Resync`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ResyncReason {
+    /// The client just attached.
+    Attach,
+    /// The client fell out of the output window (it read too slowly).
+    Lagged,
+    /// The terminal was resized: the screen was redrawn at the new size.
+    Resize,
 }
 
 /// The greeting: who this session is and where the client stands.

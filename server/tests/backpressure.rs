@@ -6,7 +6,7 @@
 
 mod support;
 
-use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
+use duet_protocol::ws::{ClientMessage, ErrorCode, ResyncReason, ServerMessage};
 use support::*;
 
 fn rss_bytes() -> u64 {
@@ -48,7 +48,7 @@ async fn a_stalled_client_blocks_nobody_and_memory_stays_bounded() {
     // The stalled client wakes up: it is resynchronised from a snapshot
     // instead of being fed the whole backlog, and sees the current screen.
     stalled
-        .until(|m| matches!(m, ServerMessage::Resync { reason, .. } if reason == "lagged"))
+        .until(|m| matches!(m, ServerMessage::Resync { reason, .. } if *reason == ResyncReason::Lagged))
         .await;
     stalled.until_screen("after-the-flood").await;
     assert!(
@@ -84,7 +84,7 @@ async fn a_client_that_keeps_reading_gets_every_byte_of_a_flood() {
     assert!(
         !c.texts
             .iter()
-            .any(|m| matches!(m, ServerMessage::Resync { reason, .. } if reason == "lagged")),
+            .any(|m| matches!(m, ServerMessage::Resync { reason, .. } if *reason == ResyncReason::Lagged)),
         "the client was resynced"
     );
     assert!(

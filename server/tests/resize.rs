@@ -6,7 +6,7 @@
 mod support;
 
 use duet_protocol::rest::SessionInfo;
-use duet_protocol::ws::{ClientMessage, ServerMessage};
+use duet_protocol::ws::{ClientMessage, ResyncReason, ServerMessage};
 use duet_server::config::Profile;
 use support::*;
 
@@ -60,7 +60,7 @@ async fn resize(c: &mut Client, cols: u16, rows: u16) {
         id: None,
     })
     .await;
-    c.until(|m| matches!(m, ServerMessage::Resync { reason, cols: c2, rows: r2 } if reason == "resize" && (*c2, *r2) == (cols, rows)))
+    c.until(|m| matches!(m, ServerMessage::Resync { reason, cols: c2, rows: r2 } if *reason == ResyncReason::Resize && (*c2, *r2) == (cols, rows)))
         .await;
     c.until_screen("LAST-LINE-MARKER").await;
 }

@@ -4,7 +4,7 @@
 
 mod support;
 
-use duet_protocol::ws::{ClientMessage, ServerMessage};
+use duet_protocol::ws::{ClientMessage, ResyncReason, ServerMessage};
 use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -29,7 +29,7 @@ async fn late_client_sees_the_current_screen_at_once() {
     // The snapshot is the first thing after hello: a resync and its frame.
     match late.next().await {
         ServerMessage::Resync { reason, cols, rows } => {
-            assert_eq!(reason, "attach");
+            assert_eq!(reason, ResyncReason::Attach);
             assert_eq!((cols, rows), (100, 30));
         }
         other => panic!("expected resync, got {other:?}"),
@@ -93,7 +93,7 @@ async fn after_a_resize_every_client_redraws_the_same_cells() {
     .await;
     for c in [&mut a, &mut b] {
         let m = c
-            .until(|m| matches!(m, ServerMessage::Resync { reason, .. } if reason == "resize"))
+            .until(|m| matches!(m, ServerMessage::Resync { reason, .. } if *reason == ResyncReason::Resize))
             .await;
         assert!(
             matches!(

@@ -11,7 +11,7 @@ use axum::extract::ws::Message;
 use bytes::Bytes;
 use duet_protocol::ids::ClientId;
 use duet_protocol::rest::ConnectedClient;
-use duet_protocol::ws::ServerMessage;
+use duet_protocol::ws::{ResyncReason, ServerMessage};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Interval;
 use tracing::debug;
@@ -144,7 +144,7 @@ impl Drain {
         // Registered before the first snapshot, so the ring keeps what
         // follows it while this client is still busy with the hello.
         let flow = s.terminal.output.pinned_reader();
-        let term_cursor = out.resync("attach").await?;
+        let term_cursor = out.resync(ResyncReason::Attach).await?;
         out.earlier_warnings().await?;
         out.flush().await?;
         flow.resynced(term_cursor);
@@ -313,7 +313,7 @@ impl Drain {
             // a resize every client redraws from the server's screen at the
             // new size, so each one shows exactly what a reload would.
             self.resize_pending = false;
-            self.resync("resize", round).await?;
+            self.resync(ResyncReason::Resize, round).await?;
             return Ok(false);
         }
         if self.pause {
@@ -334,7 +334,7 @@ impl Drain {
             }
             ReadResult::Lagged => {
                 debug!("terminal lagged; resyncing from a snapshot");
-                self.resync("lagged", round).await?;
+                self.resync(ResyncReason::Lagged, round).await?;
                 Ok(false)
             }
             ReadResult::UpToDate => Ok(true),
@@ -342,7 +342,7 @@ impl Drain {
     }
 
     /// Resets the client's terminal to a snapshot and continues from it.
-    async fn resync(&mut self, reason: &str, round: &mut Round) -> Result<(), Closed> {
+    async fn resync(&mut self, reason: ResyncReason, round: &mut Round) -> Result<(), Closed> {
         self.term_cursor = self.out.resync(reason).await?;
         self.flow.resynced(self.term_cursor);
         round.progressed = true;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use duet_protocol::ids::ClientId;
 use duet_protocol::rest::SessionStatus;
-use duet_protocol::ws::{Hello, ServerMessage, CAPABILITIES};
+use duet_protocol::ws::{Hello, ResyncReason, ServerMessage, CAPABILITIES};
 use duet_protocol::PROTOCOL_VERSION;
 use futures_util::stream::SplitSink;
 use futures_util::SinkExt;
@@ -176,26 +176,26 @@ impl Sender {
     /// so far: its size is the PTY's, and the client draws it at that size
     /// (drawn at one size and resized by the client, xterm and the server's
     /// screen would disagree on which rows a shrink keeps).
-    pub(super) async fn resync(&mut self, reason: &str) -> Result<u64, Closed> {
+    pub(super) async fn resync(&mut self, reason: ResyncReason) -> Result<u64, Closed> {
         let output = &self.session.terminal.output;
         let _ = tokio::time::timeout(SETTLE_FOR_SNAPSHOT, output.settle()).await;
         let snap = output.snapshot();
         let m = &self.session.observe.metrics;
         // A resize's redraw is neither an attach nor a client falling behind.
         match reason {
-            "attach" => {
+            ResyncReason::Attach => {
                 m.resync_attach.inc();
             }
-            "lagged" => {
+            ResyncReason::Lagged => {
                 m.resync_lagged.inc();
             }
-            _ => {}
+            ResyncReason::Resize => {}
         }
         m.sent_terminal.inc_by(snap.bytes.len() as u64);
         self.text(&ServerMessage::Resync {
             cols: snap.cols,
             rows: snap.rows,
-            reason: reason.to_string(),
+            reason,
         })
         .await?;
         self.feed(Message::Binary(snap.bytes.clone())).await?;

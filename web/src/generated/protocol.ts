@@ -221,6 +221,8 @@ unsent: Array<HeldPrompt>,
  */
 held: Array<HeldPrompt>, };
 
+export type ResyncReason = "attach" | "lagged" | "resize";
+
 export type ServerMessage = { "type": "hello" } & Hello | { "type": "event", 
 /**
  * The event's 1-based line number in the events file.
@@ -247,9 +249,9 @@ id: number, code: string, message: string,
  */
 seq?: number, } | { "type": "approval" } & Approval | { "type": "resync", cols: number, rows: number, 
 /**
- * Why: `attach` or `lagged`.
+ * Why the screen is sent whole.
  */
-reason: string, } | { "type": "resize", cols: number, rows: number, } | { "type": "exit" } & ExitInfo | { "type": "clients", clients: Array<ConnectedClient>, } | { "type": "error", code: ErrorCode, message: string, 
+reason: ResyncReason, } | { "type": "resize", cols: number, rows: number, } | { "type": "exit" } & ExitInfo | { "type": "clients", clients: Array<ConnectedClient>, } | { "type": "error", code: ErrorCode, message: string, 
 /**
  * The `id` of the client message this answers, if it had one.
  */
