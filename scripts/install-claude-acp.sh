@@ -41,12 +41,10 @@ bin=$prefix/node_modules/.bin/claude-agent-acp
 log() { printf 'install-claude-acp: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
-# The version an install at $1 holds, or nothing (read without node).
-installed_version() {
-    local m=$1/node_modules/$PACKAGE/package.json
-    [[ -f $m ]] || return 0
-    sed -n 's/^  "version": "\(.*\)",$/\1/p' "$m" | head -n 1
-}
+# shellcheck source=lib/npm-install.sh
+. "$repo/scripts/lib/npm-install.sh"
+
+installed_version() { package_version "$1/node_modules/$PACKAGE/package.json"; }
 
 # Whether the install at $1 has the native Claude Code the adapter runs.
 has_claude() {
@@ -59,36 +57,14 @@ if [[ -x $bin && $(installed_version "$prefix") == "$VERSION" ]] && has_claude "
     exit 0
 fi
 
-node=$(command -v node || true)
-npm=(npm)
-node_major=0
-[[ -n $node ]] && node_major=$("$node" -p 'process.versions.node.split(".")[0]')
-if ((node_major < NODE_MAJOR_MIN)); then
-    log "$PACKAGE needs Node >= $NODE_MAJOR_MIN (PATH has ${node:-no node}${node:+ v$node_major}); using Node 24 from scripts/install-node.sh"
-    node_dir=$("$repo/scripts/install-node.sh")
-    node=$node_dir/node
-    # The wheel's bin/npm is a stub that does not run; its npm proper is here.
-    npm=("$node" "$node_dir/../lib/node_modules/npm/bin/npm-cli.js")
-    export PATH="$node_dir:$PATH"
-else
-    command -v npm >/dev/null || die "npm is not on the PATH"
-fi
-
-mkdir -p "$cache"
-# Install next to the target and rename at the end, so an interrupted install
-# never looks like a finished one.
-staging=$(mktemp -d "$cache/.claude-agent-acp-$VERSION.XXXXXX")
-trap 'rm -rf "$staging"' EXIT
-log "installing $PACKAGE@$VERSION into $prefix"
-"${npm[@]}" install --prefix "$staging" --no-audit --no-fund --no-update-notifier \
-    --save-exact --omit=dev "$PACKAGE@$VERSION" >&2
+use_node "$NODE_MAJOR_MIN"
+make_staging "claude-agent-acp-$VERSION"
+npm_install "$PACKAGE@$VERSION"
 [[ $(installed_version "$staging") == "$VERSION" ]] || die "npm did not install $PACKAGE@$VERSION"
 [[ -x $staging/node_modules/.bin/claude-agent-acp ]] || die "npm installed no claude-agent-acp executable"
 has_claude "$staging" || die "npm installed no native Claude Code for $(uname -m) (was --omit=optional set?)"
 
-rm -rf "$prefix"
-mv "$staging" "$prefix"
-trap - EXIT
+commit_staging "$prefix"
 PATH="$(dirname "$node"):$PATH" "$bin" --version >/dev/null 2>&1 || log "warning: '$bin --version' failed"
 log "installed $PACKAGE $VERSION"
 printf '%s\n' "$bin"

@@ -2,9 +2,10 @@
 # The one command that runs every test duet has, on a fresh Debian machine
 # with Rust and Node: it installs what it needs (Chromium and Python from
 # apt, the web's npm packages, Qwen Code 0.15.10 (on the system's Node 20)
-# and 0.24.4 (on Node 24 from PyPI), Claude Code and its ACP adapter into
-# .cache/), then runs formatting and lint checks, the Rust tests (including
-# real Qwen Code and Claude Code through duet, against mock LLM APIs), the
+# and 0.24.4 (on Node 24 from PyPI), Claude Code and its ACP adapter, Gemini
+# CLI, Codex and its ACP adapter into .cache/), then runs formatting and lint
+# checks, the Rust tests (including real Qwen Code, Claude Code, Gemini CLI
+# and Codex through duet, against mock model APIs), the
 # web's lint/typecheck/unit tests, the browser end-to-end tests against a
 # real duet, and the offline checks of the deployment recipes
 # (deploy/check.sh; nginx, dnsmasq and systemd from apt, Caddy and the
@@ -64,6 +65,13 @@ step "Claude Code for the end-to-end tests"
 bash scripts/install-claude.sh
 # Its ACP adapter (with the Claude Code it runs), for acp_claude_e2e.
 bash scripts/install-claude-acp.sh >/dev/null
+
+step "Gemini CLI and Codex (with codex-acp) for the end-to-end tests"
+# gemini_e2e, codex_e2e, acp_gemini_codex_e2e and agent_mocks run them; a
+# missing install fails those tests (by design: DUET_SKIP_GEMINI /
+# DUET_SKIP_CODEX=1 skip them on purpose).
+bash scripts/install-gemini.sh >/dev/null
+bash scripts/install-codex.sh >/dev/null
 
 step "rustfmt and clippy"
 cargo fmt --all -- --check

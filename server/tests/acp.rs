@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use support::{kind, Client, TestServer};
 use tempfile::TempDir;
 
-fn profile(cwd: &std::path::Path) -> Profile {
+fn profile(cwd: &std::path::Path, env: &[(&str, &str)]) -> Profile {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/fake_acp_agent.py")
         .to_string_lossy()
@@ -27,7 +27,10 @@ fn profile(cwd: &std::path::Path) -> Profile {
         description: None,
         command: "python3".into(),
         args: vec![script.clone()],
-        env: Default::default(),
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
         cwd: Some(cwd.to_string_lossy().into_owned()),
         ready_text: None,
         channel: Some(ChannelKind::Acp),
@@ -37,15 +40,25 @@ fn profile(cwd: &std::path::Path) -> Profile {
 }
 
 async fn start() -> (TestServer, Client, SessionId, TempDir) {
+    start_with(&[]).await
+}
+
+/// [`start`] with the agent's environment.
+async fn start_with(env: &[(&str, &str)]) -> (TestServer, Client, SessionId, TempDir) {
     let workspace = tempfile::tempdir().unwrap();
-    let server =
-        TestServer::with_profiles(vec![profile(&workspace.path().canonicalize().unwrap())]).await;
+    let cwd = workspace.path().canonicalize().unwrap();
+    let server = TestServer::with_profiles(vec![profile(&cwd, env)]).await;
     let session = server.create("acp").await;
     assert_eq!(session.channel.kind, "acp");
     let mut c = server.connect(session.id, None).await;
     let (_, start) = c.until_event(|e| e["subtype"] == "session_start").await;
     assert_eq!(start["data"]["agent"]["name"], "fake-acp");
     assert_eq!(start["session_id"], "acp-sess-1");
+    // The models it offers are part of the handshake.
+    assert_eq!(
+        start["data"]["models"]["currentModelId"], "small",
+        "{start}"
+    );
     (server, c, session.id, workspace)
 }
 
@@ -191,7 +204,18 @@ async fn an_agent_that_dies_mid_prompt_ends_the_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_session_loads_the_agents_session() {
-    let (server, mut c, id, _ws) = start().await;
+    resumed_without_the_replay(&[]).await;
+}
+
+/// Gemini CLI replays the conversation after it answers `session/load`:
+/// dropped too, until the first prompt (it was shown as new chat).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_after_the_load_answer_is_dropped_too() {
+    resumed_without_the_replay(&[("ACP_REPLAY_AFTER_ANSWER", "1")]).await;
+}
+
+async fn resumed_without_the_replay(env: &[(&str, &str)]) {
+    let (server, mut c, id, _ws) = start_with(env).await;
     c.submit("hello").await;
     reply(&mut c, "Echo: hello").await;
     server.delete(&format!("/api/sessions/{id}")).await;

@@ -3,7 +3,8 @@
 //! handshake, every tenth answers a prompt) and purged, or ended and left
 //! to their retention; afterwards no session is left in memory
 //! (`duet_sessions_in_memory`) and the process has the descriptors it had
-//! before. The Claude, stream-json and ACP channels once held their
+//! before (the Gemini channel's fake agent runs its hooks as Gemini CLI
+//! does). The Claude, stream-json and ACP channels once held their
 //! conversation while it held them: each of their sessions kept its
 //! files and pipes open after its purge (200 stream-json sessions: 14 →
 //! 1,274 descriptors).
@@ -74,6 +75,17 @@ fn profile_of(kind: ChannelKind) -> Profile {
             kind,
         ),
         ChannelKind::Acp => profile("agent", "python3", python("fake_acp_agent.py", &[]), kind),
+        ChannelKind::Gemini => {
+            let mut p = profile("agent", "python3", python("fake_gemini.py", &[]), kind);
+            // Its settings come from the user's home: one of the test's own.
+            let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("leaks-gemini-home");
+            std::fs::create_dir_all(&home).unwrap();
+            p.env
+                .insert("HOME".into(), home.to_string_lossy().into_owned());
+            // As the built-in profile: prompts wait for its input box.
+            p.ready_text = Some(duet_server::config::GEMINI_READY_TEXT.into());
+            p
+        }
         ChannelKind::None => profile(
             "agent",
             "sh",
@@ -264,6 +276,7 @@ macro_rules! kinds {
 kinds! {
     dual_output: ChannelKind::DualOutput,
     claude: ChannelKind::Claude,
+    gemini: ChannelKind::Gemini,
     stream_json: ChannelKind::StreamJson,
     stream_json_per_turn: ChannelKind::StreamJsonPerTurn,
     acp: ChannelKind::Acp,

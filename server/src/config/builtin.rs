@@ -1,5 +1,6 @@
 //! The profiles duet offers with no config file: its demo agent, a login
-//! shell, Qwen Code and Claude Code when they are on the PATH, and Claude
+//! shell, Qwen Code, Claude Code, Gemini CLI and Codex when they are on the
+//! PATH (Gemini and Codex in their TUI and headless over ACP), and Claude
 //! Code over ACP when its adapter is.
 
 use std::collections::BTreeMap;
@@ -34,6 +35,26 @@ pub const CLAUDE_READY_TEXT: &str = "? for shortcuts";
 
 /// What Qwen Code's status line shows once it takes prompts.
 pub const QWEN_READY_TEXT: &str = "? for shortcuts";
+
+/// Gemini CLI's TUI under duet: duet picks its session id (and resumes
+/// it), its hooks come from the session's own Gemini home
+/// (docs/gemini-cli.md).
+pub const GEMINI_ARGS: [&str; 2] = ["--session-id", "{agent_session_id}"];
+
+/// [`GEMINI_ARGS`], continuing the conversation `{agent_session_id}`.
+pub const GEMINI_RESUME_ARGS: [&str; 2] = ["--resume", "{agent_session_id}"];
+
+/// The placeholder of Gemini CLI's empty input box: before it shows, a
+/// dialog (trust, auth) may be open, which a pasted prompt would answer.
+pub const GEMINI_READY_TEXT: &str = "Type your message";
+
+/// What every Gemini CLI profile sets: the session's directory counts as
+/// trusted (Gemini runs no hooks in a folder it does not trust, and asks
+/// in a dialog first), and one Node process instead of two.
+pub const GEMINI_ENV: [(&str, &str); 2] = [
+    ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+    ("GEMINI_CLI_NO_RELAUNCH", "true"),
+];
 
 impl Profiles {
     /// The profiles used with no config file: the demo agent (default), a
@@ -118,6 +139,8 @@ impl Profiles {
             });
         }
         profiles.extend(claude_acp_builtin(which));
+        profiles.extend(gemini_builtin(which));
+        profiles.extend(codex_builtin(which));
         Self::from_config(
             ConfigFile {
                 default_profile: None,
@@ -175,6 +198,65 @@ fn claude_acp_builtin(find: impl Fn(&str) -> Option<PathBuf>) -> Option<Profile>
     })
 }
 
+/// Gemini CLI in its TUI (`gemini`, the chat from its hooks) and headless
+/// (`gemini-acp`, over ACP, resumed with `session/load`), when `find`
+/// finds `gemini`.
+fn gemini_builtin(find: impl Fn(&str) -> Option<PathBuf>) -> Vec<Profile> {
+    if find("gemini").is_none() {
+        return Vec::new();
+    }
+    let env: BTreeMap<String, String> = GEMINI_ENV
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    vec![
+        Profile {
+            name: "gemini".into(),
+            description: Some("Gemini CLI, its chat from its hooks".into()),
+            command: "gemini".into(),
+            args: GEMINI_ARGS.map(String::from).to_vec(),
+            env: env.clone(),
+            cwd: None,
+            ready_text: Some(GEMINI_READY_TEXT.into()),
+            channel: Some(ChannelKind::Gemini),
+            resume_args: Some(GEMINI_RESUME_ARGS.map(String::from).to_vec()),
+        },
+        Profile {
+            name: "gemini-acp".into(),
+            description: Some("Gemini CLI over the Agent Client Protocol".into()),
+            command: "gemini".into(),
+            args: vec!["--acp".into()],
+            env,
+            cwd: None,
+            ready_text: None,
+            channel: Some(ChannelKind::Acp),
+            resume_args: Some(vec!["--acp".into()]),
+        },
+    ]
+}
+
+/// Codex over ACP (`codex-acp`, when `find` finds its adapter), in the
+/// mode that asks before it writes outside the workspace or runs a command
+/// needing more: its default, "Auto review", has a model approve instead
+/// of the user (docs/codex.md §6).
+fn codex_builtin(find: impl Fn(&str) -> Option<PathBuf>) -> Vec<Profile> {
+    let mut profiles = Vec::new();
+    if find("codex-acp").is_some() {
+        profiles.push(Profile {
+            name: "codex-acp".into(),
+            description: Some("Codex over the Agent Client Protocol (codex-acp)".into()),
+            command: "codex-acp".into(),
+            args: Vec::new(),
+            env: BTreeMap::from([("INITIAL_AGENT_MODE".into(), "workspace-write".into())]),
+            cwd: None,
+            ready_text: None,
+            channel: Some(ChannelKind::Acp),
+            resume_args: Some(Vec::new()),
+        });
+    }
+    profiles
+}
+
 fn which(program: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
@@ -186,6 +268,45 @@ fn which(program: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn valid(profiles: Vec<Profile>) -> Profiles {
+        Profiles::from_config(
+            ConfigFile {
+                default_profile: None,
+                profiles,
+                tokens: Vec::new(),
+            },
+            "/usr/bin/duet".into(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn gemini_and_codex_are_built_in_when_found() {
+        assert!(gemini_builtin(|_| None).is_empty());
+        assert!(codex_builtin(|_| None).is_empty());
+        let all = |_: &str| Some(PathBuf::from("/bin/x"));
+        let mut found = gemini_builtin(all);
+        found.extend(codex_builtin(all));
+        let profiles = valid(found);
+        let kinds: Vec<(String, String, bool)> = profiles
+            .infos()
+            .into_iter()
+            .map(|i| (i.name, i.channel.kind, i.resume))
+            .collect();
+        let expected = [
+            ("gemini", "gemini", true),
+            ("gemini-acp", "acp", true),
+            ("codex-acp", "acp", true),
+        ];
+        let expected: Vec<(String, String, bool)> = expected
+            .iter()
+            .map(|(n, k, r)| (n.to_string(), k.to_string(), *r))
+            .collect();
+        assert_eq!(kinds, expected);
+        let codex = codex_builtin(all);
+        assert_eq!(codex[0].env["INITIAL_AGENT_MODE"], "workspace-write");
+    }
 
     #[test]
     fn claude_over_acp_is_built_in_when_its_adapter_is_found() {

@@ -39,7 +39,7 @@
 //! - `cwd`: its working directory, which must exist; default `{work_dir}`.
 //! - `ready_text`: prompts wait until the screen shows this text.
 //! - `channel`: how duet learns what the agent does and tells it what the
-//!   user wants: `dual_output`, `claude`, `stream_json`,
+//!   user wants: `dual_output`, `claude`, `gemini`, `stream_json`,
 //!   `stream_json_per_turn`, `acp` or `none` (docs/agents.md). Default:
 //!   `dual_output` for a profile that mentions `{events_file}`, else `none`.
 //!
@@ -76,7 +76,10 @@ use anyhow::{bail, Context, Result};
 use duet_protocol::rest::ProfileInfo;
 use serde::Deserialize;
 
-pub use builtin::{CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, QWEN_READY_TEXT};
+pub use builtin::{
+    CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, GEMINI_ARGS, GEMINI_ENV, GEMINI_READY_TEXT,
+    GEMINI_RESUME_ARGS, QWEN_READY_TEXT,
+};
 use profile::check_placeholders;
 pub use profile::{ChannelKind, Profile};
 pub(crate) use profile::{Placeholders, SpawnOptions};

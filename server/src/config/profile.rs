@@ -32,7 +32,7 @@ pub struct Profile {
     #[serde(default)]
     pub ready_text: Option<String>,
     /// The side channel: `dual_output` (the default when the profile
-    /// mentions `{events_file}`), `claude`, `stream_json`,
+    /// mentions `{events_file}`), `claude`, `gemini`, `stream_json`,
     /// `stream_json_per_turn`, `acp` or `none`.
     #[serde(default)]
     pub channel: Option<ChannelKind>,
@@ -54,6 +54,9 @@ pub enum ChannelKind {
     /// Claude Code's hooks: the profile passes `{claude_settings}` to
     /// `--settings` (and `{agent_session_id}` to `--session-id`).
     Claude,
+    /// Gemini CLI's hooks (duet writes them into the session's own Gemini
+    /// home) and its approval dialog answered with keys.
+    Gemini,
     /// A headless agent speaking stream-json on its stdin and stdout (no
     /// PTY; its stderr shows in the terminal pane).
     StreamJson,
@@ -74,6 +77,7 @@ impl ChannelKind {
             ChannelKind::None => "none",
             ChannelKind::DualOutput => "dual_output",
             ChannelKind::Claude => "claude",
+            ChannelKind::Gemini => "gemini",
             ChannelKind::StreamJson => "stream_json",
             ChannelKind::StreamJsonPerTurn => "stream_json_per_turn",
             ChannelKind::Acp => "acp",
@@ -178,6 +182,7 @@ impl ResolvedProfile {
             ChannelKind::None => (false, false),
             ChannelKind::DualOutput => (self.has_events, self.has_input),
             ChannelKind::Claude
+            | ChannelKind::Gemini
             | ChannelKind::StreamJson
             | ChannelKind::StreamJsonPerTurn
             | ChannelKind::Acp => (true, true),

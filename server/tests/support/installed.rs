@@ -45,3 +45,49 @@ pub fn node24_and(
         ),
     }
 }
+
+/// An installed program under the cache (`relative` to it), or `None`
+/// (skip) when it is missing and `skip_var` is `1`; missing otherwise
+/// fails with how to install it (`install`).
+pub fn program(relative: &str, skip_var: &str, install: &str) -> Option<PathBuf> {
+    let path = cache_dir().join(relative);
+    if path.is_file() {
+        return Some(path);
+    }
+    if std::env::var(skip_var).as_deref() == Ok("1") {
+        eprintln!("SKIPPED: {} not installed", path.display());
+        return None;
+    }
+    panic!(
+        "{} not found. Install it with {install}, or set {skip_var}=1.",
+        path.display()
+    );
+}
+
+/// Gemini CLI 0.61.0 (`scripts/install-gemini.sh`; `DUET_SKIP_GEMINI`).
+pub fn gemini() -> Option<PathBuf> {
+    program(
+        "gemini-cli-0.61.0/node_modules/.bin/gemini",
+        "DUET_SKIP_GEMINI",
+        "scripts/install-gemini.sh",
+    )
+}
+
+/// Codex 0.171.0 (`scripts/install-codex.sh`; `DUET_SKIP_CODEX`).
+pub fn codex() -> Option<PathBuf> {
+    program(
+        "codex-0.171.0/node_modules/.bin/codex",
+        "DUET_SKIP_CODEX",
+        "scripts/install-codex.sh",
+    )
+}
+
+/// codex-acp 2.6.0, sharing that Codex (`scripts/install-codex.sh`;
+/// `DUET_SKIP_CODEX`).
+pub fn codex_acp() -> Option<PathBuf> {
+    program(
+        "codex-0.171.0/node_modules/.bin/codex-acp",
+        "DUET_SKIP_CODEX",
+        "scripts/install-codex.sh",
+    )
+}

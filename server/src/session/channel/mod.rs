@@ -13,7 +13,8 @@
 //! session directory.
 //!
 //! Kinds: `dual_output` (Qwen Code, the demo agent: JSONL files),
-//! `claude` (Claude Code's hooks), `stream_json` (headless agents
+//! `claude` (Claude Code's hooks), `gemini` (Gemini CLI's hooks, its
+//! approval dialog answered with keys), `stream_json` (headless agents
 //! speaking stream-json on their stdin and stdout; `stream_json_per_turn`
 //! for print-mode ones) and `acp` (the Agent Client Protocol, duet the
 //! client).
@@ -25,7 +26,9 @@ pub(crate) mod conversation;
 pub(crate) mod decisions;
 pub(crate) mod delivery;
 pub(crate) mod dual_output;
+pub(crate) mod gemini;
 pub(crate) mod held;
+mod hook_socket;
 pub(crate) mod log;
 pub(crate) mod piped;
 mod start;
@@ -100,6 +103,19 @@ pub(crate) trait Channel: Send + Sync + 'static {
         ))
     }
 
+    /// Switches the agent to one of the models it offered (ACP
+    /// `session/set_model`). No route calls it yet: the browser's model
+    /// picker is issue 31 point 4 (`acp/tests.rs` drives it meanwhile).
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "chosen from the browser with issue 31 point 4")
+    )]
+    fn set_model(&self, _model: &str) -> Result<(), ChannelError> {
+        Err(ChannelError::Invalid(
+            "this agent offers no models duet can switch".into(),
+        ))
+    }
+
     /// The session is being ended: a channel that runs the agent's
     /// processes itself (one per turn) ends them.
     fn stop(&self) {}
@@ -119,6 +135,16 @@ pub(crate) fn allow_deny() -> Vec<ApprovalOption> {
         option("allow", "Allow", ApprovalOptionKind::AllowOnce),
         option("deny", "Deny", ApprovalOptionKind::RejectOnce),
     ]
+}
+
+/// The options a channel put into its `control_request` itself (as
+/// `request.options`), for agents whose choices duet reads elsewhere than
+/// the request (a dialog on screen, an app server's decisions).
+pub(crate) fn offered(request: &CanUseTool) -> Option<Vec<ApprovalOption>> {
+    let options = request.extra.get("options")?;
+    serde_json::from_value::<Vec<ApprovalOption>>(options.clone())
+        .ok()
+        .filter(|o| !o.is_empty())
 }
 
 /// Builds one option.

@@ -11,7 +11,7 @@ use tracing::Instrument;
 
 use super::conversation::Sink;
 use super::dual_output::watcher::Watcher;
-use super::{acp, claude, dual_output, stream_json, Channel, Conversation};
+use super::{acp, claude, dual_output, gemini, stream_json, Channel, Conversation};
 use crate::config::{ChannelKind, Placeholders, ResolvedProfile, SpawnOptions};
 use crate::session::terminal::pipes::Piped;
 use crate::session::terminal::pty::{self, Pty};
@@ -151,6 +151,7 @@ pub(crate) fn start(setup: Setup<'_>) -> Result<Started> {
         ChannelKind::None => Started::on_pty(setup.spawn(), None),
         ChannelKind::DualOutput => dual_output::start(&setup),
         ChannelKind::Claude => claude::start(&setup),
+        ChannelKind::Gemini => gemini::start(&setup),
         ChannelKind::StreamJson => stream_json::start(&setup),
         ChannelKind::StreamJsonPerTurn => stream_json::per_turn::start(&setup),
         ChannelKind::Acp => acp::start(&setup),
@@ -172,6 +173,7 @@ pub(crate) fn duet_writes_events(kind: ChannelKind) -> bool {
     match kind {
         ChannelKind::DualOutput | ChannelKind::None => false,
         ChannelKind::Claude
+        | ChannelKind::Gemini
         | ChannelKind::StreamJson
         | ChannelKind::StreamJsonPerTurn
         | ChannelKind::Acp => true,

@@ -35,10 +35,18 @@ impl Tasks {
     }
 }
 
-impl Drop for Tasks {
-    fn drop(&mut self) {
+impl Tasks {
+    /// Aborts every task held now (the channel finished before it is
+    /// dropped).
+    pub(crate) fn abort_all(&self) {
         for h in lock(&self.0).drain(..) {
             h.abort();
         }
+    }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        self.abort_all();
     }
 }

@@ -104,6 +104,41 @@ pub(crate) fn read(
     Ok(text.split_inclusive('\n').skip(skip).take(take).collect())
 }
 
+/// [`read`], except that a file that does not exist in a directory that
+/// does reads as "" (for agents that write a new file only after reading
+/// it, `quirks.rs`). Anything else refused stays refused.
+pub(crate) fn read_or_empty(
+    root: &Path,
+    path: &Path,
+    line: Option<u64>,
+    limit: Option<u64>,
+) -> Result<String, Refusal> {
+    read(root, path, line, limit).or_else(|refusal| {
+        if missing_in_a_directory(root, path) {
+            Ok(String::new())
+        } else {
+            Err(refusal)
+        }
+    })
+}
+
+/// Whether `path` names nothing, beneath `root`, in a directory that is
+/// there (a dangling symlink that stays inside counts: writing it creates
+/// its target, as `write` does).
+fn missing_in_a_directory(root: &Path, path: &Path) -> bool {
+    let Ok(root) = Root::open(root) else {
+        return false;
+    };
+    let gone = matches!(
+        root.open_path(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()),
+        Err(Denied::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound
+    );
+    let dir = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    gone && path
+        .parent()
+        .is_some_and(|parent| root.open_path(parent, dir, Mode::empty()).is_ok())
+}
+
 /// Writes a text file for the agent (created if missing).
 pub(crate) fn write(root: &Path, path: &Path, content: &str) -> Result<(), Refusal> {
     if content.len() as u64 > MAX_FILE {
@@ -243,6 +278,36 @@ mod tests {
         refused(write(r, &r.join("y"), "x"), "No such file");
         assert!(!out.join("nodir").exists());
         assert!(!r.join("nodir").exists());
+    }
+
+    /// Gemini CLI reads a file before it writes a new one: a missing file
+    /// in a directory that exists reads as ""; one in a missing
+    /// directory, outside, or behind a symlink out is refused as before.
+    #[test]
+    fn a_missing_file_in_a_directory_reads_empty_and_nothing_else_does() {
+        let d = dirs();
+        let (r, out) = (&d.root, &d.outside);
+        assert_eq!(
+            read_or_empty(r, &r.join("new.txt"), None, None).unwrap(),
+            ""
+        );
+        refused(read(r, &r.join("new.txt"), None, None), "No such file");
+        std::fs::write(r.join("old.txt"), "kept").unwrap();
+        assert_eq!(
+            read_or_empty(r, &r.join("old.txt"), None, None).unwrap(),
+            "kept"
+        );
+        refused(
+            read_or_empty(r, &r.join("nodir/new.txt"), None, None),
+            "No such file",
+        );
+        refused(
+            read_or_empty(r, &out.join("new.txt"), None, None),
+            "outside",
+        );
+        symlink(out.join("missing.txt"), r.join("x")).unwrap();
+        refused(read_or_empty(r, &r.join("x"), None, None), "leads outside");
+        refused(read_or_empty(r, &r.join("sub"), None, None), "a directory");
     }
 
     /// Runs `op` on a thread of its own; a hang fails the test instead of

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use super::jsonrpc::{reply, request, INVALID_PARAMS, METHOD_NOT_FOUND};
-use super::{fs, updates, Call, Inner, Out};
+use super::{fs, quirks, updates, Call, Inner, Out};
 use crate::sync::lock;
 
 impl Inner {
@@ -15,25 +15,44 @@ impl Inner {
         let method = msg["method"].as_str();
         match (method, msg.get("id")) {
             (Some(method), Some(id)) => self.on_request(method, id.clone(), &msg["params"]).await,
-            (Some("session/update"), None) => {
-                let events = {
-                    let mut st = lock(&self.state);
-                    // `session/load` replays the whole conversation as
-                    // updates before it answers; the chat already shows it
-                    // from the session's history (`session/history.rs`).
-                    if st.calls.values().any(|c| matches!(c, Call::LoadSession(_))) {
-                        return;
-                    }
-                    st.updates.events(&msg["params"]["update"])
-                };
-                self.emit_all(events);
-            }
+            (Some("session/update"), None) => self.on_update(&msg["params"]["update"]),
             (Some(method), None) => self.shared.emit(&json!({
                 "type": "system", "subtype": "acp_notification", "method": method, "params": msg["params"],
             })),
             (None, Some(id)) => self.on_response(id, &msg),
             (None, None) => {}
         }
+    }
+
+    /// One `session/update`.
+    fn on_update(&self, update: &Value) {
+        let mut st = lock(&self.state);
+        // `session/load` replays the whole conversation as updates, before
+        // it answers (or after: Gemini CLI); the chat already shows it from
+        // the session's history (`session/history.rs`).
+        let loading = st.calls.values().any(|c| matches!(c, Call::LoadSession(_)));
+        if loading || (st.replaying && quirks::is_history(update)) {
+            return;
+        }
+        if let Some(warning) = st.quirks.warning(update) {
+            drop(st);
+            self.shared
+                .conversation
+                .warn("agent_warning", warning, None);
+            return;
+        }
+        if let Some(mode) = quirks::mode_notice(update, &st.modes) {
+            let changed = st.modes["currentModeId"] != mode.as_str();
+            st.modes["currentModeId"] = json!(mode);
+            drop(st);
+            if changed {
+                self.shared.emit(&mode_update(&mode));
+            }
+            return;
+        }
+        let events = st.updates.events(update);
+        drop(st);
+        self.emit_all(events);
     }
 
     /// The answer to one of duet's calls.
@@ -56,7 +75,11 @@ impl Inner {
                     );
                     return;
                 }
-                lock(&self.state).agent = result.clone();
+                {
+                    let mut st = lock(&self.state);
+                    st.agent = result.clone();
+                    st.quirks = quirks::Quirks::of(result);
+                }
                 let can_load = result["agentCapabilities"]["loadSession"] == true;
                 let cwd = self.work_dir.to_string_lossy().into_owned();
                 let line = match &self.load {
@@ -91,14 +114,16 @@ impl Inner {
                     );
                     return;
                 }
-                let sid = match call {
-                    Call::LoadSession(sid) => Some(sid),
-                    _ => result["sessionId"].as_str().map(str::to_string),
+                let (sid, loaded) = match call {
+                    Call::LoadSession(sid) => (Some(sid), true),
+                    _ => (result["sessionId"].as_str().map(str::to_string), false),
                 };
                 let (agent, events) = {
                     let mut st = lock(&self.state);
                     st.session_id = sid.clone();
                     st.modes = result["modes"].clone();
+                    st.models = result["models"].clone();
+                    st.replaying = loaded;
                     (st.agent.clone(), st.updates.flush())
                 };
                 self.emit_all(events);
@@ -110,6 +135,8 @@ impl Inner {
                         "agent": agent["agentInfo"],
                         "capabilities": agent["agentCapabilities"],
                         "modes": result["modes"],
+                        "models": result["models"],
+                        "config_options": result["configOptions"],
                     }),
                 );
             }
@@ -119,13 +146,32 @@ impl Inner {
                     format!("the agent did not switch to mode {mode:?}: {e}"),
                     None,
                 ),
-                // Shown as the agent's own news of a mode change would be.
+                // Shown as the agent's own news of a mode change would be
+                // (unless the agent told it already: `quirks.rs`).
                 None => {
-                    lock(&self.state).modes["currentModeId"] = json!(mode);
+                    let changed = {
+                        let mut st = lock(&self.state);
+                        let changed = st.modes["currentModeId"] != mode.as_str();
+                        st.modes["currentModeId"] = json!(mode);
+                        changed
+                    };
+                    if changed {
+                        self.shared.emit(&mode_update(&mode));
+                    }
+                }
+            },
+            Call::SetModel(model) => match error {
+                Some(e) => self.shared.conversation.warn(
+                    "set_model_failed",
+                    format!("the agent did not switch to model {model:?}: {e}"),
+                    None,
+                ),
+                None => {
+                    lock(&self.state).models["currentModelId"] = json!(model);
                     self.shared.emit(&json!({
                         "type": "system",
-                        "subtype": "acp_current_mode_update",
-                        "update": {"sessionUpdate": "current_mode_update", "currentModeId": mode},
+                        "subtype": "acp_current_model_update",
+                        "update": {"currentModelId": model},
                     }));
                 }
             },
@@ -163,7 +209,12 @@ impl Inner {
                 let root = self.work_dir.clone();
                 let path = PathBuf::from(params["path"].as_str().unwrap_or_default());
                 let (line, limit) = (params["line"].as_u64(), params["limit"].as_u64());
-                tokio::task::spawn_blocking(move || fs::read(&root, &path, line, limit))
+                let read = if lock(&self.state).quirks.missing_file_is_empty {
+                    fs::read_or_empty
+                } else {
+                    fs::read
+                };
+                tokio::task::spawn_blocking(move || read(&root, &path, line, limit))
                     .await
                     .unwrap_or_else(|e| Err(e.to_string()))
                     .map(|content| json!({"content": content}))
@@ -250,4 +301,14 @@ impl Inner {
             },
         }));
     }
+}
+
+/// The event of a mode change, as the agent's own `current_mode_update`
+/// would show.
+fn mode_update(mode: &str) -> Value {
+    json!({
+        "type": "system",
+        "subtype": "acp_current_mode_update",
+        "update": {"sessionUpdate": "current_mode_update", "currentModeId": mode},
+    })
 }

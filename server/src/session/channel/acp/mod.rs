@@ -26,7 +26,10 @@ pub(crate) mod fs;
 mod incoming;
 mod jsonrpc;
 mod pipes;
+mod quirks;
 pub(crate) mod terminals;
+#[cfg(test)]
+mod tests;
 pub(crate) mod updates;
 
 use std::collections::HashMap;
@@ -80,6 +83,8 @@ enum Call {
     Prompt,
     /// `session/set_mode` to this mode.
     SetMode(String),
+    /// `session/set_model` to this model.
+    SetModel(String),
 }
 
 struct State {
@@ -94,6 +99,15 @@ struct State {
     /// The session's `modes` (`currentModeId`, `availableModes`), if the
     /// agent offered any.
     modes: Value,
+    /// The session's `models` (`currentModelId`, `availableModels`: ACP's
+    /// unstable model selection), if the agent offered any.
+    models: Value,
+    /// A loaded session's replay may still be coming (Gemini CLI sends it
+    /// after its `session/load` answer): history updates are dropped until
+    /// the first prompt goes out.
+    replaying: bool,
+    /// What this agent does that the protocol does not say.
+    quirks: quirks::Quirks,
     updates: Updates,
 }
 
@@ -170,6 +184,9 @@ impl Acp {
                 agent: Value::Null,
                 permissions: HashMap::new(),
                 modes: Value::Null,
+                models: Value::Null,
+                replaying: false,
+                quirks: quirks::Quirks::default(),
                 updates: Updates::default(),
             }),
             out,
@@ -289,6 +306,38 @@ impl Channel for Acp {
             id,
             "session/set_mode",
             json!({"sessionId": sid, "modeId": mode}),
+        );
+        self.inner.send(Out::Line(line))
+    }
+
+    fn set_model(&self, model: &str) -> Result<(), ChannelError> {
+        let (sid, models) = {
+            let st = lock(&self.inner.state);
+            (st.session_id.clone(), st.models.clone())
+        };
+        let offered: Vec<&str> = models["availableModels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["modelId"].as_str())
+            .collect();
+        if offered.is_empty() {
+            return Err(ChannelError::Invalid(
+                "this agent offered no models in its session".into(),
+            ));
+        }
+        if !offered.contains(&model) {
+            return Err(ChannelError::Invalid(format!(
+                "the agent has no model {model:?}; it offers {}",
+                offered.join(", ")
+            )));
+        }
+        let sid = sid.ok_or(ChannelError::Closed)?;
+        let id = self.inner.call(Call::SetModel(model.to_string()));
+        let line = request(
+            id,
+            "session/set_model",
+            json!({"sessionId": sid, "modelId": model}),
         );
         self.inner.send(Out::Line(line))
     }

@@ -18,7 +18,13 @@ use crate::sync::lock;
 /// The `session/prompt` line of a prompt (recorded first), or nothing,
 /// with a warning, when the agent has no session to take it.
 pub(super) fn prompt(inner: &Inner, text: &str) -> Option<String> {
-    let Some(sid) = lock(&inner.state).session_id.clone() else {
+    let sid = {
+        let mut st = lock(&inner.state);
+        // What the agent sends from now on is news, not a replay.
+        st.replaying = false;
+        st.session_id.clone()
+    };
+    let Some(sid) = sid else {
         inner.shared.conversation.warn(
             "submit_failed",
             "the agent has no session; the prompt was dropped".into(),

@@ -18,12 +18,11 @@
 pub(crate) mod hooks;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use bytes::Bytes;
 use duet_protocol::build;
 use duet_protocol::rest::{ApprovalOption, ApprovalOptionKind};
@@ -31,22 +30,18 @@ use duet_protocol::sidecar::CanUseTool;
 use duet_protocol::sidecar::{ControlRequestBody, KnownEvent, SidecarEvent};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::{debug, warn, Instrument};
 
 use super::conversation::Sink;
-use super::{option, Channel, ChannelError, Setup, Started, Tasks};
+use super::{hook_socket, option, Channel, ChannelError, Setup, Started, Tasks};
 use crate::session::terminal::Terminal;
 use crate::sync::lock;
 use hooks::Normalizer;
 
-/// Largest hook message taken (a payload carries a tool's input or output).
-const MAX_HOOK_MESSAGE: u64 = 16 << 20;
-/// How long a hook may take to send its payload.
-const READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Every hook event duet registers; PermissionRequest waits for an answer.
 pub(crate) const HOOK_EVENTS: &[&str] = &[
     "SessionStart",
@@ -65,11 +60,7 @@ pub(crate) const HOOK_EVENTS: &[&str] = &[
 pub(crate) fn settings_json(duet: &Path, socket: &Path) -> String {
     let mut hooks = serde_json::Map::new();
     for event in HOOK_EVENTS {
-        let command = format!(
-            "{} hook --socket {} {event}",
-            shell_quote(&duet.to_string_lossy()),
-            shell_quote(&socket.to_string_lossy())
-        );
+        let command = hook_socket::command(duet, socket, event);
         let mut hook = json!({"type": "command", "command": command});
         if *event == "PermissionRequest" {
             // Claude kills a hook at its timeout (and keeps its dialog);
@@ -79,10 +70,6 @@ pub(crate) fn settings_json(duet: &Path, socket: &Path) -> String {
         hooks.insert(event.to_string(), json!([{ "hooks": [hook] }]));
     }
     json!({ "hooks": hooks }).to_string()
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// A PermissionRequest hook waiting for its answer.
@@ -133,25 +120,8 @@ impl ClaudeHooks {
         terminal: Arc<Terminal>,
         conversation: Sink,
     ) -> Result<Arc<Self>> {
-        // sockaddr_un holds 108 bytes; say so rather than fail obscurely.
-        if socket.as_os_str().len() >= 100 {
-            bail!(
-                "the hook socket path {} is too long for a Unix socket; use a shorter --state-dir",
-                socket.display()
-            );
-        }
-        let _ = std::fs::remove_file(&socket);
-        let listener = UnixListener::bind(&socket)
-            .with_context(|| format!("listening on {}", socket.display()))?;
-        let raw = {
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(0o600)
-                .open(raw_log)
-                .context("creating hooks.jsonl")?
-        };
+        let listener = hook_socket::bind(&socket)?;
+        let raw = hook_socket::raw_log(raw_log)?;
         let inner = Arc::new(Inner {
             conversation,
             normalizer: Mutex::new(Normalizer::default()),
@@ -291,28 +261,11 @@ async fn serve(listener: UnixListener, inner: Arc<Inner>) {
 }
 
 async fn handle(stream: UnixStream, inner: &Arc<Inner>) -> Result<()> {
-    let mut reader = BufReader::new(stream);
-    let mut line = Vec::new();
-    let n = tokio::time::timeout(
-        READ_TIMEOUT,
-        (&mut reader)
-            .take(MAX_HOOK_MESSAGE)
-            .read_until(b'\n', &mut line),
-    )
-    .await
-    .context("the hook sent nothing")??;
-    if n == 0 || line.last() != Some(&b'\n') {
-        bail!("the hook's message was cut off or too long");
-    }
-    let msg: Value = serde_json::from_slice(&line).context("the hook's message is not JSON")?;
-    let event = msg["event"].as_str().unwrap_or_default().to_string();
-    let payload = msg["payload"].clone();
-    if let Some(raw) = lock(&inner.raw).as_mut() {
-        let mut entry = json!({"hook": event, "payload": payload}).to_string();
-        entry.push('\n');
-        let _ = raw.write_all(entry.as_bytes());
-    }
-    let mut stream = reader.into_inner();
+    let hook_socket::Call {
+        event,
+        payload,
+        mut stream,
+    } = hook_socket::read(stream, &inner.raw).await?;
     if event == "PermissionRequest" {
         let request_id = uuid::Uuid::new_v4().to_string();
         let request = lock(&inner.normalizer).permission_request(&request_id, &payload);
@@ -341,7 +294,7 @@ async fn handle(stream: UnixStream, inner: &Arc<Inner>) -> Result<()> {
     for e in &events {
         inner.conversation.emit(e);
     }
-    stream.write_all(b"{\"stdout\":\"\"}\n").await?;
+    hook_socket::answer(&mut stream, "").await?;
     Ok(())
 }
 

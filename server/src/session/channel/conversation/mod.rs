@@ -144,6 +144,12 @@ impl Conversation {
         lock(&self.state).screen_ready = false;
     }
 
+    /// The agent keeps every prompt it is handed (its channel sees to it
+    /// being taken), so none is written twice: see `delivery.rs`.
+    pub(crate) fn keeps_prompts(&self) {
+        lock(&self.state).delivery.keeps_prompts();
+    }
+
     /// Whether prompts still wait for [`Conversation::screen_ready`].
     pub(crate) fn waits_for_screen(&self) -> bool {
         !lock(&self.state).screen_ready

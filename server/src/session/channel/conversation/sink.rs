@@ -50,6 +50,13 @@ impl Sink {
         }
     }
 
+    /// [`Conversation::keeps_prompts`].
+    pub(crate) fn keeps_prompts(&self) {
+        if let Some(c) = self.get() {
+            c.keeps_prompts();
+        }
+    }
+
     /// [`Conversation::agent_session_id`].
     pub(crate) fn agent_session_id(&self) -> Option<String> {
         self.get()?.agent_session_id()

@@ -1,0 +1,16 @@
+//! The mock model APIs of `support/mocks/` (Gemini API, OpenAI Responses
+//! API), checked on their own (their unit tests) and against the real
+//! programs they stand in front of: Gemini CLI 0.61.0 headless (`-p`) and
+//! Codex 0.171.0 headless (`codex exec`), offline, each with its own HOME.
+//! Those two need `scripts/install-gemini.sh` and `scripts/install-codex.sh`
+//! (under `DUET_CACHE_DIR`, default `<repo>/.cache`); without them they
+//! fail, unless `DUET_SKIP_GEMINI=1` / `DUET_SKIP_CODEX=1`, which make them
+//! print a skip line and pass. Both agents through duet:
+//! `gemini_e2e`, `codex_e2e`, `acp_gemini_e2e`, `acp_codex_e2e`.
+
+#[path = "support/mocks/mod.rs"]
+mod mocks;
+mod support;
+
+#[path = "agent_mocks/real.rs"]
+mod real;

@@ -1,0 +1,383 @@
+//! A scripted Gemini API (`generativelanguage`, v1beta) for real Gemini CLI
+//! 0.61.0 (docs/gemini-cli.md §6): `POST /v1beta/models/{model}:generateContent`
+//! (one JSON answer), `…:streamGenerateContent?alt=sse` (the same answer in
+//! `data:` events, one word per event, `finishReason` and `usageMetadata`
+//! on the last) and `…:countTokens`. Every request is recorded.
+//!
+//! What Gemini CLI sends (seen with the exploration mock): before each
+//! prompt its router asks `gemini-3.5-flash-lite` (`generateContent`, no
+//! tools, `responseJsonSchema` {complexity_reasoning, complexity_score});
+//! then the main model (`streamGenerateContent`, with `tools`); at startup a
+//! summary of the previous session (`generateContent`, no tools, no
+//! schema). A request without `tools` is a side request: it gets
+//! [`SIDE_REPLY`] (as JSON filling the schema when one is asked for).
+//!
+//! The main script reads the last `user` content: a `functionResponse` part
+//! means "after the tool" ("Tool finished: <its output or error>"); else the
+//! prompt is its last text part (the first prompt shares its content with
+//! a `<session_context>` part). [`TOOL_TRIGGER`] calls `run_shell_command`
+//! with [`TOOL_COMMAND`], [`WRITE_TRIGGER`] `write_file` (an edit dialog),
+//! anything else is answered "Mock reply to: <prompt>".
+//!
+//! It never answers 5xx (Gemini CLI retries those with backoff): anything
+//! it cannot handle gets a 4xx in the API's error format.
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use serde_json::{json, Value};
+
+use super::sse::{self, Event};
+use super::{
+    describe_text, fill, reply_words, words, Recorder, Request, Served, AFTER_TOOL, SIDE_REPLY,
+    TOOL_COMMAND, TOOL_DESCRIPTION, TOOL_TRIGGER,
+};
+
+/// Asking for this makes the mock call `write_file` for [`WRITE_FILE`].
+pub const WRITE_TRIGGER: &str = "please write notes";
+/// The file the `write_file` call writes, relative to the workspace.
+pub const WRITE_FILE: &str = "notes.txt";
+/// What it writes there.
+pub const WRITE_CONTENT: &str = "hello\n";
+/// The model version the mock reports.
+pub const MODEL_VERSION: &str = "gemini-mock";
+
+/// What the mock answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Text, one event per element.
+    Text(Vec<String>),
+    /// One function call, sent whole (as Gemini does).
+    Call { name: String, args: Value },
+}
+
+/// Whether `body` is a request of the agent's main loop: one that offers
+/// tools.
+pub fn is_main(body: &Value) -> bool {
+    body["tools"].as_array().is_some_and(|t| !t.is_empty())
+}
+
+/// The script (see the module documentation).
+pub fn script(body: &Value) -> Reply {
+    if !is_main(body) {
+        let config = &body["generationConfig"];
+        let schema = [&config["responseJsonSchema"], &config["responseSchema"]]
+            .into_iter()
+            .find(|s| s.is_object());
+        let text = schema.map_or_else(|| SIDE_REPLY.to_string(), |s| fill(s).to_string());
+        return Reply::Text(vec![text]);
+    }
+    let parts = body["contents"]
+        .as_array()
+        .and_then(|c| c.iter().rev().find(|c| c["role"] == "user"))
+        .and_then(|c| c["parts"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    if let Some(result) = parts.iter().find_map(|p| p.get("functionResponse")) {
+        let response = &result["response"];
+        let text = response["output"]
+            .as_str()
+            .or(response["error"].as_str())
+            .map_or_else(|| response.to_string(), str::to_string);
+        let line = text
+            .lines()
+            .find(|l| !l.trim().is_empty() && !l.starts_with('<'))
+            .unwrap_or_default();
+        return Reply::Text(words(&format!("{AFTER_TOOL} {line}")));
+    }
+    let prompt = parts
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .next_back()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let lower = prompt.to_lowercase();
+    if lower.contains(TOOL_TRIGGER) {
+        return Reply::Call {
+            name: "run_shell_command".into(),
+            args: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
+        };
+    }
+    if lower.contains(WRITE_TRIGGER) {
+        return Reply::Call {
+            name: "write_file".into(),
+            args: json!({"file_path": WRITE_FILE, "content": WRITE_CONTENT}),
+        };
+    }
+    Reply::Text(reply_words(&prompt))
+}
+
+/// Writes `<home>/.gemini/settings.json` for a Gemini CLI run offline
+/// against this mock: the API key as the auth type (no dialog), no update
+/// check or notice, no usage statistics or telemetry (docs/gemini-cli.md
+/// §2).
+pub fn write_settings(home: &std::path::Path) {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+}
+
+/// A running mock; stops when dropped.
+pub struct MockGemini {
+    /// What `GOOGLE_GEMINI_BASE_URL` should be: `http://127.0.0.1:PORT`
+    /// (Gemini CLI appends `/v1beta/models/…`).
+    pub base_url: String,
+    served: Served,
+}
+
+impl MockGemini {
+    /// The environment that points Gemini CLI at this mock, with `home`
+    /// as its HOME (see [`write_settings`]).
+    pub fn env(&self, home: &std::path::Path) -> Vec<(String, String)> {
+        [
+            ("HOME", home.to_string_lossy().into_owned()),
+            ("GOOGLE_GEMINI_BASE_URL", self.base_url.clone()),
+            ("GEMINI_API_KEY", "mock-key".into()),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    /// Binds 127.0.0.1:0 and serves in the background.
+    pub async fn start() -> Self {
+        let app = Router::new()
+            .route("/v1beta/models/{*call}", post(call))
+            .fallback(not_found);
+        let served = Served::start(app).await;
+        Self {
+            base_url: served.origin.clone(),
+            served,
+        }
+    }
+
+    /// Every request so far, in order (any path).
+    pub fn all_requests(&self) -> Vec<Request> {
+        self.served.all()
+    }
+
+    /// The bodies of the main-loop requests, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.served.bodies(is_main)
+    }
+
+    /// One line per request (what was answered), for failure reports.
+    pub fn summary(&self) -> String {
+        self.served.summary(|body| match script(body) {
+            Reply::Text(pieces) => describe_text(&pieces),
+            Reply::Call { name, .. } => format!("functionCall {name}"),
+        })
+    }
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    let body = json!({"error": {"code": status.as_u16(), "message": message,
+        "status": status.canonical_reason().unwrap_or("ERROR").to_uppercase().replace(' ', "_")}});
+    (status, axum::Json(body)).into_response()
+}
+
+async fn not_found(State(rec): State<Recorder>, method: Method, uri: Uri, body: Bytes) -> Response {
+    let _ = rec.record(&method, &uri, &body);
+    error(
+        StatusCode::NOT_FOUND,
+        "the mock serves POST /v1beta/models/{model}:generateContent, :streamGenerateContent and :countTokens",
+    )
+}
+
+/// `POST /v1beta/models/{model}:{method}`.
+async fn call(
+    State(rec): State<Recorder>,
+    Path(call): Path<String>,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let (n, parsed) = rec.record(&method, &uri, &body);
+    let Ok(body) = parsed else {
+        return error(StatusCode::BAD_REQUEST, "the body is not JSON");
+    };
+    match call.rsplit_once(':').map(|(_, m)| m) {
+        Some("generateContent") => axum::Json(answer(n, &script(&body))).into_response(),
+        Some("streamGenerateContent") => sse::response(events(n, &script(&body))),
+        Some("countTokens") => {
+            axum::Json(json!({"totalTokens": body.to_string().len() / 4})).into_response()
+        }
+        _ => error(StatusCode::NOT_FOUND, &format!("no such method: {call}")),
+    }
+}
+
+fn usage() -> Value {
+    json!({"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15})
+}
+
+/// One `GenerateContentResponse` carrying `parts`; the last of a stream
+/// (or a whole answer) has `finishReason` and `usageMetadata`.
+fn chunk(n: usize, parts: Value, last: bool) -> Value {
+    let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+    let mut out = json!({"modelVersion": MODEL_VERSION, "responseId": format!("mock-{n}")});
+    if last {
+        candidate["finishReason"] = json!("STOP");
+        out["usageMetadata"] = usage();
+    }
+    out["candidates"] = json!([candidate]);
+    out
+}
+
+fn call_part(name: &str, args: &Value) -> Value {
+    json!({"functionCall": {"name": name, "args": args}})
+}
+
+/// The `data:` events of a streamed reply.
+fn events(n: usize, reply: &Reply) -> Vec<Event> {
+    match reply {
+        Reply::Text(pieces) => pieces
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Event::data(chunk(n, json!([{"text": p}]), i + 1 == pieces.len())))
+            .collect(),
+        Reply::Call { name, args } => {
+            vec![Event::data(chunk(n, json!([call_part(name, args)]), true))]
+        }
+    }
+}
+
+/// A whole (non-streamed) answer.
+fn answer(n: usize, reply: &Reply) -> Value {
+    let part = match reply {
+        Reply::Text(pieces) => json!({"text": pieces.concat()}),
+        Reply::Call { name, args } => call_part(name, args),
+    };
+    chunk(n, json!([part]), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A main request as Gemini CLI 0.61.0 sends it (trimmed).
+    fn main_request(parts: Value) -> Value {
+        json!({"contents": [{"role": "user", "parts": parts}],
+            "tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}]})
+    }
+
+    fn text(reply: Reply) -> String {
+        match reply {
+            Reply::Text(pieces) => pieces.concat(),
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_script_follows_the_last_user_content() {
+        let first = main_request(json!([
+            {"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"},
+            {"text": "hello there"}]));
+        assert_eq!(text(script(&first)), "Mock reply to: hello there");
+        assert_eq!(
+            script(&main_request(json!([{"text": "Please run touch now"}]))),
+            Reply::Call {
+                name: "run_shell_command".into(),
+                args: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
+            }
+        );
+        assert!(matches!(
+            script(&main_request(json!([{"text": "please write notes"}]))),
+            Reply::Call { name, .. } if name == "write_file"
+        ));
+        let ran = main_request(json!([{"functionResponse": {"name": "run_shell_command",
+            "response": {"output": "<untrusted_context>\nOutput: (empty)\nProcess Group PGID: 7\n</untrusted_context>"}}}]));
+        assert_eq!(text(script(&ran)), "Tool finished: Output: (empty)");
+        let denied = main_request(json!([{"functionResponse": {"name": "run_shell_command",
+            "response": {"error": "Tool execution blocked: Denied from the browser"}}}]));
+        assert_eq!(
+            text(script(&denied)),
+            "Tool finished: Tool execution blocked: Denied from the browser"
+        );
+    }
+
+    #[test]
+    fn side_requests_get_the_side_reply() {
+        let router = json!({"contents": [{"role": "user", "parts": [{"text": "please run touch"}]}],
+            "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": {
+                "type": "OBJECT", "properties": {"complexity_reasoning": {"type": "STRING"},
+                "complexity_score": {"type": "INTEGER"}}}}});
+        let answer: Value = serde_json::from_str(&text(script(&router))).unwrap();
+        assert_eq!(answer["complexity_score"], 1);
+        let summary = json!({"contents": [{"role": "user", "parts": [{"text": "Summarize…"}]}]});
+        assert_eq!(text(script(&summary)), SIDE_REPLY);
+    }
+
+    #[tokio::test]
+    async fn it_streams_answers_and_records() {
+        let mock = MockGemini::start().await;
+        let http = reqwest::Client::new();
+        let url = |m: &str| format!("{}/v1beta/models/gemini-x:{m}", mock.base_url);
+        let stream = http
+            .post(url("streamGenerateContent?alt=sse"))
+            .json(&main_request(json!([{"text": "hi you"}])))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.headers()["content-type"], "text/event-stream");
+        let events = sse::parse(&stream.text().await.unwrap());
+        let pieces: Vec<&str> = events
+            .iter()
+            .map(|e| {
+                e.data["candidates"][0]["content"]["parts"][0]["text"]
+                    .as_str()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(pieces.concat(), "Mock reply to: hi you");
+        assert!(events.iter().all(|e| e.name.is_none()));
+        let last = &events.last().unwrap().data;
+        assert_eq!(last["candidates"][0]["finishReason"], "STOP");
+        assert!(events[0].data["candidates"][0]
+            .get("finishReason")
+            .is_none());
+
+        let call: Value = http
+            .post(url("generateContent"))
+            .json(&main_request(json!([{"text": "please run touch"}])))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let part = &call["candidates"][0]["content"]["parts"][0]["functionCall"];
+        assert_eq!(part["args"]["command"], TOOL_COMMAND);
+
+        let missing = http
+            .post(format!("{}/v1/other", mock.base_url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(missing.status(), 404);
+        let bad = http
+            .post(url("generateContent"))
+            .body("{")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(bad.status(), 400);
+        assert_eq!(mock.all_requests().len(), 4);
+        assert_eq!(mock.requests().len(), 2);
+        assert!(
+            mock.summary().contains("functionCall run_shell_command"),
+            "{}",
+            mock.summary()
+        );
+    }
+}
