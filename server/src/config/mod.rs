@@ -78,7 +78,7 @@ use serde::Deserialize;
 
 pub use builtin::{
     CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, GEMINI_ARGS, GEMINI_ENV, GEMINI_READY_TEXT,
-    GEMINI_RESUME_ARGS, QWEN_READY_TEXT,
+    GEMINI_RESUME_ARGS, QWEN_MODE_ARGS, QWEN_READY_TEXT,
 };
 use profile::check_placeholders;
 pub use profile::{ChannelKind, Profile};

@@ -190,10 +190,10 @@ impl Normalizer {
 
     fn after_model(&mut self, response: &Value) -> Vec<Value> {
         let text = response["text"].as_str().unwrap_or_default();
-        let mut out = self.text.events(&json!({
+        let mut out = values(self.text.events(&json!({
             "type": "assistant",
             "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
-        }));
+        })));
         let finished = response["candidates"]
             .as_array()
             .into_iter()
@@ -209,8 +209,16 @@ impl Normalizer {
     fn end_message(&mut self) -> Vec<Value> {
         let mut out = Vec::new();
         self.text.flush(&mut out);
-        out
+        values(out)
     }
+}
+
+/// The normalizer's typed events as the JSON this module builds.
+fn values(events: Vec<duet_protocol::sidecar::SidecarEvent>) -> Vec<Value> {
+    events
+        .into_iter()
+        .filter_map(|e| serde_json::to_value(e).ok())
+        .collect()
 }
 
 /// What the model got of a tool's result, as text for the tool card
