@@ -15,7 +15,7 @@ use crate::rest::{
     ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
     ApprovalState, ChannelInfo, ConnectedClient, CreateSession, CreateShare, Decider, ExitInfo,
     HistoryLine, Me, ProfileInfo, ResumeSession, Role, SessionInfo, SessionStatus, SetModeRequest,
-    Share, SubmitRequest, SubmitResponse,
+    SetModelRequest, Share, SubmitRequest, SubmitResponse,
 };
 use crate::sidecar::{
     CanUseTool, Content, ContentBlock, ControlRequest, ControlRequestBody, ControlResponse,
@@ -90,6 +90,7 @@ pub fn typescript() -> String {
         ProfileInfo::decl(&cfg),
         SubmitRequest::decl(&cfg),
         SetModeRequest::decl(&cfg),
+        SetModelRequest::decl(&cfg),
         SubmitResponse::decl(&cfg),
         ApprovalDecision::decl(&cfg),
         ApiError::decl(&cfg),
@@ -150,6 +151,7 @@ pub fn json_schema() -> String {
         profile_info: ProfileInfo,
         submit_request: SubmitRequest,
         set_mode_request: SetModeRequest,
+        set_model_request: SetModelRequest,
         submit_response: SubmitResponse,
         approval_decision: ApprovalDecision,
         api_error: ApiError,

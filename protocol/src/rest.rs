@@ -223,6 +223,15 @@ pub struct SetModeRequest {
     pub mode: String,
 }
 
+/// `POST /api/sessions/{id}/model`: switch the agent to one of the models
+/// its handshake offered (`session_start.data.models.availableModels[].modelId`,
+/// ACP agents).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct SetModelRequest {
+    pub model: String,
+}
+
 /// `POST /api/sessions/{id}/submit` answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SubmitResponse {

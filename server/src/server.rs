@@ -152,6 +152,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/sessions/{id}/screen", get(api::screen))
         .route("/sessions/{id}/submit", post(api::submit))
         .route("/sessions/{id}/mode", post(api::set_mode))
+        .route("/sessions/{id}/model", post(api::set_model))
         .route("/sessions/{id}/approvals", get(api::approvals))
         .route("/sessions/{id}/approvals/{request_id}", post(api::approve))
         .route("/sessions/{id}/usage", get(api::usage::usage))

@@ -285,3 +285,30 @@ async fn a_mode_the_agent_offers_can_be_chosen() {
     c.submit("mode?").await;
     assert!(reply(&mut c, "mode:").await.contains("mode: plan"));
 }
+
+/// The models the agent offered can be chosen over REST as its modes can:
+/// `session/set_model` goes out, the agent answers with that model, and the
+/// chat hears of it; a model it did not offer is a 400 naming those it did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_the_agent_offers_can_be_chosen() {
+    let (server, mut c, id, _ws) = start().await;
+    let path = format!("/api/sessions/{id}/model");
+    let resp = server
+        .post_json(&path, serde_json::json!({"model": "huge"}))
+        .await;
+    assert_eq!(resp.status(), 400);
+    let body: Value = resp.json().await.unwrap();
+    let msg = body["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("small, large"), "{msg}");
+
+    let resp = server
+        .post_json(&path, serde_json::json!({"model": "large"}))
+        .await;
+    assert_eq!(resp.status(), 204);
+    let (_, news) = c
+        .until_event(|e| e["subtype"] == "acp_current_model_update")
+        .await;
+    assert_eq!(news["update"]["currentModelId"], "large");
+    c.submit("model?").await;
+    assert!(reply(&mut c, "model:").await.contains("model: large"));
+}

@@ -77,6 +77,12 @@ async fn refusals_for_the_role_are_audited_where_they_happened() {
             json!({"mode": "plan"}),
             Approver,
         ),
+        (
+            "POST",
+            format!("/api/sessions/{id}/model"),
+            json!({"model": "large"}),
+            Viewer,
+        ),
         ("DELETE", format!("/api/sessions/{id}"), Value::Null, Viewer),
         (
             "POST",
@@ -165,6 +171,7 @@ async fn refusals_for_the_role_are_audited_where_they_happened() {
     let approval = refusal(&lines, "approval", "drv", Driver, "approve");
     assert_eq!(approval["session"], json!(id));
     refusal(&lines, "set_mode", "apr", Approver, "drive");
+    refusal(&lines, "set_model", "vw", Viewer, "drive");
     refusal(&lines, "session_delete", "vw", Viewer, "manage");
     refusal(&lines, "session_resume", "drv", Driver, "manage");
     refusal(&lines, "session_rename", "apr", Approver, "manage");
@@ -181,7 +188,7 @@ async fn refusals_for_the_role_are_audited_where_they_happened() {
     assert_eq!(keys["who"]["client"], json!(client_id));
     // Nothing else: the refusals did not act, and the 401s left no line.
     let kinds: Vec<&str> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds.len(), 11, "{kinds:?}");
+    assert_eq!(kinds.len(), 12, "{kinds:?}");
     assert_eq!(kinds[0], "session_create");
 
     // Server-wide routes: the server's trail.

@@ -110,6 +110,7 @@ export class SessionController {
       onResume: () => this.host.resume(this.id),
       onDiscard: (id) => { this.discard(id); },
       onSetMode: (mode) => api.setMode(this.id, mode),
+      onSetModel: (model) => api.setModel(this.id, model),
       draftKey: `duet.draft.${id}`,
     });
     this.terminal = new TerminalPane(

@@ -14,7 +14,7 @@ const channel = { kind: 'dual_output', events: true, submit: true, approve: true
 const ctx = { channel, connected: true, resumable: false };
 
 function view() {
-  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()) };
+  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()), onSetModel: vi.fn(() => Promise.resolve()) };
   const v = new ChatView(cb);
   document.body.replaceChildren(v.root);
   return { v, cb };
@@ -55,6 +55,9 @@ describe('ChatView', () => {
     expect(tools[0]?.querySelector('.tool-input')?.textContent).toBe('$ touch made_by_tool.txt && ls');
     expect(tools[0]?.querySelector('.approval-done')?.textContent).toBe('Allowed.');
     expect(tools[1]?.querySelector('.approval-done')).toBeNull();
+    // The second ran without asking (Qwen's read-only `ls`): the card says so; the approved one does not.
+    expect(tools[1]?.querySelector('.tool-auto')?.textContent).toBe('Auto-approved by the agent’s mode');
+    expect(tools[0]?.querySelector('.tool-auto')).toBeNull();
     expect(tools[0]?.querySelector('.tool-result pre')?.textContent).toBe('made_by_tool.txt');
     expect(v.root.querySelector('[role="status"]')?.textContent).toContain('Idle');
   });
@@ -295,7 +298,7 @@ describe('a prompt held by a spent budget', () => {
 describe('agent modes', () => {
   it('offers the modes of the handshake, follows the agent, and asks the server to switch', async () => {
     const chosen: string[] = [];
-    const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn((m: string) => { chosen.push(m); return Promise.resolve(); }) };
+    const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn((m: string) => { chosen.push(m); return Promise.resolve(); }), onSetModel: vi.fn((m: string) => { chosen.push(`model:${m}`); return Promise.resolve(); }) };
     const view = new ChatView(cb);
     document.body.append(view.root);
     const ctx = { channel: undefined, connected: true, resumable: false, role: 'owner' as const };
@@ -318,5 +321,39 @@ describe('agent modes', () => {
     view.render(state, { ...ctx, role: 'viewer' });
     expect(select?.closest('label')?.hidden).toBe(true);
     view.root.remove();
+  });
+
+  it('offers the models of the handshake and follows the agent’s news of a switch', async () => {
+    const chosen: string[] = [];
+    const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()), onSetModel: vi.fn((m: string) => { chosen.push(m); return Promise.resolve(); }) };
+    const view = new ChatView(cb);
+    const ctx = { channel: undefined, connected: true, resumable: false, role: 'driver' as const };
+    let state = reduce(initialChatState, { type: 'event', seq: 1, event: { type: 'system', subtype: 'session_start', data: { models: { currentModelId: 'small', availableModels: [{ modelId: 'small', name: 'Small' }, { modelId: 'large', name: 'Large' }] } } } as never });
+    view.render(state, ctx);
+    const select = view.root.querySelector<HTMLSelectElement>('select[aria-label="Agent model"]');
+    expect(select?.closest('label')?.hidden).toBe(false);
+    expect([...(select?.options ?? [])].map((o) => o.textContent)).toEqual(['Small', 'Large']);
+    state = reduce(state, { type: 'event', seq: 2, event: { type: 'system', subtype: 'acp_current_model_update', update: { currentModelId: 'large' } } as never });
+    view.render(state, ctx);
+    expect(select?.value).toBe('large');
+    if (select) {
+      select.value = 'small';
+      select.dispatchEvent(new Event('change'));
+    }
+    await Promise.resolve();
+    expect(chosen).toEqual(['small']);
+  });
+
+  it('shows the modes duet read from a TUI agent, kept across a new conversation', () => {
+    const { v } = view();
+    const modes = { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Ask permissions' }, { id: 'yolo', name: 'YOLO mode' }] };
+    let state = reduce(initialChatState, { type: 'event', seq: 1, event: { type: 'system', subtype: 'session_start', data: { session_id: 'a' } } as never });
+    state = reduce(state, { type: 'event', seq: 2, event: { type: 'system', subtype: 'agent_modes', modes } as never });
+    state = reduce(state, { type: 'event', seq: 3, event: { type: 'system', subtype: 'session_start', data: { session_id: 'b' } } as never });
+    v.render(state, { ...ctx, role: 'owner' });
+    const select = v.root.querySelector<HTMLSelectElement>('.mode-select');
+    expect(select?.closest('label')?.hidden).toBe(false);
+    expect(select?.value).toBe('default');
+    expect([...(select?.options ?? [])].map((o) => o.textContent)).toEqual(['Ask permissions', 'YOLO mode']);
   });
 });

@@ -63,7 +63,7 @@ describe('unsent prompts', () => {
   });
 
   it('show their text; the session that resumed them offers to send them, an ended one only to let go', () => {
-    const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()) };
+    const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()), onSetModel: vi.fn(() => Promise.resolve()) };
     const v = new ChatView(cb);
     document.body.replaceChildren(v.root);
     const channel = { kind: 'dual_output', events: true, submit: true, approve: true };

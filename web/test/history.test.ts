@@ -47,7 +47,7 @@ describe('historySegments', () => {
 
 describe('ChatView with history', () => {
   it('shows the earlier sessions above the note and the new chat, without live controls', () => {
-    const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()) };
+    const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()), onSetModel: vi.fn(() => Promise.resolve()) };
     const v = new ChatView(cb);
     document.body.replaceChildren(v.root);
     const state = reduce(initialChatState, { type: 'event', seq: 1, event: user('hello three') });

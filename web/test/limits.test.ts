@@ -12,7 +12,7 @@ import { ChatView } from '../src/chat/view';
 const ctx = { channel: { kind: 'dual_output', events: true, submit: true, approve: true }, connected: true, resumable: false };
 
 function composer() {
-  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()) };
+  const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn(() => Promise.resolve()), onSetModel: vi.fn(() => Promise.resolve()) };
   const v = new ChatView(cb);
   document.body.replaceChildren(v.root);
   v.render(initialChatState, ctx);

@@ -19,14 +19,14 @@ use axum::Json;
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{
     Approval, ApprovalDecision, CreateSession, Me, ProfileInfo, ResumeSession, SessionInfo,
-    SetModeRequest, SubmitRequest, SubmitResponse,
+    SetModeRequest, SetModelRequest, SubmitRequest, SubmitResponse,
 };
 use duet_protocol::ws::ErrorCode;
 use serde::Deserialize;
 
 use crate::auth::{Action, Principal};
 use crate::error::AppError;
-use crate::observe::Actor;
+use crate::observe::{Actor, Switch};
 use crate::session::{Accepted, Choice, Session};
 use crate::state::{AppState, Conn};
 
@@ -444,7 +444,21 @@ pub async fn set_mode(
     ApiJson(body): ApiJson<SetModeRequest>,
 ) -> Result<StatusCode, AppError> {
     let s = session_for(&state, &who, &actor, &id, Act::drive("set_mode"))?;
-    s.set_mode_as(&body.mode, &actor)?;
+    s.switch_as(Switch::Mode, &body.mode, &actor)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/sessions/{id}/model` → 204: as [`set_mode`], for the models
+/// the agent offered (`acp_current_model_update`, `set_model_failed`).
+pub async fn set_model(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+    actor: Actor,
+    ApiJson(body): ApiJson<SetModelRequest>,
+) -> Result<StatusCode, AppError> {
+    let s = session_for(&state, &who, &actor, &id, Act::drive("set_model"))?;
+    s.switch_as(Switch::Model, &body.model, &actor)?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -33,6 +33,12 @@ pub const CLAUDE_RESUME_ARGS: [&str; 6] = [
 /// What Claude Code's footer shows once it takes prompts.
 pub const CLAUDE_READY_TEXT: &str = "? for shortcuts";
 
+/// Qwen Code's approval mode under duet: it asks before running a tool
+/// that edits or executes (`default`, "Ask permissions"). 0.24's own
+/// default, `auto`, lets a classifier approve tools with no approval at
+/// all (docs/qwen-code.md §8.1); 0.15.10 takes the same flag.
+pub const QWEN_MODE_ARGS: [&str; 2] = ["--approval-mode", "default"];
+
 /// What Qwen Code's status line shows once it takes prompts.
 pub const QWEN_READY_TEXT: &str = "? for shortcuts";
 
@@ -130,14 +136,19 @@ impl Profiles {
                 name: "qwen".into(),
                 description: Some("Qwen Code with dual output".into()),
                 command: "qwen".into(),
-                args: sidecar_args.map(String::from).to_vec(),
+                args: QWEN_MODE_ARGS
+                    .into_iter()
+                    .chain(sidecar_args)
+                    .map(String::from)
+                    .collect(),
                 env: BTreeMap::from([("QWEN_CODE_NO_RELAUNCH".into(), "1".into())]),
                 cwd: None,
                 ready_text: old.then(|| QWEN_READY_TEXT.into()),
                 channel: None,
                 resume_args: Some(
-                    sidecar_args
+                    QWEN_MODE_ARGS
                         .into_iter()
+                        .chain(sidecar_args)
                         .chain(["--resume", "{agent_session_id}"])
                         .map(String::from)
                         .collect(),

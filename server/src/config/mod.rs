@@ -89,7 +89,7 @@ use serde::Deserialize;
 pub use budgets::BudgetRule;
 pub use builtin::{
     CLAUDE_ARGS, CLAUDE_READY_TEXT, CLAUDE_RESUME_ARGS, CODEX_ARGS, CODEX_RESUME_ARGS, GEMINI_ARGS,
-    GEMINI_ENV, GEMINI_READY_TEXT, GEMINI_RESUME_ARGS, QWEN_READY_TEXT,
+    GEMINI_ENV, GEMINI_READY_TEXT, GEMINI_RESUME_ARGS, QWEN_MODE_ARGS, QWEN_READY_TEXT,
 };
 pub(crate) use launch::Launch;
 use profile::check_placeholders;

@@ -27,6 +27,13 @@ use crate::sync::lock;
 use audit::Writer;
 use metrics::Metrics;
 
+/// What a client asked the agent to switch: its mode or its model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Switch {
+    Mode,
+    Model,
+}
+
 /// Approval requests whose request time is remembered at once (for the
 /// decision latency); more are counted but not timed.
 const MAX_TIMED_REQUESTS: usize = 1024;
@@ -419,15 +426,20 @@ impl SessionObserver {
         }));
     }
 
-    /// `who` asked for the agent's mode `mode`.
-    pub(crate) fn mode_asked(&self, who: &Actor, mode: &str, how: Outcome<'_>) {
-        self.record(json!({
-            "kind": "set_mode",
+    /// `who` asked for the agent's mode or model `value`.
+    pub(crate) fn switch_asked(&self, who: &Actor, what: Switch, value: &str, how: Outcome<'_>) {
+        let (kind, field) = match what {
+            Switch::Mode => ("set_mode", "mode"),
+            Switch::Model => ("set_model", "model"),
+        };
+        let mut record = json!({
+            "kind": kind,
             "who": who.json(),
-            "mode": preview(mode),
             "outcome": how.outcome,
             "error": how.error,
-        }));
+        });
+        record[field] = json!(preview(value));
+        self.record(record);
     }
 
     /// `who` decided approval `request_id` (`via` a client or a

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::channel::approvals::{Choice, DecidedBy};
 use super::channel::delivery::Accepted;
 use super::{Session, SessionError};
-use crate::observe::{Actor, Outcome};
+use crate::observe::{Actor, Outcome, Switch};
 
 /// The outcome of `result`: `ok`'s name, or a refusal and its code.
 fn outcome<T>(
@@ -47,11 +47,16 @@ impl Session {
         }
     }
 
-    /// [`Session::set_mode`] by `who`.
-    pub(crate) fn set_mode_as(&self, mode: &str, who: &Actor) -> Result<(), SessionError> {
-        let result = self.set_mode(mode);
+    /// [`Session::switch`] by `who`.
+    pub(crate) fn switch_as(
+        &self,
+        what: Switch,
+        value: &str,
+        who: &Actor,
+    ) -> Result<(), SessionError> {
+        let result = self.switch(what, value);
         self.observe
-            .mode_asked(who, mode, outcome(&result, |_| "sent"));
+            .switch_asked(who, what, value, outcome(&result, |_| "sent"));
         result
     }
 

@@ -32,6 +32,7 @@ use tokio::sync::{broadcast, watch};
 
 pub(crate) use crate::config::Launch;
 use crate::config::ResolvedProfile;
+use crate::observe::Switch;
 use crate::sync::lock;
 pub(crate) use channel::approvals::{Choice, DecidedBy};
 pub(crate) use channel::delivery::Accepted;
@@ -236,13 +237,16 @@ impl Session {
         Ok(())
     }
 
-    /// Switches the agent's mode (the ones its handshake offered).
-    pub(crate) fn set_mode(&self, mode: &str) -> Result<(), SessionError> {
+    /// Switches the agent's mode or model (one of those it offered).
+    pub(crate) fn switch(&self, what: Switch, value: &str) -> Result<(), SessionError> {
         if self.is_exited() {
             return Err(SessionError::Ended);
         }
         let channel = self.channel.as_ref().ok_or(SessionError::NoSidecar)?;
-        Ok(channel.set_mode(mode)?)
+        Ok(match what {
+            Switch::Mode => channel.set_mode(value),
+            Switch::Model => channel.set_model(value),
+        }?)
     }
 
     /// The user interrupted the turn from a client.

@@ -135,11 +135,10 @@ pub fn write_settings(home: &Path, version: QwenVersion) {
         "ui": {"enableUserFeedback": false},
     });
     if version == QwenVersion::V0_24 {
-        // docs/qwen-code.md §8.1: the default approval mode is "auto" (a
-        // classifier approves tools without a control_request); a follow-up
-        // suggestion request with all tools goes out after every turn; and
-        // a second background memory agent.
-        settings["tools"] = json!({"approvalMode": "default"});
+        // docs/qwen-code.md §8.1: a follow-up suggestion request with all
+        // tools goes out after every turn; and a second background memory
+        // agent. (The approval mode comes from the profile's arguments, as
+        // in the built-in profile.)
         settings["ui"]["enableFollowupSuggestions"] = json!(false);
         settings["memory"]["enableManagedAutoDream"] = json!(false);
     }
@@ -170,6 +169,7 @@ pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -
         env.push(("PATH", format!("{}:{path}", dir.display())));
     }
     let mut args = launch.args.clone();
+    args.extend(duet_server::config::QWEN_MODE_ARGS.map(String::from));
     args.extend(
         [
             "--json-file",

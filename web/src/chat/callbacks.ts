@@ -22,6 +22,8 @@ export interface ChatCallbacks {
   onDiscard(pendingId: string): void;
   /** Switch the agent to one of its modes; rejects with the reason. */
   onSetMode(mode: string): Promise<void>;
+  /** Switch the agent to one of its models; rejects with the reason. */
+  onSetModel(model: string): Promise<void>;
   /** Where the unsent text is kept (sessionStorage), so a reload does not lose it; none: not kept. */
   readonly draftKey?: string;
 }

@@ -113,6 +113,12 @@ function toolCard(cb: ChatCallbacks, tool: ToolItem, approval: ApprovalView | un
   }
 
   if (approval) card.append(approvalCard(cb, tool, approval, approvalQuestion(tool.name, p), ctx, exited));
+  else if (tool.result && ctx.channel?.approve === true) {
+    // It ran, and the agent, which asks through this channel, never asked:
+    // its mode or its rules let it through (Qwen's Auto mode, Claude's
+    // accept-edits, an "always allow"), which the reader should know.
+    card.append(h('p', { class: 'tool-auto' }, 'Auto-approved by the agent’s mode'));
+  }
 
   if (tool.result) {
     let text = resultText(tool.result.content);

@@ -1,7 +1,9 @@
-// The agent's modes (ACP `session/new` → `modes`): which it offers, which is
-// current, and a picker in the chat's status line that asks the server to
-// switch (`POST /api/sessions/{id}/mode`). The current mode follows the
-// agent's own news (`acp_current_mode_update`), so every tab shows the same.
+// The agent's modes and models (ACP `session/new` → `modes`, `models`; for
+// Qwen Code and Claude Code, duet's `agent_modes` news read from the agent):
+// which it offers, which is current, and pickers in the chat's status line
+// that ask the server to switch (`POST /api/sessions/{id}/mode`, `…/model`).
+// The current one follows the agent's own news (`acp_current_mode_update`,
+// `acp_current_model_update`, `agent_modes`), so every tab shows the same.
 import type { JsonValue } from '../generated/protocol';
 import { isObject } from './json';
 import { h } from '../ui/dom';
@@ -16,17 +18,39 @@ export interface AgentModes {
   readonly available: readonly AgentMode[];
 }
 
+/** The models in a handshake (`session_start.data.models`), if the agent offered a choice. */
+export function agentModels(agent: JsonValue | null): AgentModes | undefined {
+  return offered(isObject(agent) ? agent.models : undefined, 'availableModels', 'modelId', 'currentModelId', 2);
+}
+
+/** The choices in `list` (`{[idKey], name}` each) and the current one, if there are at least `least`. */
+function offered(set: JsonValue | undefined, list: string, idKey: string, currentKey: string, least: number): AgentModes | undefined {
+  if (set === undefined || !isObject(set)) return undefined;
+  const items = set[list];
+  const available: AgentMode[] = [];
+  for (const m of Array.isArray(items) ? items : []) {
+    const id = isObject(m) ? m[idKey] : undefined;
+    if (isObject(m) && typeof id === 'string') available.push({ id, name: typeof m.name === 'string' ? m.name : id });
+  }
+  if (available.length < least) return undefined;
+  const current = set[currentKey];
+  return { current: typeof current === 'string' ? current : undefined, available };
+}
+
+/** The handshake with the current model changed to `model`. */
+export function withCurrentModel(agent: JsonValue | null, model: string): JsonValue | null {
+  if (!isObject(agent) || !isObject(agent.models)) return agent;
+  return { ...agent, models: { ...agent.models, currentModelId: model } };
+}
+
+/** The handshake with the modes duet read from the agent (`agent_modes` news). */
+export function withModes(agent: JsonValue | null, modes: JsonValue): JsonValue | null {
+  return { ...(isObject(agent) ? agent : {}), modes };
+}
+
 /** The modes in a handshake (`session_start.data`), if the agent offered any. */
 export function agentModes(agent: JsonValue | null): AgentModes | undefined {
-  if (!isObject(agent) || !isObject(agent.modes)) return undefined;
-  const list = Array.isArray(agent.modes.availableModes) ? agent.modes.availableModes : [];
-  const available: AgentMode[] = [];
-  for (const m of list) {
-    if (isObject(m) && typeof m.id === 'string') available.push({ id: m.id, name: typeof m.name === 'string' ? m.name : m.id });
-  }
-  if (available.length === 0) return undefined;
-  const current = typeof agent.modes.currentModeId === 'string' ? agent.modes.currentModeId : undefined;
-  return { current, available };
+  return offered(isObject(agent) ? agent.modes : undefined, 'availableModes', 'id', 'currentModeId', 1);
 }
 
 /** The handshake with the current mode changed to `mode` (the agent's news of a switch). */
@@ -35,7 +59,7 @@ export function withCurrentMode(agent: JsonValue | null, mode: string): JsonValu
   return { ...agent, modes: { ...agent.modes, currentModeId: mode } };
 }
 
-/** A `<select>` of the agent's modes; hidden when it has none or the role cannot drive. */
+/** A `<select>` of the agent's modes (or models); hidden when it has none or the role cannot drive. */
 export class ModePicker {
   readonly root: HTMLElement;
   private readonly select: HTMLSelectElement;
@@ -44,10 +68,10 @@ export class ModePicker {
   /** The mode the agent last said it is in. */
   private current: string | undefined;
 
-  constructor(private readonly onChoose: (mode: string) => Promise<void>) {
-    this.select = h('select', { class: 'mode-select', 'aria-label': 'Agent mode', onchange: () => { void this.choose(); } });
+  constructor(private readonly onChoose: (mode: string) => Promise<void>, private readonly what: 'Mode' | 'Model' = 'Mode') {
+    this.select = h('select', { class: 'mode-select', 'aria-label': `Agent ${what.toLowerCase()}`, onchange: () => { void this.choose(); } });
     this.error = h('span', { class: 'mode-error', role: 'alert', hidden: true });
-    this.root = h('label', { class: 'mode-picker', hidden: true }, h('span', { class: 'mode-label' }, 'Mode'), this.select, this.error);
+    this.root = h('label', { class: 'mode-picker', hidden: true }, h('span', { class: 'mode-label' }, what), this.select, this.error);
   }
 
   update(modes: AgentModes | undefined, canDrive: boolean): void {
@@ -67,7 +91,7 @@ export class ModePicker {
     try {
       await this.onChoose(this.select.value);
     } catch (e) {
-      this.error.textContent = `Mode not changed: ${e instanceof Error ? e.message : String(e)}`;
+      this.error.textContent = `${this.what} not changed: ${e instanceof Error ? e.message : String(e)}`;
       this.error.hidden = false;
       // Back to what the agent last said.
       if (this.current !== undefined) this.select.value = this.current;

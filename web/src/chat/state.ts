@@ -7,8 +7,8 @@
 // State is immutable: a changed transcript item is a new object, so the view
 // re-renders exactly the items whose identity changed.
 import type { ExitInfo, HeldPrompt } from '../generated/protocol';
-import { withCurrentMode } from './modes';
-import type { KnownBlock, KnownEvent } from '../generated/protocol';
+import { withCurrentMode, withCurrentModel, withModes } from './modes';
+import type { JsonValue, KnownBlock, KnownEvent } from '../generated/protocol';
 import { isObject } from './json';
 import { blocksOf, canUseTool, knownEvent, knownStreamEvent } from './sidecar';
 import type { ChatInput, ChatState, NoticeItem, PendingSubmit, UserItem } from './model';
@@ -104,11 +104,24 @@ function applyEvent(state: ChatState, ev: KnownEvent | undefined): ChatState {
   if (!ev) return { ...state, unknownEvents: state.unknownEvents + 1 };
   switch (ev.type) {
     case 'system':
-      if (ev.subtype === 'session_start' && isObject(ev.data)) return { ...state, agent: ev.data };
+      if (ev.subtype === 'session_start' && isObject(ev.data)) {
+        // A new conversation in the same agent (Qwen's /clear) keeps the modes duet read from it.
+        const old = isObject(state.agent) ? state.agent.modes : undefined;
+        return { ...state, agent: ev.data.modes === undefined && old !== undefined ? { ...ev.data, modes: old } : ev.data };
+      }
       if (ev.subtype === 'acp_current_mode_update') {
         const raw = ev as unknown as { update?: { currentModeId?: unknown } };
         const mode = raw.update?.currentModeId;
         if (typeof mode === 'string') return { ...state, agent: withCurrentMode(state.agent, mode) };
+      }
+      if (ev.subtype === 'acp_current_model_update') {
+        const raw = ev as unknown as { update?: { currentModelId?: unknown } };
+        const model = raw.update?.currentModelId;
+        if (typeof model === 'string') return { ...state, agent: withCurrentModel(state.agent, model) };
+      }
+      if (ev.subtype === 'agent_modes') {
+        const raw = ev as unknown as { modes?: JsonValue };
+        if (isObject(raw.modes ?? null)) return { ...state, agent: withModes(state.agent, raw.modes ?? null) };
       }
       return state;
     case 'user':

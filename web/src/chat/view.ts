@@ -14,7 +14,7 @@ import type { ChatCallbacks, ChatContext } from './callbacks';
 import { exitSentence, exitStatus, exitTone } from './exit';
 import { historyHeading, pendingEl, renderItem } from './entries';
 import { tooLongToSend } from './limits';
-import { agentModes, ModePicker } from './modes';
+import { agentModels, agentModes, ModePicker } from './modes';
 import type { HistorySegment } from './history';
 import { approvalOf, chatStatus, type ApprovalView, type ChatItem, type ChatState, type ChatStatus, type PendingSubmit } from './state';
 
@@ -63,6 +63,7 @@ export class ChatView {
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly modes: ModePicker;
+  private readonly models: ModePicker;
   private readonly composerNote: HTMLElement;
   /** Why the text in the box was not sent (too long); cleared by the next edit. */
   private readonly composerError: HTMLElement;
@@ -94,7 +95,8 @@ export class ChatView {
     this.resume.visible = false;
     this.modes = new ModePicker((mode) => cb.onSetMode(mode));
     this.statusUsage = h('span', { class: 'status-usage', hidden: true });
-    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.statusUsage, this.stopButton, this.modes.root, this.resume.root);
+    this.models = new ModePicker((model) => cb.onSetModel(model), 'Model');
+    this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.statusUsage, this.stopButton, this.modes.root, this.models.root, this.resume.root);
     this.empty = h('p', { class: 'chat-empty' }, 'No messages yet. Type a prompt below, or in the terminal.');
     // Placed by `render` below the earlier conversation, above this session's own.
     this.resumedNote = h('p', { class: 'resumed-note', role: 'note' });
@@ -342,6 +344,7 @@ export class ChatView {
     // No prompt box for roles that cannot send prompts (viewer, approver), nor in a replay.
     this.composer.hidden = !canDrive(ctx.role) || ctx.replay === true;
     this.modes.update(state.exit ? undefined : agentModes(state.agent), canDrive(ctx.role));
+    this.models.update(state.exit ? undefined : agentModels(state.agent), canDrive(ctx.role));
     this.resume.visible = status === 'exited' && ctx.resumable;
     this.resume.resumedBy = ctx.resumedBy;
     this.log.setAttribute('aria-busy', String(status === 'responding'));

@@ -625,6 +625,8 @@ export type SubmitRequest = { text: string, };
 
 export type SetModeRequest = { mode: string, };
 
+export type SetModelRequest = { model: string, };
+
 export type SubmitResponse = { 
 /**
  * True when held until the program is ready to read input.

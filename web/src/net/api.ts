@@ -102,6 +102,10 @@ export const api = {
   async setMode(id: string, mode: string): Promise<void> {
     await call('POST', `api/sessions/${encodeURIComponent(id)}/mode`, { mode });
   },
+  /** Switches the agent to one of the models it offered (ACP agents). */
+  async setModel(id: string, model: string): Promise<void> {
+    await call('POST', `api/sessions/${encodeURIComponent(id)}/model`, { model });
+  },
   /** The REST fallback for `approve` while the socket is down. */
   async approve(id: string, requestId: string, decision: ApprovalDecision): Promise<void> {
     await call('POST', `api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`, decision);

@@ -85,6 +85,7 @@ export class ReplayView {
       onResume: () => Promise.resolve(),
       onDiscard: noop,
       onSetMode: () => Promise.resolve(),
+      onSetModel: () => Promise.resolve(),
     });
     this.chat.root.classList.add('replay-chat');
     this.scrubber = h('input', {

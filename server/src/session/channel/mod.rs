@@ -122,12 +122,7 @@ pub(crate) trait Channel: Send + Sync + 'static {
     }
 
     /// Switches the agent to one of the models it offered (ACP
-    /// `session/set_model`). No route calls it yet: the browser's model
-    /// picker is issue 31 point 4 (`acp/tests.rs` drives it meanwhile).
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "chosen from the browser with issue 31 point 4")
-    )]
+    /// `session/set_model`).
     fn set_model(&self, _model: &str) -> Result<(), ChannelError> {
         Err(ChannelError::Invalid(
             "this agent offers no models duet can switch".into(),

@@ -191,15 +191,10 @@ impl Normalizer {
 
     fn after_model(&mut self, response: &Value) -> Vec<Value> {
         let text = response["text"].as_str().unwrap_or_default();
-        let mut out: Vec<Value> = self
-            .text
-            .events(&json!({
-                "type": "assistant",
-                "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
-            }))
-            .iter()
-            .map(SidecarEvent::to_value)
-            .collect();
+        let mut out = values(self.text.events(&json!({
+            "type": "assistant",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+        })));
         let finished = response["candidates"]
             .as_array()
             .into_iter()
@@ -215,8 +210,13 @@ impl Normalizer {
     fn end_message(&mut self) -> Vec<Value> {
         let mut out = Vec::new();
         self.text.flush(&mut out);
-        out.iter().map(SidecarEvent::to_value).collect()
+        values(out)
     }
+}
+
+/// The normalizer's typed events as the JSON this module builds.
+fn values(events: Vec<SidecarEvent>) -> Vec<Value> {
+    events.iter().map(SidecarEvent::to_value).collect()
 }
 
 /// What the model got of a tool's result, as text for the tool card
