@@ -15,6 +15,7 @@ pub(crate) mod process;
 pub(crate) mod record;
 mod start;
 pub(crate) mod terminal;
+mod warning;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -46,6 +47,7 @@ use terminal::output::OutputLimits;
 pub(crate) use terminal::output::ReadResult;
 pub(crate) use terminal::program::Misconfigured;
 use terminal::Terminal;
+pub(crate) use warning::{Warning, WarningCode};
 
 /// The session's terminal recording (asciicast v2), in its directory.
 pub(crate) const RECORDING_FILE: &str = "recording.cast";
@@ -141,15 +143,6 @@ pub(crate) enum Control {
         unsent: Vec<HeldPrompt>,
         held: Vec<HeldPrompt>,
     },
-}
-
-/// A warning about the side channel, as kept for clients that come later.
-#[derive(Debug, Clone)]
-pub(crate) struct Warning {
-    pub(crate) id: u64,
-    pub(crate) code: &'static str,
-    pub(crate) message: String,
-    pub(crate) seq: Option<u64>,
 }
 
 struct State {

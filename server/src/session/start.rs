@@ -18,6 +18,7 @@ use super::{
     RECORDING_FILE,
 };
 use crate::clock::now_ms;
+use crate::session::WarningCode;
 
 impl Session {
     /// Starts the program and everything around it. Must run inside a tokio
@@ -114,11 +115,11 @@ impl Session {
             .cwd;
         conversation.set_policy(profile.policies().clone(), &cwd);
         if let Some(why) = history_lost {
-            conversation.warn("history_incomplete", why, None);
+            conversation.warn(WarningCode::HistoryIncomplete, why, None);
         }
         if left_out > 0 {
             conversation.warn(
-                "unsent_incomplete",
+                WarningCode::UnsentIncomplete,
                 format!(
                     "the earlier session left more unsent prompts than this one offers: \
                      its oldest {left_out} are only in its own chat"
@@ -258,7 +259,7 @@ impl Session {
         .await;
         if found.is_err() && !self.is_exited() && self.conversation.waits_for_screen() {
             self.conversation.warn(
-                "ready_timeout",
+                WarningCode::ReadyTimeout,
                 format!("the screen did not show {text:?} within {READY_TEXT_TIMEOUT:?}; sending prompts anyway"),
                 None,
             );

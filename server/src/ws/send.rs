@@ -36,7 +36,7 @@ pub(super) struct Sender {
 fn warning_message(w: crate::session::Warning) -> ServerMessage {
     ServerMessage::Warning {
         id: w.id,
-        code: w.code.to_string(),
+        code: w.code.as_str().to_string(),
         message: w.message,
         seq: w.seq,
     }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::jsonrpc::{reply, request, INVALID_PARAMS, METHOD_NOT_FOUND};
 use super::{fs, quirks, updates, Call, Inner, Out};
+use crate::session::WarningCode;
 use crate::sync::lock;
 
 impl Inner {
@@ -38,7 +39,7 @@ impl Inner {
             drop(st);
             self.shared
                 .conversation
-                .warn("agent_warning", warning, None);
+                .warn(WarningCode::AgentWarning, warning, None);
             return;
         }
         if let Some(mode) = quirks::mode_notice(update, &st.modes) {
@@ -69,7 +70,7 @@ impl Inner {
             Call::Initialize => {
                 if let Some(e) = error {
                     self.shared.conversation.warn(
-                        "no_handshake",
+                        WarningCode::NoHandshake,
                         format!("the agent refused initialize: {e}"),
                         None,
                     );
@@ -94,7 +95,7 @@ impl Inner {
                     load => {
                         if load.is_some() {
                             self.shared.conversation.warn(
-                                "no_resume",
+                                WarningCode::NoResume,
                                 "the agent cannot load sessions (no loadSession); this is a new conversation".into(),
                                 None,
                             );
@@ -108,7 +109,7 @@ impl Inner {
             Call::NewSession | Call::LoadSession(_) => {
                 if let Some(e) = error {
                     self.shared.conversation.warn(
-                        "no_handshake",
+                        WarningCode::NoHandshake,
                         format!("the agent did not start a session: {e}"),
                         None,
                     );
@@ -142,7 +143,7 @@ impl Inner {
             }
             Call::SetMode(mode) => match error {
                 Some(e) => self.shared.conversation.warn(
-                    "set_mode_failed",
+                    WarningCode::SetModeFailed,
                     format!("the agent did not switch to mode {mode:?}: {e}"),
                     None,
                 ),
@@ -162,7 +163,7 @@ impl Inner {
             },
             Call::SetModel(model) => match error {
                 Some(e) => self.shared.conversation.warn(
-                    "set_model_failed",
+                    WarningCode::SetModelFailed,
                     format!("the agent did not switch to model {model:?}: {e}"),
                     None,
                 ),

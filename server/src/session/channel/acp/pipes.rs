@@ -13,6 +13,7 @@ use super::jsonrpc::request;
 use super::{Call, Inner};
 use crate::session::channel::piped::first_line;
 use crate::session::channel::piped::lines::{next_line, Line};
+use crate::session::WarningCode;
 use crate::sync::lock;
 
 /// The `session/prompt` line of a prompt (recorded first), or nothing,
@@ -26,7 +27,7 @@ pub(super) fn prompt(inner: &Inner, text: &str) -> Option<String> {
     };
     let Some(sid) = sid else {
         inner.shared.conversation.warn(
-            "submit_failed",
+            WarningCode::SubmitFailed,
             "the agent has no session; the prompt was dropped".into(),
             None,
         );
@@ -70,7 +71,7 @@ pub(super) async fn read(
             Ok(msg) if msg.is_object() => inner.on_message(msg).await,
             _ => {
                 inner.shared.conversation.warn(
-                    "bad_event",
+                    WarningCode::BadEvent,
                     format!(
                         "the agent wrote a line that is not a JSON-RPC message: {}",
                         first_line(&line, 120)

@@ -17,6 +17,7 @@ use super::events::Normalizer;
 use super::rpc;
 use crate::session::channel::conversation::Sink;
 use crate::session::channel::{ChannelError, Tasks};
+use crate::session::WarningCode;
 use crate::sync::lock;
 
 /// How often a subscription the app server refused (the thread has no
@@ -89,7 +90,7 @@ impl Inner {
     pub(super) fn send(&self, text: String) {
         if self.out.try_send(text).is_err() {
             self.conversation.warn(
-                "agent_input_closed",
+                WarningCode::AgentInputClosed,
                 "Codex's app server is not reading what duet sends".into(),
                 None,
             );
@@ -176,7 +177,7 @@ impl Inner {
                 Some(e) => {
                     lock(&self.state).turn = None;
                     self.conversation.warn(
-                        "submit_failed",
+                        WarningCode::SubmitFailed,
                         format!("Codex did not start a turn for the prompt: {e}"),
                         None,
                     );
@@ -199,7 +200,7 @@ impl Inner {
             Call::Interrupt => {
                 if let Some(e) = error {
                     self.conversation.warn(
-                        "cancel_failed",
+                        WarningCode::CancelFailed,
                         format!("Codex did not interrupt the turn: {e}"),
                         None,
                     );
@@ -216,7 +217,7 @@ impl Inner {
         };
         let Some(thread) = thread.filter(|_| attempt + 1 < SUBSCRIBE_TRIES) else {
             self.conversation.warn(
-                "no_handshake",
+                WarningCode::NoHandshake,
                 format!("duet could not follow Codex's thread, so the chat misses it: {error}"),
                 None,
             );

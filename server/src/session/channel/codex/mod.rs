@@ -46,6 +46,7 @@ use tracing::warn;
 
 use super::conversation::Sink;
 use super::{offered, Channel, ChannelError, Setup, Started, Tasks};
+use crate::session::WarningCode;
 use crate::sync::lock;
 use client::{Call, Inner, State};
 use decisions::Subject;
@@ -111,7 +112,7 @@ async fn run(inner: Arc<Inner>, socket: PathBuf, queue: mpsc::Receiver<String>) 
         Err(e) => {
             warn!(?e, "connecting to the Codex app server");
             inner.conversation.warn(
-                "no_handshake",
+                WarningCode::NoHandshake,
                 format!("duet could not reach Codex's app server, so the chat stays empty: {e:#}"),
                 None,
             );

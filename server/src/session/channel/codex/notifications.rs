@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::client::{Inner, Pending};
 use super::decisions::{self, Subject};
 use crate::session::channel::piped::writer::decision_record;
+use crate::session::WarningCode;
 use crate::sync::lock;
 
 impl Inner {
@@ -40,7 +41,8 @@ impl Inner {
                 .or(params["summary"].as_str())
                 .or(params["error"]["message"].as_str())
                 .map_or_else(|| params.to_string(), String::from);
-            self.conversation.warn("agent_warning", message, None);
+            self.conversation
+                .warn(WarningCode::AgentWarning, message, None);
             return;
         }
         let mut st = lock(&self.state);

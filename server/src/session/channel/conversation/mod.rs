@@ -36,6 +36,7 @@ use super::log::EventLog;
 use super::turn::{Signal, Turn};
 use super::usage::Usage;
 use super::Channel;
+use crate::session::WarningCode;
 use crate::session::{Control, SessionError, Warning};
 use crate::sync::lock;
 pub(crate) use peek::validate;
@@ -194,7 +195,7 @@ impl Conversation {
             Err(e) => {
                 warn!(?e, "writing the events file");
                 self.warn(
-                    "events_write_failed",
+                    WarningCode::EventsWriteFailed,
                     format!("an event could not be written to the transcript: {e}"),
                     None,
                 );
@@ -240,7 +241,7 @@ impl Conversation {
                     warn!(?e, "delivering a prompt");
                     self.warn_locked(
                         st,
-                        "submit_failed",
+                        WarningCode::SubmitFailed,
                         format!("a prompt could not be handed to the agent: {e}"),
                         None,
                     );
@@ -271,7 +272,7 @@ impl Conversation {
             Some(Overdue::GaveUp(text)) => {
                 self.warn_locked(
                     &mut st,
-                    "submit_ignored",
+                    WarningCode::SubmitIgnored,
                     format!(
                         "the agent did not take the prompt {:?} (sent twice); it was dropped",
                         preview(&text)
@@ -283,7 +284,7 @@ impl Conversation {
             Some(Overdue::Unshown(text)) => {
                 self.warn_locked(
                     &mut st,
-                    "submit_unshown",
+                    WarningCode::SubmitUnshown,
                     format!(
                         "the agent has not shown the prompt {:?} yet; it keeps what it reads \
                          (a dialog may be open in its terminal), so it is not sent again",

@@ -13,6 +13,7 @@ use duet_protocol::rest::{Approval, ApprovalState, Decider};
 use super::{Conversation, State};
 use crate::policy::{Decision, PolicySet};
 use crate::session::channel::approvals::{Choice, DecidedBy};
+use crate::session::WarningCode;
 
 /// A session's rules and where its work dir is (resolved).
 pub(crate) struct Rules {
@@ -60,7 +61,7 @@ impl Conversation {
                 // decides, as without the rule.
                 self.warn_locked(
                     st,
-                    "policy_failed",
+                    WarningCode::PolicyFailed,
                     format!(
                         "policy {:?} could not decide {}: {e}; it waits for a person",
                         by.name.as_deref().unwrap_or(""),

@@ -10,6 +10,7 @@
 use std::sync::{Arc, Weak};
 
 use super::Conversation;
+use crate::session::WarningCode;
 
 /// See the module docs.
 #[derive(Clone)]
@@ -37,7 +38,7 @@ impl Sink {
     }
 
     /// [`Conversation::warn`].
-    pub(crate) fn warn(&self, code: &'static str, message: String, seq: Option<u64>) {
+    pub(crate) fn warn(&self, code: WarningCode, message: String, seq: Option<u64>) {
         if let Some(c) = self.get() {
             c.warn(code, message, seq);
         }

@@ -11,6 +11,7 @@ use super::{Conversation, State};
 use crate::clock::now_ms;
 use crate::session::channel::budget::{Change, Gate};
 use crate::session::channel::usage::Spent;
+use crate::session::WarningCode;
 use crate::sync::lock;
 
 impl Conversation {
@@ -63,7 +64,7 @@ impl Conversation {
                 let stop = spent.mid_turn && st.budget.interrupts() && st.busy_since.is_some();
                 self.warn_locked(
                     st,
-                    "budget_exhausted",
+                    WarningCode::BudgetExhausted,
                     format!(
                         "{}: prompts are held until an owner raises the budget{}",
                         spent.why,
@@ -83,7 +84,7 @@ impl Conversation {
             }
             Some(Change::Opened) => self.warn_locked(
                 st,
-                "budget_raised",
+                WarningCode::BudgetRaised,
                 "the budget was raised: held prompts go again".into(),
                 None,
             ),

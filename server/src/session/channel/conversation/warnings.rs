@@ -2,7 +2,7 @@
 //! a client that attaches or lags later gets the ones it missed).
 
 use super::{Conversation, State};
-use crate::session::{Control, Warning};
+use crate::session::{Control, Warning, WarningCode};
 use crate::sync::lock;
 use tracing::debug;
 
@@ -11,7 +11,7 @@ const KEEP_WARNINGS: usize = 64;
 
 impl Conversation {
     /// Tells clients about something odd in the stream; it goes on.
-    pub(crate) fn warn(&self, code: &'static str, message: String, seq: Option<u64>) {
+    pub(crate) fn warn(&self, code: WarningCode, message: String, seq: Option<u64>) {
         let mut st = lock(&self.state);
         self.warn_locked(&mut st, code, message, seq);
     }
@@ -21,12 +21,12 @@ impl Conversation {
     pub(super) fn warn_locked(
         &self,
         st: &mut State,
-        code: &'static str,
+        code: WarningCode,
         message: String,
         seq: Option<u64>,
     ) {
-        debug!(code, %message, ?seq, "channel warning");
-        self.observer.get().inspect(|o| o.warning(code));
+        debug!(code = code.as_str(), %message, ?seq, "channel warning");
+        self.observer.get().inspect(|o| o.warning(code.as_str()));
         st.warnings_sent += 1;
         let warning = Warning {
             id: st.warnings_sent,

@@ -5,13 +5,14 @@
 use super::tail::{Batch, Line};
 use crate::session::channel::conversation::validate;
 use crate::session::channel::Conversation;
+use crate::session::WarningCode;
 
 /// Takes in one batch read from the events file.
 pub(crate) fn batch(conversation: &Conversation, batch: Batch, max_line: usize) {
     if batch.truncated {
         conversation.log.file_truncated();
         conversation.warn(
-            "events_file_truncated",
+            WarningCode::EventsFileTruncated,
             "the events file was truncated; reading it again from the start".into(),
             None,
         );
@@ -34,7 +35,7 @@ fn replaced(conversation: &Conversation) {
     // serve them, never the new file at their old offsets.
     conversation.log.file_truncated();
     conversation.warn(
-        "events_file_replaced",
+        WarningCode::EventsFileReplaced,
         "the program put a new file in place of the events file; following the new one from its start".into(),
         None,
     );
@@ -48,7 +49,7 @@ pub(crate) fn line(conversation: &Conversation, line: Line, max_line: usize) {
         Line::NotUtf8 { .. } => {
             let seq = log.skip_line();
             conversation.warn(
-                "invalid_line",
+                WarningCode::InvalidLine,
                 format!("events line {seq} is not UTF-8; skipped"),
                 Some(seq),
             );
@@ -57,7 +58,7 @@ pub(crate) fn line(conversation: &Conversation, line: Line, max_line: usize) {
         Line::TooLong { len, .. } => {
             let seq = log.skip_line();
             conversation.warn(
-                "line_too_long",
+                WarningCode::LineTooLong,
                 format!(
                     "events line {seq} is {len} bytes, over the {max_line} byte limit; skipped"
                 ),
@@ -73,7 +74,7 @@ pub(crate) fn line(conversation: &Conversation, line: Line, max_line: usize) {
     if let Err(e) = validate(&text) {
         let seq = log.skip_line();
         conversation.warn(
-            "invalid_line",
+            WarningCode::InvalidLine,
             format!("events line {seq} is not a JSON object ({e}); skipped"),
             Some(seq),
         );

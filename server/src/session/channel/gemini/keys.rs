@@ -25,6 +25,7 @@ use tracing::warn;
 
 use super::{dialog, Inner};
 use crate::session::terminal::output::Output;
+use crate::session::WarningCode;
 
 /// The time between the screen showing a paste and its Enter (Gemini's
 /// guard is 40 ms from when it read the paste, which came before).
@@ -183,7 +184,7 @@ async fn prompt(inner: &Inner, text: &str) {
         }
     }
     inner.conversation.warn(
-        "submit_unshown",
+        WarningCode::SubmitUnshown,
         format!("Gemini did not take the prompt {snippet:?} after {TRIES} Enter presses; it is left in its input box"),
         None,
     );
@@ -211,7 +212,7 @@ async fn paste(inner: &Inner, text: &str, snippet: &str) -> bool {
         }
     }
     inner.conversation.warn(
-        "submit_unshown",
+        WarningCode::SubmitUnshown,
         format!(
             "Gemini's input box did not show the prompt {snippet:?}; it may not have been taken"
         ),
@@ -243,7 +244,7 @@ async fn answer(inner: &Inner, request_id: &str, label: &str, reject: bool) {
             .flatten();
         let Some(key) = key else {
             inner.conversation.warn(
-                "approval_unanswered",
+                WarningCode::ApprovalUnanswered,
                 format!("the dialog on Gemini's screen has no choice {label:?}; answer it in the terminal"),
                 None,
             );

@@ -42,6 +42,7 @@ use super::conversation::Sink;
 use super::{hook_socket, offered, Channel, ChannelError, Setup, Started, Tasks};
 use crate::config::SpawnOptions;
 use crate::session::terminal::Terminal;
+use crate::session::WarningCode;
 use crate::sync::lock;
 use hooks::{Normalizer, ToolCall};
 use keys::Action;
@@ -280,7 +281,7 @@ impl Inner {
         };
         if choices.is_none() {
             self.conversation.warn(
-                "approval_unseen",
+                WarningCode::ApprovalUnseen,
                 "Gemini's approval dialog did not show on the screen; the browser may not be able to answer it".into(),
                 None,
             );

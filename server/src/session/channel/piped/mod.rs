@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use super::conversation::Sink;
 use crate::session::terminal::output::Output;
+use crate::session::WarningCode;
 use crate::sync::lock;
 use lines::Line;
 
@@ -143,12 +144,12 @@ impl Agent {
 
     /// The agent is gone: a turn it left open ends with an error.
     pub(crate) fn ended(&self, why: &str) {
-        self.failed("agent_exited", why);
+        self.failed(WarningCode::AgentExited, why);
     }
 
     /// The open turn ends with an error `result` saying `why` (and a
     /// warning with `code`).
-    pub(crate) fn failed(&self, code: &'static str, why: &str) {
+    pub(crate) fn failed(&self, code: WarningCode, why: &str) {
         if !self.in_turn.swap(false, Ordering::AcqRel) {
             return;
         }
@@ -165,7 +166,7 @@ impl Agent {
             Line::NotUtf8 => "the agent wrote a line that is not UTF-8; it was skipped".into(),
             Line::Text(_) => return,
         };
-        self.conversation.warn("bad_event", message, None);
+        self.conversation.warn(WarningCode::BadEvent, message, None);
     }
 }
 

@@ -14,6 +14,7 @@ use tracing::debug;
 use super::Agent;
 use crate::session::channel::conversation::Sink;
 use crate::session::channel::ChannelError;
+use crate::session::WarningCode;
 
 /// Lines queued for the agent's stdin.
 pub(crate) const OUT_QUEUE: usize = 64;
@@ -58,7 +59,7 @@ pub(crate) async fn write_line(stdin: &mut ChildStdin, line: String, conversatio
     if let Err(e) = stdin.write_all(&bytes).await {
         debug!(?e, "writing to the agent's stdin");
         conversation.warn(
-            "agent_input_closed",
+            WarningCode::AgentInputClosed,
             format!("the agent no longer reads its input: {e}"),
             None,
         );

@@ -21,6 +21,7 @@
 use serde_json::{json, Value};
 
 use super::{first_line, Shared};
+use crate::session::WarningCode;
 
 /// Control errors reported from one line, at most.
 const MAX_CONTROL_ERRORS: usize = 4;
@@ -67,7 +68,7 @@ pub(super) fn check(shared: &Shared, event: &Value) {
     if event.get("type").is_none() {
         if let Some(error) = event.get("error").filter(|e| e.is_object()) {
             let why = format!("the agent reported a fatal error: {}", describe(error));
-            fail(shared, "agent_error", why);
+            fail(shared, WarningCode::AgentError, why);
             return;
         }
     }
@@ -80,11 +81,11 @@ pub(super) fn check(shared: &Shared, event: &Value) {
                 "the agent does not support what duet asked of it (unsupported_protocol): {}",
                 describe(error)
             );
-            fail(shared, "unsupported_protocol", why);
+            fail(shared, WarningCode::UnsupportedProtocol, why);
         } else if finished_with_error(event) {
             fail(
                 shared,
-                "agent_error",
+                WarningCode::AgentError,
                 format!("the agent reported an error: {}", describe(error)),
             );
         }
@@ -96,7 +97,7 @@ pub(super) fn check(shared: &Shared, event: &Value) {
         .take(MAX_CONTROL_ERRORS)
     {
         shared.conversation.warn(
-            "control_error",
+            WarningCode::ControlError,
             format!(
                 "the agent reported a control-protocol error: {}",
                 describe(e)
@@ -124,7 +125,7 @@ fn finished_with_error(event: &Value) -> bool {
 }
 
 /// Reports `why` once, ending the open turn with it if there is one.
-fn fail(shared: &Shared, code: &'static str, why: String) {
+fn fail(shared: &Shared, code: WarningCode, why: String) {
     if shared.in_turn() {
         shared.failed(code, &why);
     } else {

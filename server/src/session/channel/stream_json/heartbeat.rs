@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::{Out, Shared};
+use crate::session::WarningCode;
 use crate::sync::lock;
 
 /// What the heartbeat state machine asks for after a tick or an answer.
@@ -95,7 +96,7 @@ impl Shared {
     pub(super) fn heartbeat(&self) {
         if lock(&self.beat).answered(Instant::now()) == Some(Report::Back) {
             self.conversation.warn(
-                "agent_responsive",
+                WarningCode::AgentResponsive,
                 "the agent answers heartbeats again".into(),
                 None,
             );
@@ -117,7 +118,7 @@ pub(super) async fn run(shared: Arc<Shared>, out: mpsc::Sender<Out>, interval: D
         let (send, report) = lock(&shared.beat).tick(Instant::now(), interval * 2);
         if let Some(Report::Silent(silent)) = report {
             shared.conversation.warn(
-                "agent_unresponsive",
+                WarningCode::AgentUnresponsive,
                 format!(
                     "the agent has not answered a heartbeat for {} s; it may be hung (its process still runs)",
                     silent.as_secs()

@@ -53,6 +53,7 @@ use super::piped::writer::{self, Out, OUT_QUEUE};
 use super::piped::{first_line, user_event, Agent};
 use super::{Channel, ChannelError, Setup, Started, Tasks};
 use crate::session::terminal::output::Output;
+use crate::session::WarningCode;
 use crate::sync::lock;
 use pipes::read;
 
@@ -104,7 +105,7 @@ impl Shared {
         }
         if let Err(e) = validate(line) {
             self.conversation.warn(
-                "bad_event",
+                WarningCode::BadEvent,
                 format!(
                     "the agent wrote a line that is not a JSON object ({e}): {}",
                     first_line(line, 120)
@@ -203,7 +204,7 @@ impl StreamJson {
                 tokio::time::sleep(INIT_TIMEOUT).await;
                 if !shared.is_started() {
                     shared.conversation.warn(
-                        "no_handshake",
+                        WarningCode::NoHandshake,
                         format!("the agent did not answer initialize within {INIT_TIMEOUT:?}; sending prompts anyway"),
                         None,
                     );

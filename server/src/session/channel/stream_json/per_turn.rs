@@ -37,6 +37,7 @@ use crate::session::channel::piped::{first_line, Agent};
 use crate::session::channel::{Channel, ChannelError, Setup, Started};
 use crate::session::terminal::output::Output;
 use crate::session::terminal::pipes::{self, crlf};
+use crate::session::WarningCode;
 use crate::sync::lock;
 
 /// Prompts waiting for their turn (the conversation holds more).
@@ -242,7 +243,7 @@ impl Turns {
         let id = agent_id.clone().unwrap_or_default();
         let prompt_in_args = spawn.args.iter().any(|a| a.contains("{prompt}"));
         if let Some(why) = option_like(&spawn.args, prompt) {
-            self.shared.failed("prompt_refused", &why);
+            self.shared.failed(WarningCode::PromptRefused, &why);
             return;
         }
         spawn.args = spawn
@@ -405,7 +406,7 @@ async fn read(
         }
         let Ok(event) = serde_json::from_str::<Value>(&line) else {
             shared.conversation.warn(
-                "bad_event",
+                WarningCode::BadEvent,
                 format!(
                     "the agent wrote a line that is not JSON: {}",
                     first_line(&line, 120)

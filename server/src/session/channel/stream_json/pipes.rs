@@ -11,6 +11,7 @@ use tracing::warn;
 
 use super::{errors, heartbeat, Out, Shared, INIT_ID, INTERRUPT_PREFIX};
 use crate::session::channel::piped::lines::{next_line, Line};
+use crate::session::WarningCode;
 
 /// Relays the agent's stdout until EOF.
 pub(super) async fn read(
@@ -48,7 +49,7 @@ pub(super) async fn read(
                 let response = &event["response"];
                 if response["subtype"] != "success" {
                     shared.conversation.warn(
-                        "no_handshake",
+                        WarningCode::NoHandshake,
                         format!("the agent refused initialize: {}", response["error"]),
                         None,
                     );
@@ -68,7 +69,7 @@ pub(super) async fn read(
                         .is_some_and(|id| id.starts_with(INTERRUPT_PREFIX)) =>
             {
                 shared.conversation.warn(
-                    "cancel_failed",
+                    WarningCode::CancelFailed,
                     format!(
                         "the agent refused the interrupt: {}",
                         event["response"]["error"]
