@@ -64,6 +64,26 @@ pub fn system(subtype: &str, envelope: Envelope, data: Option<Value>) -> Sidecar
     }))
 }
 
+/// Fields of an event beside its model's own (an [`Extra`]).
+pub fn extra<const N: usize>(fields: [(&str, Value); N]) -> Extra {
+    fields
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
+/// A `system` event of `subtype` whose payload sits in fields of its own
+/// (`extra`), as ACP's updates are carried (`update`, `method` and
+/// `params`).
+pub fn system_with(subtype: &str, extra: Extra) -> SidecarEvent {
+    SidecarEvent::Known(KnownEvent::System(SystemEvent {
+        subtype: subtype.into(),
+        envelope: Envelope::none(),
+        data: None,
+        extra,
+    }))
+}
+
 /// `system/session_start` with the capability handshake `data`.
 pub fn session_start(envelope: Envelope, data: Value) -> SidecarEvent {
     system("session_start", envelope, Some(data))

@@ -29,7 +29,9 @@ async fn prompt_reply_and_tools_approved_and_rejected_with_the_agents_options() 
     assert_eq!(start["data"]["protocol"], "acp");
 
     // Qwen offers its approval modes; choosing one goes to it as
-    // `session/set_mode` and comes back as the current mode.
+    // `session/set_mode` and comes back as the current mode. It starts in
+    // the one that asks (the profile says so), so another one first, and
+    // back: choosing the current mode changes nothing and says nothing.
     let modes: Vec<&str> = start["data"]["modes"]["availableModes"]
         .as_array()
         .expect("Qwen offers modes")
@@ -37,19 +39,27 @@ async fn prompt_reply_and_tools_approved_and_rejected_with_the_agents_options() 
         .filter_map(|m| m["id"].as_str())
         .collect();
     assert!(modes.contains(&"default"), "{modes:?}");
-    let resp = run
-        .server
-        .post_json(
-            &format!("/api/sessions/{}/mode", run.id),
-            serde_json::json!({"mode": "default"}),
-        )
-        .await;
-    assert_eq!(resp.status(), 204);
-    let (_, news) = run
-        .client
-        .until_event(|e| e["subtype"] == "acp_current_mode_update")
-        .await;
-    assert_eq!(news["update"]["currentModeId"], "default");
+    let other = *modes
+        .iter()
+        .find(|m| **m != "default")
+        .expect("another mode");
+    for mode in [other, "default"] {
+        let resp = run
+            .server
+            .post_json(
+                &format!("/api/sessions/{}/mode", run.id),
+                serde_json::json!({"mode": mode}),
+            )
+            .await;
+        assert_eq!(resp.status(), 204);
+        let (_, news) = run
+            .client
+            .until_event(|e| {
+                e["subtype"] == "acp_current_mode_update" && e["update"]["currentModeId"] == mode
+            })
+            .await;
+        assert_eq!(news["update"]["currentModeId"], mode);
+    }
 
     let sent = std::time::Instant::now();
     run.client.submit("hello there").await;

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use duet_protocol::build;
+use duet_protocol::sidecar::{Envelope, SidecarEvent};
 use serde_json::{json, Value};
 
 use super::jsonrpc::{reply, request, INVALID_PARAMS, METHOD_NOT_FOUND};
@@ -17,9 +19,10 @@ impl Inner {
         match (method, msg.get("id")) {
             (Some(method), Some(id)) => self.on_request(method, id.clone(), &msg["params"]).await,
             (Some("session/update"), None) => self.on_update(&msg["params"]["update"]),
-            (Some(method), None) => self.shared.emit(&json!({
-                "type": "system", "subtype": "acp_notification", "method": method, "params": msg["params"],
-            })),
+            (Some(method), None) => self.shared.emit(&build::system_with(
+                "acp_notification",
+                build::extra([("method", json!(method)), ("params", msg["params"].clone())]),
+            )),
             (None, Some(id)) => self.on_response(id, &msg),
             (None, None) => {}
         }
@@ -169,35 +172,36 @@ impl Inner {
                 ),
                 None => {
                     lock(&self.state).models["currentModelId"] = json!(model);
-                    self.shared.emit(&json!({
-                        "type": "system",
-                        "subtype": "acp_current_model_update",
-                        "update": {"currentModelId": model},
-                    }));
+                    self.shared.emit(&build::system_with(
+                        "acp_current_model_update",
+                        build::extra([("update", json!({"currentModelId": model}))]),
+                    ));
                 }
             },
             Call::Prompt => {
                 let events = lock(&self.state).updates.flush();
                 self.emit_all(events);
                 let event = match error {
-                    Some(e) => json!({
-                        "type": "result", "subtype": "error_during_execution", "is_error": true,
-                        "result": e["message"].as_str().unwrap_or("the prompt failed"),
-                    }),
+                    Some(e) => build::failed(e["message"].as_str().unwrap_or("the prompt failed")),
                     None => {
                         let reason = result["stopReason"].as_str().unwrap_or("end_turn");
-                        let mut event = json!({
-                            "type": "result",
-                            "subtype": if reason == "end_turn" { "success" } else { reason },
-                            "is_error": !matches!(reason, "end_turn" | "max_tokens" | "max_turn_requests"),
-                            "stop_reason": reason,
-                        });
+                        let mut extra = build::extra([("stop_reason", json!(reason))]);
                         // The turn's tokens, where the agent counts them
                         // (`inputTokens`, `outputTokens`, ...: usage.rs).
                         if result["usage"].is_object() {
-                            event["usage"] = result["usage"].clone();
+                            extra.insert("usage".into(), result["usage"].clone());
                         }
-                        event
+                        build::result(
+                            Envelope::none(),
+                            if reason == "end_turn" {
+                                "success"
+                            } else {
+                                reason
+                            },
+                            !matches!(reason, "end_turn" | "max_tokens" | "max_turn_requests"),
+                            None,
+                            extra,
+                        )
                     }
                 };
                 self.shared.emit(&event);
@@ -293,29 +297,30 @@ impl Inner {
         if let (Some(m), Some(title)) = (input.as_object_mut(), call["title"].as_str()) {
             m.entry("title").or_insert_with(|| json!(title));
         }
-        self.shared.emit(&json!({
-            "type": "control_request",
-            "request_id": request_id,
-            "request": {
-                "subtype": "can_use_tool",
-                "tool_name": updates::meta_name(call)
-                    .or(known.as_deref())
-                    .or(call["title"].as_str())
-                    .unwrap_or("tool"),
-                "tool_use_id": call["toolCallId"],
-                "input": input,
-                "acp_options": params["options"],
-            },
-        }));
+        let tool = updates::meta_name(call)
+            .or(known.as_deref())
+            .or(call["title"].as_str())
+            .unwrap_or("tool");
+        self.shared.emit(&build::can_use_tool(
+            &request_id,
+            build::tool_request(
+                tool,
+                call["toolCallId"].as_str(),
+                input,
+                build::extra([("acp_options", params["options"].clone())]),
+            ),
+        ));
     }
 }
 
 /// The event of a mode change, as the agent's own `current_mode_update`
 /// would show.
-fn mode_update(mode: &str) -> Value {
-    json!({
-        "type": "system",
-        "subtype": "acp_current_mode_update",
-        "update": {"sessionUpdate": "current_mode_update", "currentModeId": mode},
-    })
+fn mode_update(mode: &str) -> SidecarEvent {
+    build::system_with(
+        "acp_current_mode_update",
+        build::extra([(
+            "update",
+            json!({"sessionUpdate": "current_mode_update", "currentModeId": mode}),
+        )]),
+    )
 }

@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use duet_protocol::rest::{ApprovalOption, ApprovalOptionKind};
-use duet_protocol::sidecar::CanUseTool;
+use duet_protocol::sidecar::{CanUseTool, SidecarEvent};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use tokio::process::{ChildStdin, ChildStdout};
@@ -162,7 +162,7 @@ impl Inner {
         writer::send(&self.out, out)
     }
 
-    fn emit_all(&self, events: Vec<Value>) {
+    fn emit_all(&self, events: Vec<SidecarEvent>) {
         for e in events {
             self.shared.emit(&e);
         }

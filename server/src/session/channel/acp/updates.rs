@@ -10,7 +10,8 @@
 
 use std::collections::VecDeque;
 
-use duet_protocol::sidecar::SidecarEvent;
+use duet_protocol::build;
+use duet_protocol::sidecar::{Envelope, SidecarEvent};
 use serde_json::{json, Value};
 
 use crate::session::channel::piped::tool_call;
@@ -32,14 +33,12 @@ const KNOWN_NAMES: usize = 64;
 
 impl Updates {
     /// Ends the agent's open message, if any.
-    fn flush_text(&mut self, out: &mut Vec<Value>) {
-        let mut events = Vec::new();
-        self.text.flush(&mut events);
-        out.extend(events.iter().map(SidecarEvent::to_value));
+    fn flush_text(&mut self, out: &mut Vec<SidecarEvent>) {
+        self.text.flush(out);
     }
 
     /// The chat's events for one `update` (the `params.update` object).
-    pub(crate) fn events(&mut self, update: &Value) -> Vec<Value> {
+    pub(crate) fn events(&mut self, update: &Value) -> Vec<SidecarEvent> {
         let mut out = Vec::new();
         let kind = update["sessionUpdate"].as_str().unwrap_or_default();
         if kind != "agent_thought_chunk" {
@@ -55,7 +54,7 @@ impl Updates {
                     "type": "assistant",
                     "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
                 });
-                out.extend(self.text.events(&chunk).iter().map(SidecarEvent::to_value));
+                out.extend(self.text.events(&chunk));
             }
             "agent_thought_chunk" => {
                 self.flush_text(&mut out);
@@ -86,12 +85,10 @@ impl Updates {
                 if let (Some(m), Some(title)) = (input.as_object_mut(), update["title"].as_str()) {
                     m.entry("title").or_insert_with(|| json!(title));
                 }
-                out.push(json!({
-                    "type": "assistant",
-                    "message": {"role": "assistant", "content": [
-                        {"type": "tool_use", "id": id, "name": name, "input": input},
-                    ]},
-                }));
+                out.push(build::assistant(
+                    Envelope::none(),
+                    build::message("assistant", vec![build::tool_use_block(id, name, input)]),
+                ));
                 out.extend(finished(update));
             }
             "tool_call_update" => {
@@ -113,7 +110,7 @@ impl Updates {
     }
 
     /// The turn ended: whatever is open is complete.
-    pub(crate) fn flush(&mut self) -> Vec<Value> {
+    pub(crate) fn flush(&mut self) -> Vec<SidecarEvent> {
         let mut out = Vec::new();
         self.flush_thought(&mut out);
         self.flush_user(&mut out);
@@ -121,21 +118,18 @@ impl Updates {
         out
     }
 
-    fn flush_thought(&mut self, out: &mut Vec<Value>) {
+    fn flush_thought(&mut self, out: &mut Vec<SidecarEvent>) {
         if let Some(thinking) = self.thought.take() {
-            out.push(json!({
-                "type": "assistant",
-                "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": thinking}]},
-            }));
+            out.push(build::assistant(
+                Envelope::none(),
+                build::message("assistant", vec![build::thinking_block(&thinking)]),
+            ));
         }
     }
 
-    fn flush_user(&mut self, out: &mut Vec<Value>) {
+    fn flush_user(&mut self, out: &mut Vec<SidecarEvent>) {
         if let Some(text) = self.user.take() {
-            out.push(json!({
-                "type": "user",
-                "message": {"role": "user", "content": [{"type": "text", "text": text}]},
-            }));
+            out.push(build::user_text(Envelope::none(), &text));
         }
     }
 }
@@ -171,12 +165,15 @@ pub(crate) fn meta_name(call: &Value) -> Option<&str> {
 }
 
 /// A `system` event for an update the chat has no rendering of.
-fn system(kind: &str, update: &Value) -> Value {
-    json!({"type": "system", "subtype": format!("acp_{kind}"), "update": update})
+fn system(kind: &str, update: &Value) -> SidecarEvent {
+    build::system_with(
+        &format!("acp_{kind}"),
+        build::extra([("update", update.clone())]),
+    )
 }
 
 /// The `tool_result` of a completed or failed tool call.
-fn finished(update: &Value) -> Vec<Value> {
+fn finished(update: &Value) -> Vec<SidecarEvent> {
     let status = update["status"].as_str().unwrap_or_default();
     if status != "completed" && status != "failed" {
         return Vec::new();
@@ -192,15 +189,14 @@ fn finished(update: &Value) -> Vec<Value> {
             _ => c.to_string(),
         })
         .collect();
-    vec![json!({
-        "type": "user",
-        "message": {"role": "user", "content": [{
-            "type": "tool_result",
-            "tool_use_id": update["toolCallId"],
-            "content": content.join("\n"),
-            "is_error": status == "failed",
-        }]},
-    })]
+    vec![build::user(
+        Envelope::none(),
+        vec![build::tool_result_block(
+            update["toolCallId"].as_str().unwrap_or_default(),
+            Some(status == "failed"),
+            json!(content.join("\n")),
+        )],
+    )]
 }
 
 /// The text of an ACP content block (other kinds by their type).
@@ -216,6 +212,10 @@ fn chunk_text(content: &Value) -> String {
 mod tests {
     use super::*;
 
+    fn values(events: Vec<SidecarEvent>) -> Vec<Value> {
+        events.iter().map(SidecarEvent::to_value).collect()
+    }
+
     #[test]
     fn news_mid_reply_does_not_cut_the_reply() {
         let mut u = Updates::default();
@@ -225,9 +225,9 @@ mod tests {
             json!({"sessionUpdate": "available_commands_update", "availableCommands": []}),
             json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "there"}}),
         ] {
-            out.extend(u.events(&update));
+            out.extend(values(u.events(&update)));
         }
-        out.extend(u.flush());
+        out.extend(values(u.flush()));
         let replies: Vec<&Value> = out.iter().filter(|e| e["type"] == "assistant").collect();
         assert_eq!(replies.len(), 1, "{out:?}");
         assert_eq!(replies[0]["message"]["content"][0]["text"], "hello there");
@@ -247,8 +247,8 @@ mod tests {
             json!({"sessionUpdate": "plan", "entries": [{"content": "a", "priority": "high", "status": "pending"}]}),
             json!({"sessionUpdate": "available_commands_update", "availableCommands": []}),
         ];
-        let mut out: Vec<Value> = updates.iter().flat_map(|x| u.events(x)).collect();
-        out.extend(u.flush());
+        let mut out: Vec<Value> = updates.iter().flat_map(|x| values(u.events(x))).collect();
+        out.extend(values(u.flush()));
         let summary: Vec<String> = out
             .iter()
             .map(|e| {
