@@ -8,7 +8,7 @@ export default defineConfig({
   workers: 1,
   fullyParallel: false,
   forbidOnly: !!process.env.CI,
-  // CI: one retry, reported as flaky (issue11's approval-jump and notify's
+  // CI: one retry, reported as flaky (approvals-never-missed's jump and notify's
   // hidden-tab cases failed once each in full runs after the merges and pass
   // alone; open, see the closing note). Locally none, so flakes stay visible.
   retries: process.env.CI ? 1 : 0,
