@@ -7,25 +7,27 @@
 
 pub(crate) mod audit;
 pub(crate) mod metrics;
+mod actor;
+mod record;
 mod recovery;
 mod refusals;
 mod spending;
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use duet_protocol::ids::{ClientId, SessionId};
-use duet_protocol::rest::{Approval, ApprovalState, Decider, ExitInfo, Role, SessionInfo};
+use duet_protocol::ids::SessionId;
+use duet_protocol::rest::{Approval, ApprovalState, Decider, ExitInfo, SessionInfo};
 use serde_json::{json, Value};
 
-use crate::auth::Principal;
 use crate::sync::lock;
 use audit::Writer;
 use metrics::Metrics;
+pub(crate) use actor::Actor;
+use record::Record;
 
 /// What a client asked the agent to switch: its mode or its model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,13 +114,15 @@ impl Observer {
         who: &Actor,
     ) {
         self.metrics.start_failures.inc();
-        self.record(json!({
-            "kind": "session_start_failed",
-            "profile": profile,
-            "resumed_from": resumed_from,
-            "error": error,
-            "who": who.json(),
-        }));
+        self.record(
+            Record::SessionStartFailed {
+                profile,
+                resumed_from,
+                error,
+                who: who.json(),
+            }
+            .to_value(),
+        );
     }
 }
 
@@ -156,20 +160,28 @@ impl Drop for SessionObserver {
 
 impl SessionObserver {
     /// Appends to the session's audit file.
-    fn record(&self, mut record: Value) {
-        record["session"] = json!(self.id);
-        if let Some(f) = &self.file {
-            self.writer.append(f, record);
-        }
+    fn record(&self, record: Record<'_>) {
+        self.append_line(record.to_value());
     }
 
     /// Appends to the session's and to the server's audit file.
-    pub(crate) fn record_both(&self, mut record: Value) {
-        record["session"] = json!(self.id);
+    fn record_both(&self, record: Record<'_>) {
+        let mut line = record.to_value();
+        line["session"] = json!(self.id);
         if let Some(f) = &self.server {
-            self.writer.append(f, record.clone());
+            self.writer.append(f, line.clone());
         }
-        self.record(record);
+        self.append_line(line);
+    }
+
+    /// Appends `line` to the session's audit file, with the session's id.
+    /// Only a refusal comes here as JSON: its kind is that of the action
+    /// refused (refusals.rs); every other line is a [`Record`].
+    fn append_line(&self, mut line: Value) {
+        line["session"] = json!(self.id);
+        if let Some(f) = &self.file {
+            self.writer.append(f, line);
+        }
     }
 
     /// The session started, at a client's request (a create, or a resume
@@ -183,32 +195,32 @@ impl SessionObserver {
         who: &Actor,
     ) {
         self.metrics.sessions_started.inc();
-        let mut line = json!({
-            "kind": "session_create",
-            "profile": info.profile,
-            "cols": info.cols,
-            "rows": info.rows,
-            "pid": info.pid,
-            "resumed_from": info.resumed_from,
-            "who": who.json(),
+        self.record_both(Record::SessionCreate {
+            profile: &info.profile,
+            cols: info.cols,
+            rows: info.rows,
+            pid: info.pid,
+            resumed_from: info.resumed_from,
+            who: who.json(),
+            cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
+            args,
         });
-        if let Some(cwd) = cwd {
-            line["cwd"] = json!(cwd);
-        }
-        if !args.is_empty() {
-            line["args"] = json!(args);
-        }
-        self.record_both(line);
     }
 
     /// This ended session's conversation goes on in session `next`.
     pub(crate) fn resumed_as(&self, next: SessionId, who: &Actor) {
-        self.record(json!({"kind": "session_resume", "resumed_as": next, "who": who.json()}));
+        self.record(Record::SessionResume {
+            resumed_as: next,
+            who: who.json(),
+        });
     }
 
     /// The program exited.
     pub(crate) fn ended(&self, exit: &ExitInfo) {
-        self.record_both(json!({"kind": "session_end", "exit": exit}));
+        self.record_both(Record::SessionEnd {
+            exit,
+            recovered: false,
+        });
     }
 
     /// A warning went to the session's clients.
@@ -240,12 +252,11 @@ impl SessionObserver {
                     requested.insert(a.request_id.clone(), Instant::now());
                 }
                 drop(requested);
-                self.record(json!({
-                    "kind": "approval_request",
-                    "request_id": a.request_id,
-                    "tool": a.tool_name,
-                    "seq": a.seq,
-                }));
+                self.record(Record::ApprovalRequest {
+                    request_id: &a.request_id,
+                    tool: &a.tool_name,
+                    seq: a.seq,
+                });
                 continue;
             }
             let outcome = outcome_name(a.state);
@@ -267,23 +278,20 @@ impl SessionObserver {
             // Decisions made inside duet are recorded where they are made
             // (with who made them, or the rule).
             if !a.decided_by.is_some_and(Decider::by_duet) {
-                let mut record = json!({
-                    "kind": "approval",
-                    "request_id": a.request_id,
-                    "tool": a.tool_name,
-                    "option": a.chosen,
-                    "outcome": outcome,
-                    "decided_by": (decided_by != "none").then_some(decided_by),
-                    "who": null,
-                });
-                if a.decided_by == Some(Decider::Terminal) {
-                    if let Some((who, at)) = &*lock(&self.last_keys) {
-                        if at.elapsed() <= KEYS_DECIDE_WITHIN {
-                            record["keys_from"] = who.json();
-                        }
-                    }
-                }
-                self.record(record);
+                let keys_from = (a.decided_by == Some(Decider::Terminal))
+                    .then(|| lock(&self.last_keys).clone())
+                    .flatten()
+                    .filter(|(_, at)| at.elapsed() <= KEYS_DECIDE_WITHIN)
+                    .map(|(who, _)| who.json());
+                self.record(Record::Approval(record::Approval {
+                    request_id: &a.request_id,
+                    tool: Some(&a.tool_name),
+                    option: json!(a.chosen),
+                    outcome,
+                    decided_by: (decided_by != "none").then_some(decided_by),
+                    keys_from,
+                    ..Default::default()
+                }));
             }
         }
     }
@@ -295,96 +303,6 @@ pub(super) fn outcome_name(state: ApprovalState) -> &'static str {
         ApprovalState::Allowed => "allowed",
         ApprovalState::Denied => "denied",
         ApprovalState::Abandoned => "abandoned",
-    }
-}
-
-/// Who did something: the credential's principal, the client, and where
-/// the request came from.
-#[derive(Debug, Clone)]
-pub(crate) struct Actor {
-    /// How the client proved itself: `token` (the server's token), `named`
-    /// (a `[[token]]` of the config), `share` (a share link), or `none`
-    /// with `--no-auth`.
-    principal: &'static str,
-    /// The credential's name: `owner`, the named token's name, or
-    /// `share:<id>`.
-    name: Option<String>,
-    /// The role it holds.
-    role: Option<Role>,
-    /// The client's address: the peer, or behind a TLS proxy the address
-    /// the proxy put last in `X-Forwarded-For`.
-    remote: Option<IpAddr>,
-    /// The peer address, when `remote` came from `X-Forwarded-For`.
-    proxy: Option<IpAddr>,
-    /// The WebSocket client, for decisions made over a WebSocket.
-    client: Option<ClientId>,
-}
-
-impl Observer {
-    /// Who made a request: its credential and its address, the peer's or,
-    /// behind a TLS proxy, the one the proxy says it forwarded for.
-    pub(crate) fn actor(
-        &self,
-        credential: Option<&Principal>,
-        peer: Option<IpAddr>,
-        forwarded_for: impl FnOnce() -> Option<IpAddr>,
-    ) -> Actor {
-        let forwarded = self.trust_forwarded.then(forwarded_for).flatten();
-        let principal = match credential {
-            _ if !self.auth_enabled => "none",
-            Some(p) if p.share.is_some() => "share",
-            Some(p) if p.name != Principal::owner().name => "named",
-            _ => "token",
-        };
-        Actor {
-            principal,
-            name: credential.map(|p| p.name.clone()),
-            role: credential.map(|p| p.role),
-            remote: forwarded.or(peer),
-            proxy: forwarded.and(peer),
-            client: None,
-        }
-    }
-}
-
-impl Observer {
-    /// `actor` (its address) acting as `who`: a credential the request did
-    /// not carry itself (a notification's capability stands for the
-    /// device's principal).
-    pub(crate) fn actor_as(&self, actor: Actor, who: &Principal) -> Actor {
-        let as_who = self.actor(Some(who), None, || None);
-        Actor {
-            remote: actor.remote,
-            proxy: actor.proxy,
-            ..as_who
-        }
-    }
-}
-
-impl Actor {
-    /// The credential's name, if it has one.
-    pub(crate) fn name(&self) -> Option<&str> {
-        self.name.as_deref()
-    }
-
-    /// The same actor as WebSocket client `client`.
-    pub(crate) fn with_client(mut self, client: ClientId) -> Self {
-        self.client = Some(client);
-        self
-    }
-
-    pub(crate) fn json(&self) -> Value {
-        let mut who = json!({
-            "principal": self.principal,
-            "name": self.name,
-            "role": self.role.map(Role::as_str),
-            "client": self.client,
-            "remote": self.remote,
-        });
-        if let Some(proxy) = self.proxy {
-            who["proxy"] = json!(proxy);
-        }
-        who
     }
 }
 
@@ -406,40 +324,41 @@ pub(crate) struct Outcome<'a> {
 impl SessionObserver {
     /// `who` submitted `text` (it is kept in short).
     pub(crate) fn submitted(&self, who: &Actor, text: &str, how: Outcome<'_>) {
-        self.record(json!({
-            "kind": "submit",
-            "who": who.json(),
-            "text": preview(text),
-            "bytes": text.len(),
-            "outcome": how.outcome,
-            "error": how.error,
-        }));
+        self.record(Record::Submit {
+            who: who.json(),
+            text: preview(text),
+            bytes: text.len(),
+            outcome: how.outcome,
+            error: how.error,
+        });
     }
 
     /// `who` let go of an unsent prompt.
     pub(crate) fn discarded(&self, who: &Actor, text: &str) {
-        self.record(json!({
-            "kind": "discard",
-            "who": who.json(),
-            "text": preview(text),
-            "bytes": text.len(),
-        }));
+        self.record(Record::Discard {
+            who: who.json(),
+            text: preview(text),
+            bytes: text.len(),
+        });
     }
 
     /// `who` asked for the agent's mode or model `value`.
     pub(crate) fn switch_asked(&self, who: &Actor, what: Switch, value: &str, how: Outcome<'_>) {
-        let (kind, field) = match what {
-            Switch::Mode => ("set_mode", "mode"),
-            Switch::Model => ("set_model", "model"),
-        };
-        let mut record = json!({
-            "kind": kind,
-            "who": who.json(),
-            "outcome": how.outcome,
-            "error": how.error,
+        let (who, outcome, error) = (who.json(), how.outcome, how.error);
+        self.record(match what {
+            Switch::Mode => Record::SetMode {
+                who,
+                outcome,
+                error,
+                mode: preview(value),
+            },
+            Switch::Model => Record::SetModel {
+                who,
+                outcome,
+                error,
+                model: preview(value),
+            },
         });
-        record[field] = json!(preview(value));
-        self.record(record);
     }
 
     /// `who` decided approval `request_id` (`via` a client or a
@@ -453,48 +372,52 @@ impl SessionObserver {
         result: Result<&Approval, (Value, &str)>,
     ) {
         let record = match result {
-            Ok(a) => json!({
-                "kind": "approval",
-                "request_id": request_id,
-                "tool": a.tool_name,
-                "option": a.chosen,
-                "outcome": outcome_name(a.state),
-                "decided_by": via.as_str(),
-                "who": who.json(),
-            }),
-            Err((option, error)) => json!({
-                "kind": "approval",
-                "request_id": request_id,
-                "option": option,
-                "outcome": "refused",
-                "error": error,
-                "decided_by": via.as_str(),
-                "who": who.json(),
-            }),
+            Ok(a) => record::Approval {
+                tool: Some(&a.tool_name),
+                option: json!(a.chosen),
+                outcome: outcome_name(a.state),
+                ..Default::default()
+            },
+            Err((option, error)) => record::Approval {
+                option,
+                outcome: "refused",
+                error: Some(error),
+                ..Default::default()
+            },
         };
-        self.record(record);
+        self.record(Record::Approval(record::Approval {
+            request_id,
+            decided_by: Some(via.as_str()),
+            who: who.json(),
+            ..record
+        }));
     }
 }
 
 impl SessionObserver {
     /// A client asked to end the session.
     pub(crate) fn deleted(&self, purge: bool, who: &Actor) {
-        self.record_both(json!({"kind": "session_delete", "purge": purge, "who": who.json()}));
+        self.record_both(Record::SessionDelete {
+            purge,
+            who: who.json(),
+        });
     }
 
     /// An owner created a share link of this session.
     pub(crate) fn shared(&self, share: &duet_protocol::rest::Share, who: &Actor) {
-        self.record(json!({
-            "kind": "share_create",
-            "share": share.id,
-            "role": share.role.as_str(),
-            "expires_at": share.expires_at,
-            "who": who.json(),
-        }));
+        self.record(Record::ShareCreate {
+            share: &share.id,
+            role: share.role.as_str(),
+            expires_at: share.expires_at,
+            who: who.json(),
+        });
     }
 
     /// An owner revoked a share link of this session.
     pub(crate) fn unshared(&self, share_id: &str, who: &Actor) {
-        self.record(json!({"kind": "share_revoke", "share": share_id, "who": who.json()}));
+        self.record(Record::ShareRevoke {
+            share: share_id,
+            who: who.json(),
+        });
     }
 }

@@ -19,6 +19,7 @@ use std::path::Path;
 use duet_protocol::rest::{Approval, ApprovalState, Decider, ExitInfo};
 use serde_json::{json, Value};
 
+use super::record::{self, Record};
 use super::{outcome_name, SessionObserver};
 
 /// What a session's audit trail already says about its end.
@@ -67,20 +68,22 @@ impl SessionObserver {
             if a.state == ApprovalState::Pending || before.resolved.contains(&a.request_id) {
                 continue;
             }
-            self.record(json!({
-                "kind": "approval",
-                "request_id": a.request_id,
-                "tool": a.tool_name,
-                "seq": a.seq,
-                "option": a.chosen,
-                "outcome": outcome_name(a.state),
-                "decided_by": a.decided_by.map(Decider::as_str),
-                "who": null,
-                "recovered": true,
+            self.record(Record::Approval(record::Approval {
+                request_id: &a.request_id,
+                tool: Some(&a.tool_name),
+                seq: Some(a.seq),
+                option: json!(a.chosen),
+                outcome: outcome_name(a.state),
+                decided_by: a.decided_by.map(Decider::as_str),
+                recovered: true,
+                ..Default::default()
             }));
         }
         if !before.ended {
-            self.record_both(json!({"kind": "session_end", "exit": exit, "recovered": true}));
+            self.record_both(Record::SessionEnd {
+                exit,
+                recovered: true,
+            });
         }
     }
 }

@@ -121,7 +121,7 @@ impl SessionObserver {
     /// line in the session's file.
     pub(crate) fn forbidden(&self, kind: &'static str, action: Action, who: &Actor) {
         if let Some(line) = line(&self.refusals, kind, action, who) {
-            self.record(line);
+            self.append_line(line);
         }
     }
 }

@@ -7,6 +7,7 @@ use duet_protocol::rest::{Approval, Decider};
 use duet_protocol::usage::{BudgetStatus, TokenCounts};
 use serde_json::json;
 
+use super::record::{self, Record};
 use super::{outcome_name, Actor, SessionObserver};
 
 impl SessionObserver {
@@ -44,26 +45,24 @@ impl SessionObserver {
     /// called by `approvals_changed`, after the request's line.
     pub(super) fn policy_decided(&self, a: &Approval) {
         debug_assert_eq!(a.decided_by, Some(Decider::Policy));
-        self.record(json!({
-            "kind": "approval",
-            "request_id": a.request_id,
-            "tool": a.tool_name,
-            "option": a.chosen,
-            "outcome": outcome_name(a.state),
-            "decided_by": "policy",
-            "policy": a.decided_by_name,
-            "message": a.reason,
-            "who": null,
+        self.record(Record::Approval(record::Approval {
+            request_id: &a.request_id,
+            tool: Some(&a.tool_name),
+            option: json!(a.chosen),
+            outcome: outcome_name(a.state),
+            decided_by: Some("policy"),
+            policy: a.decided_by_name.as_deref(),
+            message: a.reason.as_deref(),
+            ..Default::default()
         }));
     }
 
     /// `who` set the session's budget to `status`.
     pub(crate) fn budget_set(&self, status: Option<&BudgetStatus>, who: &Actor) {
-        self.record(json!({
-            "kind": "budget",
-            "budget": status.map(|s| &s.limits),
-            "exhausted": status.and_then(|s| s.exhausted.as_deref()),
-            "who": who.json(),
-        }));
+        self.record(Record::Budget {
+            budget: status.map(|s| &s.limits),
+            exhausted: status.and_then(|s| s.exhausted.as_deref()),
+            who: who.json(),
+        });
     }
 }
