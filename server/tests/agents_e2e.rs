@@ -492,14 +492,9 @@ async fn qwen_0_24_mode_is_shown_and_switched() {
         return;
     };
     let c = &mut run.client;
-    let (_, news) = c.until_event(|e| e["subtype"] == "agent_modes").await;
-    assert_eq!(news["modes"]["currentModeId"], "default", "{news}");
-    let ids: Vec<&str> = news["modes"]["availableModes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|m| m["id"].as_str())
-        .collect();
+    let modes = c.until_modes(|m| m.current.is_some()).await;
+    assert_eq!(modes.current.as_deref(), Some("default"), "{modes:?}");
+    let ids: Vec<&str> = modes.available.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(ids, ["plan", "default", "auto-edit", "auto", "yolo"]);
 
     let path = format!("/api/sessions/{}/mode", run.session.id);
@@ -514,10 +509,10 @@ async fn qwen_0_24_mode_is_shown_and_switched() {
         .await;
     assert_eq!(resp.status(), 204);
     let c = &mut run.client;
-    let (_, news) = c
-        .until_event(|e| e["subtype"] == "agent_modes" && e["modes"]["currentModeId"] == "yolo")
+    let modes = c
+        .until_modes(|m| m.current.as_deref() == Some("yolo"))
         .await;
-    assert_eq!(news["modes"]["availableModes"][4]["name"], "YOLO mode");
+    assert_eq!(modes.available[4].name, "YOLO mode");
 
     c.submit(run.program.tool_prompt()).await;
     let (_, result) = c

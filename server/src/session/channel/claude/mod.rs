@@ -16,6 +16,7 @@
 //! (docs/claude-code.md §5 has the observations behind each rule.)
 
 pub(crate) mod hooks;
+mod modes;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,7 @@ use tokio::task::JoinHandle;
 use tracing::{warn, Instrument};
 
 use super::conversation::Sink;
+use super::screen_modes::ScreenModes;
 use super::{hook_socket, option, Channel, ChannelError, Setup, Started, Tasks};
 use crate::session::terminal::Terminal;
 use crate::sync::lock;
@@ -90,8 +92,11 @@ pub(crate) struct ClaudeHooks {
     inner: Arc<Inner>,
     keys: mpsc::Sender<Bytes>,
     server: Mutex<Option<JoinHandle<()>>>,
-    /// Ends the hook server if the channel goes without finishing.
-    _tasks: Tasks,
+    /// The permission mode on Claude's footer (see `modes.rs`).
+    modes: Arc<ScreenModes>,
+    /// Ends the hook server (and the mode's tasks) if the channel goes
+    /// without finishing.
+    tasks: Tasks,
     socket: PathBuf,
 }
 
@@ -121,6 +126,11 @@ impl ClaudeHooks {
     ) -> Result<Arc<Self>> {
         let listener = hook_socket::bind(&socket)?;
         let raw = hook_socket::raw_log(raw_log)?;
+        let modes = ScreenModes::new(
+            terminal.output.clone(),
+            conversation.clone(),
+            modes::READING,
+        );
         let inner = Arc::new(Inner {
             conversation,
             normalizer: Mutex::new(Normalizer::default()),
@@ -143,11 +153,13 @@ impl ClaudeHooks {
         );
         let tasks = Tasks::default();
         tasks.add(&server);
+        tasks.spawn(modes.clone().follow().in_current_span());
         Ok(Arc::new(Self {
             inner,
             keys,
             server: Mutex::new(Some(server)),
-            _tasks: tasks,
+            modes,
+            tasks,
             socket,
         }))
     }
@@ -228,6 +240,24 @@ impl Channel for ClaudeHooks {
         options
     }
 
+    fn set_mode(&self, mode: &str) -> Result<(), ChannelError> {
+        self.modes.check(mode).map_err(ChannelError::Invalid)?;
+        // Shift+Tab in a permission dialog is the dialog's, not the mode's.
+        if self
+            .inner
+            .conversation
+            .get()
+            .is_some_and(|c| c.pending() > 0)
+        {
+            return Err(ChannelError::Refused(
+                "the agent is asking for an approval; answer it first".into(),
+            ));
+        }
+        let cycle = modes::cycle(self.modes.clone(), self.keys.clone(), mode.to_string());
+        self.tasks.spawn(cycle.in_current_span());
+        Ok(())
+    }
+
     fn interrupted(&self) {
         // Claude writes nothing when a turn is interrupted (no Stop): the
         // turn is over as far as anyone can tell.
@@ -261,6 +291,10 @@ async fn handle(call: hook_socket::Call, inner: &Arc<Inner>) -> Result<()> {
         payload,
         mut stream,
     } = call;
+    // Claude's own word for its mode, with (nearly) every hook.
+    if let Some(mode) = payload["permission_mode"].as_str() {
+        modes::from_hook(&inner.conversation, mode);
+    }
     if event == "PermissionRequest" {
         let request_id = uuid::Uuid::new_v4().to_string();
         let request = lock(&inner.normalizer).permission_request(&request_id, &payload);

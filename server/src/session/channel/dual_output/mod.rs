@@ -28,11 +28,11 @@ use tokio::task::JoinHandle;
 use tracing::{warn, Instrument};
 
 use super::conversation::Sink;
+use super::screen_modes::ScreenModes;
 use super::{Channel, ChannelError, Conversation, Setup, Started, Tasks};
 use crate::session::terminal::output::Output;
 use crate::sync::lock;
 use input::InputFile;
-use modes::Modes;
 use tail::Tail;
 use watcher::{LinkTarget, Watcher};
 
@@ -59,7 +59,7 @@ pub(crate) struct DualOutput {
     input: Option<Arc<InputFile>>,
     follow: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
     /// The approval mode on the agent's screen, if it has one.
-    modes: Option<Arc<Modes>>,
+    modes: Option<Arc<ScreenModes>>,
     /// Ends the follow task (and the mode's) if the channel goes without
     /// finishing.
     tasks: Tasks,
@@ -118,7 +118,8 @@ impl DualOutput {
         // Only an agent that takes commands can be switched.
         let modes = match (&opts.output, &input) {
             (Some(output), Some(_)) => {
-                let modes = Modes::new(output.clone(), conversation_for_modes);
+                let modes =
+                    ScreenModes::new(output.clone(), conversation_for_modes, modes::READING);
                 tasks.spawn(modes.clone().follow().in_current_span());
                 Some(modes)
             }
@@ -169,10 +170,10 @@ impl Channel for DualOutput {
         let modes = self.modes.as_ref().ok_or_else(|| {
             ChannelError::Invalid("this agent offers no modes duet can switch".into())
         })?;
-        let command = modes.command(mode).map_err(ChannelError::Invalid)?;
+        let command = modes::command(modes, mode).map_err(ChannelError::Invalid)?;
         sent(self.input()?.send(&InputCommand::Submit { text: command }))?;
         self.tasks
-            .spawn(modes.clone().confirm(mode.to_string()).in_current_span());
+            .spawn(modes::confirm(modes.clone(), mode.to_string()).in_current_span());
         Ok(())
     }
 
