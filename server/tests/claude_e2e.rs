@@ -191,6 +191,16 @@ async fn a_tool_approved_in_the_browser_runs() {
     let labels: Vec<&str> = a.options.iter().map(|o| o.label.as_str()).collect();
     assert_eq!(labels.first(), Some(&"Yes"));
     assert_eq!(labels.last(), Some(&"No"));
+    // Claude's own words for its second choice (its dialog's scope: the
+    // directory it suggests).
+    let cwd = run.workspace.path().canonicalize().unwrap();
+    assert_eq!(
+        labels[1],
+        format!(
+            "Yes, and always allow access to {} from this project",
+            cwd.display()
+        )
+    );
     run.client
         .send(&ClientMessage::Approve {
             request_id: a.request_id.clone(),

@@ -223,16 +223,12 @@ impl Channel for ClaudeHooks {
     }
 
     fn options(&self, request: &CanUseTool) -> Vec<ApprovalOption> {
-        let can_remember = request
-            .extra
-            .get("permission_suggestions")
-            .and_then(Value::as_array)
-            .is_some_and(|s| s.iter().any(|s| s["type"] != "setMode"));
+        let suggestions = request.extra.get("permission_suggestions");
         let mut options = vec![option("allow", "Yes", ApprovalOptionKind::AllowOnce)];
-        if can_remember {
+        if let Some(label) = suggestions.and_then(always_label) {
             options.push(option(
                 "allow_always",
-                "Yes, and don't ask again for this in this session",
+                &label,
                 ApprovalOptionKind::AllowAlways,
             ));
         }
@@ -276,6 +272,34 @@ impl Channel for ClaudeHooks {
             lock(&inner.waiting).clear();
             lock(&inner.raw).take();
         })
+    }
+}
+
+/// The label of "always allow" for Claude's `permission_suggestions`, in
+/// the words of its own dialog's second choice when the grant is a
+/// directory ("Yes, and always allow access to DIR from this project":
+/// the terminal's choice grants what the browser's does, the suggestions
+/// other than the mode switch, docs/claude-code.md §5); `None` when there
+/// is nothing to grant but a mode switch.
+fn always_label(suggestions: &Value) -> Option<String> {
+    let grants: Vec<&Value> = suggestions
+        .as_array()?
+        .iter()
+        .filter(|s| s["type"] != "setMode")
+        .collect();
+    let dirs: Vec<&str> = grants
+        .iter()
+        .filter(|s| s["type"] == "addDirectories")
+        .flat_map(|s| s["directories"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect();
+    match (grants.is_empty(), dirs.is_empty()) {
+        (true, _) => None,
+        (false, false) if dirs.len() == grants.len() => Some(format!(
+            "Yes, and always allow access to {} from this project",
+            dirs.join(", ")
+        )),
+        _ => Some("Yes, and don't ask again for this in this session".into()),
     }
 }
 
@@ -373,5 +397,38 @@ async fn wait_for_answer(
                 inner.conversation.emit(&build::interrupted());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::always_label;
+    use serde_json::json;
+
+    /// Claude's own words where duet knows them (its dialog in the
+    /// fixture's screen-permission-dialog.txt, for the suggestions of that
+    /// PermissionRequest), duet's otherwise, none for a mode switch alone.
+    #[test]
+    fn always_allow_says_what_claudes_dialog_says() {
+        let dir = json!([
+            {"type": "addDirectories", "directories": ["/tmp/claude-fixture/ws"], "destination": "session"},
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+        ]);
+        let label = always_label(&dir).unwrap();
+        assert_eq!(
+            label,
+            "Yes, and always allow access to /tmp/claude-fixture/ws from this project"
+        );
+        let screen =
+            include_str!("../../../../tests/fixtures/claude-2.1.330/screen-permission-dialog.txt");
+        assert!(screen.contains(&format!("2. {label}")), "{screen}");
+        let rule = json!([{"type": "addRules", "rules": [{"toolName": "Bash"}]}]);
+        assert_eq!(
+            always_label(&rule).as_deref(),
+            Some("Yes, and don't ask again for this in this session")
+        );
+        let mode = json!([{"type": "setMode", "mode": "acceptEdits"}]);
+        assert_eq!(always_label(&mode), None);
+        assert_eq!(always_label(&json!(null)), None);
     }
 }
