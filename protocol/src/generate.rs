@@ -12,10 +12,10 @@ use crate::push::{
     PushShow, PushSubscribe, PushSubscriptionKeys, PushUnsubscribe,
 };
 use crate::rest::{
-    ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption, ApprovalOptionKind,
-    ApprovalState, ChannelInfo, ConnectedClient, CreateSession, CreateShare, Decider, ExitInfo,
-    HistoryLine, Me, ProfileInfo, ResumeSession, Role, SessionInfo, SessionStatus, SetModeRequest,
-    SetModelRequest, Share, SubmitRequest, SubmitResponse,
+    AgentMode, AgentModes, ApiError, ApiErrorBody, Approval, ApprovalDecision, ApprovalOption,
+    ApprovalOptionKind, ApprovalState, ChannelInfo, ConnectedClient, CreateSession, CreateShare,
+    Decider, ExitInfo, HistoryLine, Me, ProfileInfo, ResumeSession, Role, SessionInfo,
+    SessionStatus, SetModeRequest, SetModelRequest, Share, SubmitRequest, SubmitResponse,
 };
 use crate::sidecar::{
     CanUseTool, Content, ContentBlock, ControlRequest, ControlRequestBody, ControlResponse,
@@ -89,6 +89,8 @@ pub fn typescript() -> String {
         PushDecision::decl(&cfg),
         ProfileInfo::decl(&cfg),
         SubmitRequest::decl(&cfg),
+        AgentModes::decl(&cfg),
+        AgentMode::decl(&cfg),
         SetModeRequest::decl(&cfg),
         SetModelRequest::decl(&cfg),
         SubmitResponse::decl(&cfg),

@@ -11,7 +11,9 @@ use ts_rs::TS;
 
 pub use crate::error::ErrorCode;
 use crate::ids::{ClientId, SessionId};
-use crate::rest::{Approval, ChannelInfo, ConnectedClient, ExitInfo, Role, SessionStatus};
+use crate::rest::{
+    AgentModes, Approval, ChannelInfo, ConnectedClient, ExitInfo, Role, SessionStatus,
+};
 
 /// Capabilities this server offers; listed in [`Hello::capabilities`].
 pub const CAPABILITIES: &[&str] = &[
@@ -26,6 +28,7 @@ pub const CAPABILITIES: &[&str] = &[
     "flow_control",
     "unsent",
     "held",
+    "modes",
 ];
 
 /// Messages the server sends.
@@ -69,6 +72,11 @@ pub enum ServerMessage {
     },
     /// A tool approval was requested or changed state.
     Approval(Approval),
+    /// The agent's modes changed: the one it is in now, or the ones it
+    /// offers. Sent whole, for every kind of agent (ACP's
+    /// `current_mode_update`, a mode read from a terminal agent's screen or
+    /// hooks); [`Hello::modes`] has them for a client that comes later.
+    Modes(AgentModes),
     /// The next binary frame is a full screen snapshot; reset the terminal
     /// and draw it. Sent on attach and whenever this client fell too far
     /// behind the live output.
@@ -165,6 +173,11 @@ pub struct Hello {
     pub last_seq: u64,
     /// Approvals still pending, and those decided recently.
     pub approvals: Vec<Approval>,
+    /// The agent's approval/permission modes, once duet knows them;
+    /// updated by [`ServerMessage::Modes`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub modes: Option<AgentModes>,
     /// Set when the program has already exited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

@@ -282,6 +282,18 @@ async fn a_mode_the_agent_offers_can_be_chosen() {
         .until_event(|e| e["subtype"] == "acp_current_mode_update")
         .await;
     assert_eq!(news["update"]["currentModeId"], "plan");
+    // Clients hear of it as of every agent's modes, and a later one is
+    // greeted with them.
+    let modes = c
+        .until_modes(|m| m.current.as_deref() == Some("plan"))
+        .await;
+    let ids: Vec<&str> = modes.available.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["default", "plan"]);
+    let later = server.connect(id, None).await;
+    match &later.texts[0] {
+        ServerMessage::Hello(h) => assert_eq!(h.modes.as_ref(), Some(&modes)),
+        other => panic!("{other:?}"),
+    }
     c.submit("mode?").await;
     assert!(reply(&mut c, "mode:").await.contains("mode: plan"));
 }

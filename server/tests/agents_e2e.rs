@@ -479,3 +479,49 @@ async fn the_mock_llm_streams_text_and_tool_calls() {
     assert_eq!(missing.status(), 404);
     assert_eq!(mock.requests().len(), 2);
 }
+
+/// Qwen's approval mode in the chat (issue 31 point 4): the profile starts
+/// it in "Ask permissions" (`--approval-mode default`), which duet reads
+/// from its status line; a mode chosen over REST goes to Qwen as its own
+/// `/approval-mode` command, the chat hears of it from the screen, and the
+/// agent works in it: in YOLO mode the tool that asked before runs without
+/// an approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_0_24_mode_is_shown_and_switched() {
+    let Some(mut run) = Run::started(Kind::Qwen(QwenVersion::V0_24)).await else {
+        return;
+    };
+    let c = &mut run.client;
+    let modes = c.until_modes(|m| m.current.is_some()).await;
+    assert_eq!(modes.current.as_deref(), Some("default"), "{modes:?}");
+    let ids: Vec<&str> = modes.available.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["plan", "default", "auto-edit", "auto", "yolo"]);
+
+    let path = format!("/api/sessions/{}/mode", run.session.id);
+    let resp = run
+        .server()
+        .post_json(&path, serde_json::json!({"mode": "warp"}))
+        .await;
+    assert_eq!(resp.status(), 400);
+    let resp = run
+        .server()
+        .post_json(&path, serde_json::json!({"mode": "yolo"}))
+        .await;
+    assert_eq!(resp.status(), 204);
+    let c = &mut run.client;
+    let modes = c
+        .until_modes(|m| m.current.as_deref() == Some("yolo"))
+        .await;
+    assert_eq!(modes.available[4].name, "YOLO mode");
+
+    c.submit(run.program.tool_prompt()).await;
+    let (_, result) = c
+        .until_event(|e| kind_is(e, "control_request") || !tool_results(e).is_empty())
+        .await;
+    assert!(
+        !kind_is(&result, "control_request"),
+        "asked in YOLO mode: {result}"
+    );
+    assert!(run.program.workspace.path().join(TOOL_FILE).is_file());
+    run.finish().await;
+}

@@ -3,7 +3,8 @@
 //! prompt from the browser is answered in the chat; a Bash call approved
 //! from the browser runs, one denied does not; one answered in the terminal
 //! flips the card; a prompt typed in the terminal shows in the chat; `/exit`
-//! ends the session with status 0.
+//! ends the session with status 0; the permission mode is shown and
+//! switched from the browser.
 //!
 //! Needs Claude Code installed: `scripts/install-claude.sh` (or
 //! `DUET_CLAUDE_BIN`). Without it these fail, unless `DUET_SKIP_CLAUDE=1`,
@@ -190,6 +191,16 @@ async fn a_tool_approved_in_the_browser_runs() {
     let labels: Vec<&str> = a.options.iter().map(|o| o.label.as_str()).collect();
     assert_eq!(labels.first(), Some(&"Yes"));
     assert_eq!(labels.last(), Some(&"No"));
+    // Claude's own words for its second choice (its dialog's scope: the
+    // directory it suggests).
+    let cwd = run.workspace.path().canonicalize().unwrap();
+    assert_eq!(
+        labels[1],
+        format!(
+            "Yes, and always allow access to {} from this project",
+            cwd.display()
+        )
+    );
     run.client
         .send(&ClientMessage::Approve {
             request_id: a.request_id.clone(),
@@ -353,5 +364,63 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
         .post_json(&format!("/api/sessions/{}/resume", run.id), json!({}))
         .await;
     assert_eq!(again.status(), 409);
+    run.server.shutdown().await;
+}
+
+/// Claude's permission mode in the chat (issue 31 point 4): read from its
+/// footer and its hooks' `permission_mode`, switched from the browser with
+/// Shift+Tab (a mode it has not is a 400), and the agent works in it: in
+/// "Accept edits" the `touch` that asked before runs without a dialog,
+/// and the prompt's hook says `acceptEdits`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mode_is_shown_and_switched_with_its_keys() {
+    let Some(mut run) = Run::start().await else {
+        return;
+    };
+    let modes = run.client.until_modes(|m| m.current.is_some()).await;
+    assert_eq!(modes.current.as_deref(), Some("default"), "{modes:?}");
+    let ids: Vec<&str> = modes.available.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["default", "acceptEdits", "plan", "auto"]);
+
+    let path = format!("/api/sessions/{}/mode", run.id);
+    let resp = run.server.post_json(&path, json!({"mode": "warp"})).await;
+    assert_eq!(resp.status(), 400);
+    let resp = run
+        .server
+        .post_json(&path, json!({"mode": "acceptEdits"}))
+        .await;
+    assert_eq!(resp.status(), 204);
+    run.client
+        .until_modes(|m| m.current.as_deref() == Some("acceptEdits"))
+        .await;
+    run.client.until_screen("accept edits on").await;
+
+    run.client.submit(mock_anthropic::TOOL_TRIGGER).await;
+    run.reply(mock_anthropic::AFTER_TOOL).await;
+    assert!(run.tool_file().exists());
+    assert!(
+        !run.client
+            .texts
+            .iter()
+            .any(|m| matches!(m, ServerMessage::Approval(_))),
+        "asked in acceptEdits mode"
+    );
+    // Claude's own word for it, which the chat also follows.
+    let hooks = run
+        .server
+        .state_dir
+        .path()
+        .join("state")
+        .join(run.id.to_string())
+        .join("hooks.jsonl");
+    let hooks = std::fs::read_to_string(hooks).unwrap();
+    let prompt = hooks
+        .lines()
+        .find(|l| l.contains("\"UserPromptSubmit\""))
+        .unwrap();
+    assert!(
+        prompt.contains("\"permission_mode\":\"acceptEdits\""),
+        "{prompt}"
+    );
     run.server.shutdown().await;
 }

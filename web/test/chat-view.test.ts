@@ -5,7 +5,7 @@ import { renderMarkdown } from '../src/chat/markdown';
 import { ChatView, exitSentence, outcomeText } from '../src/chat/view';
 import type { Approval, ServerMessage } from '../src/generated/protocol';
 import { initialChatState, reduce, reduceAll } from '../src/chat/state';
-import { loadQwenEvents } from './fixture';
+import { hello, loadQwenEvents } from './fixture';
 
 const events = loadQwenEvents();
 /** Index of the control_request event (not the handshake that merely names the type). */
@@ -296,19 +296,20 @@ describe('a prompt held by a spent budget', () => {
 });
 
 describe('agent modes', () => {
-  it('offers the modes of the handshake, follows the agent, and asks the server to switch', async () => {
+  it('offers the modes the server tells, follows its news, and asks the server to switch', async () => {
     const chosen: string[] = [];
     const cb = { onSubmit: vi.fn(() => true), onApprove: vi.fn(), onCancel: vi.fn(), onShowTerminal: vi.fn(), onResume: vi.fn(() => Promise.resolve()), onDiscard: vi.fn(), onSetMode: vi.fn((m: string) => { chosen.push(m); return Promise.resolve(); }), onSetModel: vi.fn((m: string) => { chosen.push(`model:${m}`); return Promise.resolve(); }) };
     const view = new ChatView(cb);
     document.body.append(view.root);
     const ctx = { channel: undefined, connected: true, resumable: false, role: 'owner' as const };
-    let state = reduce(initialChatState, { type: 'event', seq: 1, event: { type: 'system', subtype: 'session_start', data: { modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] } } } as never });
+    const available = [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }];
+    let state = reduce(initialChatState, { type: 'modes', current: 'default', available });
     view.render(state, ctx);
     const select = view.root.querySelector<HTMLSelectElement>('.mode-select');
     expect(select?.closest('label')?.hidden).toBe(false);
     expect([...(select?.options ?? [])].map((o) => o.textContent)).toEqual(['Default', 'Plan']);
     expect(select?.value).toBe('default');
-    state = reduce(state, { type: 'event', seq: 2, event: { type: 'system', subtype: 'acp_current_mode_update', update: { sessionUpdate: 'current_mode_update', currentModeId: 'plan' } } as never });
+    state = reduce(state, { type: 'modes', current: 'plan', available });
     view.render(state, ctx);
     expect(select?.value).toBe('plan');
     if (select) {
@@ -344,16 +345,19 @@ describe('agent modes', () => {
     expect(chosen).toEqual(['small']);
   });
 
-  it('shows the modes duet read from a TUI agent, kept across a new conversation', () => {
+  it('shows the modes of the hello, whatever the events say, and none after a hello without', () => {
     const { v } = view();
-    const modes = { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Ask permissions' }, { id: 'yolo', name: 'YOLO mode' }] };
-    let state = reduce(initialChatState, { type: 'event', seq: 1, event: { type: 'system', subtype: 'session_start', data: { session_id: 'a' } } as never });
-    state = reduce(state, { type: 'event', seq: 2, event: { type: 'system', subtype: 'agent_modes', modes } as never });
-    state = reduce(state, { type: 'event', seq: 3, event: { type: 'system', subtype: 'session_start', data: { session_id: 'b' } } as never });
+    const modes = { current: 'default', available: [{ id: 'default', name: 'Ask permissions' }, { id: 'yolo', name: 'YOLO mode' }] };
+    let state = reduce(initialChatState, hello({ modes }));
+    state = reduce(state, { type: 'event', seq: 1, event: { type: 'system', subtype: 'session_start', data: { session_id: 'b' } } as never });
     v.render(state, { ...ctx, role: 'owner' });
     const select = v.root.querySelector<HTMLSelectElement>('.mode-select');
     expect(select?.closest('label')?.hidden).toBe(false);
     expect(select?.value).toBe('default');
     expect([...(select?.options ?? [])].map((o) => o.textContent)).toEqual(['Ask permissions', 'YOLO mode']);
+    // A later connection to a server that knows no modes shows none.
+    state = reduce(state, hello({}));
+    v.render(state, { ...ctx, role: 'owner' });
+    expect(select?.closest('label')?.hidden).toBe(true);
   });
 });

@@ -5,9 +5,9 @@
 //! handlers, a session's conversation and process), and served over HTTP
 //! (`http.rs`).
 
+mod actor;
 pub(crate) mod audit;
 pub(crate) mod metrics;
-mod actor;
 mod record;
 mod recovery;
 mod refusals;
@@ -24,9 +24,9 @@ use duet_protocol::rest::{Approval, ApprovalState, Decider, ExitInfo, SessionInf
 use serde_json::{json, Value};
 
 use crate::sync::lock;
+pub(crate) use actor::Actor;
 use audit::Writer;
 use metrics::Metrics;
-pub(crate) use actor::Actor;
 use record::Record;
 
 /// What a client asked the agent to switch: its mode or its model.

@@ -26,7 +26,7 @@ use anyhow::Result;
 use bytes::Bytes;
 use duet_protocol::ids::{ClientId, SessionId};
 use duet_protocol::rest::{
-    Approval, ChannelInfo, ConnectedClient, ExitInfo, SessionInfo, SessionStatus,
+    AgentModes, Approval, ChannelInfo, ConnectedClient, ExitInfo, SessionInfo, SessionStatus,
 };
 use duet_protocol::ws::HeldPrompt;
 use tokio::sync::{broadcast, watch};
@@ -130,6 +130,8 @@ pub(crate) struct ResumeFrom {
 #[derive(Debug, Clone)]
 pub(crate) enum Control {
     Approval(Approval),
+    /// The agent's modes changed (whole).
+    Modes(AgentModes),
     Resize {
         cols: u16,
         rows: u16,
@@ -312,6 +314,11 @@ impl Session {
     /// Current approvals, oldest first.
     pub(crate) fn approvals(&self) -> Vec<Approval> {
         self.conversation.approvals()
+    }
+
+    /// The agent's modes, once known.
+    pub(crate) fn modes(&self) -> Option<AgentModes> {
+        self.conversation.modes()
     }
 
     /// Prompts the program never took, oldest first (see

@@ -81,6 +81,7 @@ impl Sender {
             rows,
             last_seq: info.last_seq,
             approvals: s.approvals(),
+            modes: s.modes(),
             exit: info.exit.clone(),
             agent: s.agent(),
             unsent: s.unsent(),
@@ -209,6 +210,7 @@ impl Sender {
     pub(super) fn control_message(&mut self, c: Control) -> Option<ServerMessage> {
         Some(match c {
             Control::Approval(a) => ServerMessage::Approval(a),
+            Control::Modes(m) => ServerMessage::Modes(m),
             Control::Resize { cols, rows } => ServerMessage::Resize { cols, rows },
             Control::Warning(w) => {
                 if w.id <= self.warnings_seen {
@@ -235,6 +237,9 @@ impl Sender {
         for w in self.session.warnings_after(self.warnings_seen) {
             self.warnings_seen = w.id;
             self.text(&warning_message(w)).await?;
+        }
+        if let Some(modes) = self.session.modes() {
+            self.text(&ServerMessage::Modes(modes)).await?;
         }
         let clients = self.session.connected();
         self.text(&ServerMessage::Clients { clients }).await?;

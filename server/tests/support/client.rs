@@ -189,6 +189,30 @@ impl Client {
         }
     }
 
+    /// The agent's modes once they match `pred`: as this client knows them
+    /// already (its hello's, or the latest `modes` message), or the next
+    /// `modes` message that matches.
+    pub async fn until_modes(
+        &mut self,
+        pred: impl Fn(&duet_protocol::rest::AgentModes) -> bool,
+    ) -> duet_protocol::rest::AgentModes {
+        let known = self.texts.iter().rev().find_map(|m| match m {
+            ServerMessage::Modes(modes) => Some(Some(modes)),
+            ServerMessage::Hello(h) => Some(h.modes.as_ref()),
+            _ => None,
+        });
+        if let Some(modes) = known.flatten().filter(|m| pred(m)) {
+            return modes.clone();
+        }
+        match self
+            .until(|m| matches!(m, ServerMessage::Modes(modes) if pred(modes)))
+            .await
+        {
+            ServerMessage::Modes(modes) => modes,
+            _ => unreachable!(),
+        }
+    }
+
     /// The first event matching `pred`; returns (seq, event).
     pub async fn until_event(&mut self, mut pred: impl FnMut(&Value) -> bool) -> (u64, Value) {
         match self

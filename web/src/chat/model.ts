@@ -1,7 +1,7 @@
 // The chat's data model: the transcript's items, approvals as the chat knows
 // them, prompts in flight, the message being streamed, and the reducer's
 // inputs. Plain immutable data; the reducer is in state.ts.
-import type { ApprovalOption, ApprovalState, Decider, ExitInfo, JsonValue, ServerMessage } from '../generated/protocol';
+import type { AgentModes, ApprovalOption, ApprovalState, Decider, ExitInfo, JsonValue, ServerMessage } from '../generated/protocol';
 
 /**
  * How far a tool call has come. `interrupted`: it was under way (its input
@@ -160,6 +160,8 @@ export interface ChatState {
   readonly pending: readonly PendingSubmit[];
   /** The program's handshake (`session_start.data`). */
   readonly agent: JsonValue | null;
+  /** The agent's modes, as the server last told (`hello.modes`, `modes`). */
+  readonly modes: AgentModes | null;
   /** Events of a type the chat does not know (kept only as a count). */
   readonly unknownEvents: number;
   /** Bumped for every notice, to give each a unique id. */
@@ -191,6 +193,7 @@ export const initialChatState: ChatState = {
   exit: null,
   pending: [],
   agent: null,
+  modes: null,
   unknownEvents: 0,
   noticeCount: 0,
   lastWarningId: 0,

@@ -1,30 +1,29 @@
-// The agent's modes and models (ACP `session/new` → `modes`, `models`; for
-// Qwen Code and Claude Code, duet's `agent_modes` news read from the agent):
-// which it offers, which is current, and pickers in the chat's status line
-// that ask the server to switch (`POST /api/sessions/{id}/mode`, `…/model`).
-// The current one follows the agent's own news (`acp_current_mode_update`,
-// `acp_current_model_update`, `agent_modes`), so every tab shows the same.
-import type { JsonValue } from '../generated/protocol';
+// The agent's modes and models: which it offers, which is current, and
+// pickers in the chat's status line that ask the server to switch
+// (`POST /api/sessions/{id}/mode`, `…/model`). Modes come from the server,
+// the same for every kind of agent (`hello.modes`, then `modes` messages:
+// ACP's modes, or what duet reads from a terminal agent's screen or hooks);
+// models from the ACP handshake (`session_start.data.models`) and the
+// agent's `acp_current_model_update` news. Every tab shows the same.
+import type { AgentMode, AgentModes, JsonValue } from '../generated/protocol';
 import { isObject } from './json';
 import { h } from '../ui/dom';
 
-export interface AgentMode {
-  readonly id: string;
-  readonly name: string;
-}
+export type { AgentMode, AgentModes };
 
-export interface AgentModes {
-  readonly current: string | undefined;
+/** What a picker offers: the server's modes, or the handshake's models. */
+export interface Choices {
+  readonly current?: string | undefined;
   readonly available: readonly AgentMode[];
 }
 
 /** The models in a handshake (`session_start.data.models`), if the agent offered a choice. */
-export function agentModels(agent: JsonValue | null): AgentModes | undefined {
+export function agentModels(agent: JsonValue | null): Choices | undefined {
   return offered(isObject(agent) ? agent.models : undefined, 'availableModels', 'modelId', 'currentModelId', 2);
 }
 
 /** The choices in `list` (`{[idKey], name}` each) and the current one, if there are at least `least`. */
-function offered(set: JsonValue | undefined, list: string, idKey: string, currentKey: string, least: number): AgentModes | undefined {
+function offered(set: JsonValue | undefined, list: string, idKey: string, currentKey: string, least: number): Choices | undefined {
   if (set === undefined || !isObject(set)) return undefined;
   const items = set[list];
   const available: AgentMode[] = [];
@@ -43,22 +42,6 @@ export function withCurrentModel(agent: JsonValue | null, model: string): JsonVa
   return { ...agent, models: { ...agent.models, currentModelId: model } };
 }
 
-/** The handshake with the modes duet read from the agent (`agent_modes` news). */
-export function withModes(agent: JsonValue | null, modes: JsonValue): JsonValue | null {
-  return { ...(isObject(agent) ? agent : {}), modes };
-}
-
-/** The modes in a handshake (`session_start.data`), if the agent offered any. */
-export function agentModes(agent: JsonValue | null): AgentModes | undefined {
-  return offered(isObject(agent) ? agent.modes : undefined, 'availableModes', 'id', 'currentModeId', 1);
-}
-
-/** The handshake with the current mode changed to `mode` (the agent's news of a switch). */
-export function withCurrentMode(agent: JsonValue | null, mode: string): JsonValue | null {
-  if (!isObject(agent) || !isObject(agent.modes)) return agent;
-  return { ...agent, modes: { ...agent.modes, currentModeId: mode } };
-}
-
 /** A `<select>` of the agent's modes (or models); hidden when it has none or the role cannot drive. */
 export class ModePicker {
   readonly root: HTMLElement;
@@ -74,7 +57,7 @@ export class ModePicker {
     this.root = h('label', { class: 'mode-picker', hidden: true }, h('span', { class: 'mode-label' }, what), this.select, this.error);
   }
 
-  update(modes: AgentModes | undefined, canDrive: boolean): void {
+  update(modes: Choices | undefined, canDrive: boolean): void {
     this.root.hidden = modes === undefined || !canDrive;
     if (!modes) return;
     const key = JSON.stringify(modes);

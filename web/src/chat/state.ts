@@ -7,8 +7,8 @@
 // State is immutable: a changed transcript item is a new object, so the view
 // re-renders exactly the items whose identity changed.
 import type { ExitInfo, HeldPrompt } from '../generated/protocol';
-import { withCurrentMode, withCurrentModel, withModes } from './modes';
-import type { JsonValue, KnownBlock, KnownEvent } from '../generated/protocol';
+import { withCurrentModel } from './modes';
+import type { KnownBlock, KnownEvent } from '../generated/protocol';
 import { isObject } from './json';
 import { blocksOf, canUseTool, knownEvent, knownStreamEvent } from './sidecar';
 import type { ChatInput, ChatState, NoticeItem, PendingSubmit, UserItem } from './model';
@@ -30,6 +30,7 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       const approvals = Object.fromEntries(Object.entries(state.approvals).map(([k, a]) => [k, a.sending ? { ...a, sending: false, sentOption: undefined } : a]));
       let next: ChatState = { ...state, pending, approvals, exit: input.exit ?? null };
       if (input.agent !== undefined) next = { ...next, agent: input.agent };
+      next = { ...next, modes: input.modes ?? null };
       for (const a of input.approvals) next = applyServerApproval(next, a);
       // Tools shown before the exit was known (a reconnect) did not finish.
       if ((state.exit === null) !== (next.exit === null)) next = withToolStatuses(next);
@@ -58,6 +59,8 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       return withToolStatuses({ ...endStream(state), exit: exitInfo(input), awaitingReply: false });
     case 'unsent':
       return applyServerPrompts(state, input.prompts, input.held);
+    case 'modes':
+      return { ...state, modes: input.current === undefined ? { available: input.available } : { current: input.current, available: input.available } };
     case 'ack':
       return applyAck(state, input.id, input.queued);
     case 'error':
@@ -104,24 +107,11 @@ function applyEvent(state: ChatState, ev: KnownEvent | undefined): ChatState {
   if (!ev) return { ...state, unknownEvents: state.unknownEvents + 1 };
   switch (ev.type) {
     case 'system':
-      if (ev.subtype === 'session_start' && isObject(ev.data)) {
-        // A new conversation in the same agent (Qwen's /clear) keeps the modes duet read from it.
-        const old = isObject(state.agent) ? state.agent.modes : undefined;
-        return { ...state, agent: ev.data.modes === undefined && old !== undefined ? { ...ev.data, modes: old } : ev.data };
-      }
-      if (ev.subtype === 'acp_current_mode_update') {
-        const raw = ev as unknown as { update?: { currentModeId?: unknown } };
-        const mode = raw.update?.currentModeId;
-        if (typeof mode === 'string') return { ...state, agent: withCurrentMode(state.agent, mode) };
-      }
+      if (ev.subtype === 'session_start' && isObject(ev.data)) return { ...state, agent: ev.data };
       if (ev.subtype === 'acp_current_model_update') {
         const raw = ev as unknown as { update?: { currentModelId?: unknown } };
         const model = raw.update?.currentModelId;
         if (typeof model === 'string') return { ...state, agent: withCurrentModel(state.agent, model) };
-      }
-      if (ev.subtype === 'agent_modes') {
-        const raw = ev as unknown as { modes?: JsonValue };
-        if (isObject(raw.modes ?? null)) return { ...state, agent: withModes(state.agent, raw.modes ?? null) };
       }
       return state;
     case 'user':

@@ -14,7 +14,7 @@ import type { ChatCallbacks, ChatContext } from './callbacks';
 import { exitSentence, exitStatus, exitTone } from './exit';
 import { historyHeading, pendingEl, renderItem } from './entries';
 import { tooLongToSend } from './limits';
-import { agentModels, agentModes, ModePicker } from './modes';
+import { agentModels, ModePicker } from './modes';
 import type { HistorySegment } from './history';
 import { approvalOf, chatStatus, type ApprovalView, type ChatItem, type ChatState, type ChatStatus, type PendingSubmit } from './state';
 
@@ -343,7 +343,7 @@ export class ChatView {
     this.stopButton.hidden = !canDrive(ctx.role) || !(status === 'thinking' || status === 'responding' || status === 'running_tool');
     // No prompt box for roles that cannot send prompts (viewer, approver), nor in a replay.
     this.composer.hidden = !canDrive(ctx.role) || ctx.replay === true;
-    this.modes.update(state.exit ? undefined : agentModes(state.agent), canDrive(ctx.role));
+    this.modes.update(state.exit ? undefined : (state.modes ?? undefined), canDrive(ctx.role));
     this.models.update(state.exit ? undefined : agentModels(state.agent), canDrive(ctx.role));
     this.resume.visible = status === 'exited' && ctx.resumable;
     this.resume.resumedBy = ctx.resumedBy;

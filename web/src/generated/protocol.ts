@@ -203,6 +203,11 @@ last_seq: number,
  */
 approvals: Array<Approval>, 
 /**
+ * The agent's approval/permission modes, once duet knows them;
+ * updated by [`ServerMessage::Modes`].
+ */
+modes?: AgentModes, 
+/**
  * Set when the program has already exited.
  */
 exit?: ExitInfo, 
@@ -247,7 +252,7 @@ id: number, code: string, message: string,
 /**
  * The line's number in the events file, when it had one.
  */
-seq?: number, } | { "type": "approval" } & Approval | { "type": "resync", cols: number, rows: number, 
+seq?: number, } | { "type": "approval" } & Approval | { "type": "modes" } & AgentModes | { "type": "resync", cols: number, rows: number, 
 /**
  * Why the screen is sent whole.
  */
@@ -622,6 +627,26 @@ resume: boolean,
 default: boolean, };
 
 export type SubmitRequest = { text: string, };
+
+export type AgentModes = { 
+/**
+ * The mode the agent is in now, when known (one of `available`).
+ */
+current?: string, 
+/**
+ * The modes it can be switched to, in the agent's order.
+ */
+available: Array<AgentMode>, };
+
+export type AgentMode = { 
+/**
+ * What `POST /api/sessions/{id}/mode` takes.
+ */
+id: string, 
+/**
+ * The agent's own name for it.
+ */
+name: string, };
 
 export type SetModeRequest = { mode: string, };
 

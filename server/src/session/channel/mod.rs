@@ -35,6 +35,7 @@ pub(crate) mod held;
 mod hook_socket;
 pub(crate) mod log;
 pub(crate) mod piped;
+mod screen_modes;
 mod start;
 pub(crate) mod stream_json;
 mod tasks;

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use duet_protocol::build;
+use duet_protocol::rest::{AgentMode, AgentModes};
 use duet_protocol::sidecar::{Envelope, SidecarEvent};
 use serde_json::{json, Value};
 
@@ -49,13 +50,23 @@ impl Inner {
             let changed = st.modes["currentModeId"] != mode.as_str();
             st.modes["currentModeId"] = json!(mode);
             drop(st);
+            self.shared.conversation.set_current_mode(&mode);
             if changed {
                 self.shared.emit(&mode_update(&mode));
             }
             return;
         }
+        let mode = (update["sessionUpdate"] == "current_mode_update")
+            .then(|| update["currentModeId"].as_str())
+            .flatten();
+        if let Some(mode) = mode {
+            st.modes["currentModeId"] = json!(mode);
+        }
         let events = st.updates.events(update);
         drop(st);
+        if let Some(mode) = mode {
+            self.shared.conversation.set_current_mode(mode);
+        }
         self.emit_all(events);
     }
 
@@ -131,6 +142,9 @@ impl Inner {
                     (st.agent.clone(), st.updates.flush())
                 };
                 self.emit_all(events);
+                if let Some(modes) = modes_of(&result["modes"]) {
+                    self.shared.conversation.set_modes(modes);
+                }
                 self.shared.start(
                     sid.as_deref(),
                     json!({
@@ -159,6 +173,7 @@ impl Inner {
                         st.modes["currentModeId"] = json!(mode);
                         changed
                     };
+                    self.shared.conversation.set_current_mode(&mode);
                     if changed {
                         self.shared.emit(&mode_update(&mode));
                     }
@@ -311,6 +326,26 @@ impl Inner {
             ),
         ));
     }
+}
+
+/// The modes of a `session/new` answer's `modes` (`availableModes[]` with
+/// `id` and `name`, `currentModeId`), if it offers any.
+fn modes_of(modes: &Value) -> Option<AgentModes> {
+    let available: Vec<AgentMode> = modes["availableModes"]
+        .as_array()?
+        .iter()
+        .filter_map(|m| {
+            let id = m["id"].as_str()?;
+            Some(AgentMode {
+                id: id.to_string(),
+                name: m["name"].as_str().unwrap_or(id).to_string(),
+            })
+        })
+        .collect();
+    (!available.is_empty()).then(|| AgentModes {
+        current: modes["currentModeId"].as_str().map(str::to_string),
+        available,
+    })
 }
 
 /// The event of a mode change, as the agent's own `current_mode_update`

@@ -16,6 +16,7 @@
 //! (docs/claude-code.md §5 has the observations behind each rule.)
 
 pub(crate) mod hooks;
+mod modes;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,7 @@ use tokio::task::JoinHandle;
 use tracing::{warn, Instrument};
 
 use super::conversation::Sink;
+use super::screen_modes::ScreenModes;
 use super::{hook_socket, option, Channel, ChannelError, Setup, Started, Tasks};
 use crate::session::terminal::Terminal;
 use crate::sync::lock;
@@ -90,8 +92,11 @@ pub(crate) struct ClaudeHooks {
     inner: Arc<Inner>,
     keys: mpsc::Sender<Bytes>,
     server: Mutex<Option<JoinHandle<()>>>,
-    /// Ends the hook server if the channel goes without finishing.
-    _tasks: Tasks,
+    /// The permission mode on Claude's footer (see `modes.rs`).
+    modes: Arc<ScreenModes>,
+    /// Ends the hook server (and the mode's tasks) if the channel goes
+    /// without finishing.
+    tasks: Tasks,
     socket: PathBuf,
 }
 
@@ -121,6 +126,11 @@ impl ClaudeHooks {
     ) -> Result<Arc<Self>> {
         let listener = hook_socket::bind(&socket)?;
         let raw = hook_socket::raw_log(raw_log)?;
+        let modes = ScreenModes::new(
+            terminal.output.clone(),
+            conversation.clone(),
+            modes::READING,
+        );
         let inner = Arc::new(Inner {
             conversation,
             normalizer: Mutex::new(Normalizer::default()),
@@ -143,11 +153,13 @@ impl ClaudeHooks {
         );
         let tasks = Tasks::default();
         tasks.add(&server);
+        tasks.spawn(modes.clone().follow().in_current_span());
         Ok(Arc::new(Self {
             inner,
             keys,
             server: Mutex::new(Some(server)),
-            _tasks: tasks,
+            modes,
+            tasks,
             socket,
         }))
     }
@@ -211,21 +223,35 @@ impl Channel for ClaudeHooks {
     }
 
     fn options(&self, request: &CanUseTool) -> Vec<ApprovalOption> {
-        let can_remember = request
-            .extra
-            .get("permission_suggestions")
-            .and_then(Value::as_array)
-            .is_some_and(|s| s.iter().any(|s| s["type"] != "setMode"));
+        let suggestions = request.extra.get("permission_suggestions");
         let mut options = vec![option("allow", "Yes", ApprovalOptionKind::AllowOnce)];
-        if can_remember {
+        if let Some(label) = suggestions.and_then(always_label) {
             options.push(option(
                 "allow_always",
-                "Yes, and don't ask again for this in this session",
+                &label,
                 ApprovalOptionKind::AllowAlways,
             ));
         }
         options.push(option("deny", "No", ApprovalOptionKind::RejectOnce));
         options
+    }
+
+    fn set_mode(&self, mode: &str) -> Result<(), ChannelError> {
+        self.modes.check(mode).map_err(ChannelError::Invalid)?;
+        // Shift+Tab in a permission dialog is the dialog's, not the mode's.
+        if self
+            .inner
+            .conversation
+            .get()
+            .is_some_and(|c| c.pending() > 0)
+        {
+            return Err(ChannelError::Refused(
+                "the agent is asking for an approval; answer it first".into(),
+            ));
+        }
+        let cycle = modes::cycle(self.modes.clone(), self.keys.clone(), mode.to_string());
+        self.tasks.spawn(cycle.in_current_span());
+        Ok(())
     }
 
     fn interrupted(&self) {
@@ -249,6 +275,34 @@ impl Channel for ClaudeHooks {
     }
 }
 
+/// The label of "always allow" for Claude's `permission_suggestions`, in
+/// the words of its own dialog's second choice when the grant is a
+/// directory ("Yes, and always allow access to DIR from this project":
+/// the terminal's choice grants what the browser's does, the suggestions
+/// other than the mode switch, docs/claude-code.md §5); `None` when there
+/// is nothing to grant but a mode switch.
+fn always_label(suggestions: &Value) -> Option<String> {
+    let grants: Vec<&Value> = suggestions
+        .as_array()?
+        .iter()
+        .filter(|s| s["type"] != "setMode")
+        .collect();
+    let dirs: Vec<&str> = grants
+        .iter()
+        .filter(|s| s["type"] == "addDirectories")
+        .flat_map(|s| s["directories"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect();
+    match (grants.is_empty(), dirs.is_empty()) {
+        (true, _) => None,
+        (false, false) if dirs.len() == grants.len() => Some(format!(
+            "Yes, and always allow access to {} from this project",
+            dirs.join(", ")
+        )),
+        _ => Some("Yes, and don't ask again for this in this session".into()),
+    }
+}
+
 /// Serves the session's hook calls (see [`hook_socket::serve`]); a
 /// PermissionRequest is left waiting on a task of its own.
 async fn serve(listener: UnixListener, inner: Arc<Inner>) {
@@ -261,6 +315,10 @@ async fn handle(call: hook_socket::Call, inner: &Arc<Inner>) -> Result<()> {
         payload,
         mut stream,
     } = call;
+    // Claude's own word for its mode, with (nearly) every hook.
+    if let Some(mode) = payload["permission_mode"].as_str() {
+        modes::from_hook(&inner.conversation, mode);
+    }
     if event == "PermissionRequest" {
         let request_id = uuid::Uuid::new_v4().to_string();
         let request = lock(&inner.normalizer).permission_request(&request_id, &payload);
@@ -339,5 +397,38 @@ async fn wait_for_answer(
                 inner.conversation.emit(&build::interrupted());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::always_label;
+    use serde_json::json;
+
+    /// Claude's own words where duet knows them (its dialog in the
+    /// fixture's screen-permission-dialog.txt, for the suggestions of that
+    /// PermissionRequest), duet's otherwise, none for a mode switch alone.
+    #[test]
+    fn always_allow_says_what_claudes_dialog_says() {
+        let dir = json!([
+            {"type": "addDirectories", "directories": ["/tmp/claude-fixture/ws"], "destination": "session"},
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+        ]);
+        let label = always_label(&dir).unwrap();
+        assert_eq!(
+            label,
+            "Yes, and always allow access to /tmp/claude-fixture/ws from this project"
+        );
+        let screen =
+            include_str!("../../../../tests/fixtures/claude-2.1.330/screen-permission-dialog.txt");
+        assert!(screen.contains(&format!("2. {label}")), "{screen}");
+        let rule = json!([{"type": "addRules", "rules": [{"toolName": "Bash"}]}]);
+        assert_eq!(
+            always_label(&rule).as_deref(),
+            Some("Yes, and don't ask again for this in this session")
+        );
+        let mode = json!([{"type": "setMode", "mode": "acceptEdits"}]);
+        assert_eq!(always_label(&mode), None);
+        assert_eq!(always_label(&json!(null)), None);
     }
 }

@@ -10,6 +10,7 @@
 //! decided in. Channel calls never block (see [`Channel`]).
 
 mod ingest;
+pub(crate) mod modes;
 mod peek;
 mod policy;
 mod sink;
@@ -77,6 +78,8 @@ struct State {
     usage: Usage,
     /// The session's budget (see `budget.rs`).
     budget: Gate,
+    /// The agent's modes, once its channel knows them (see `modes.rs`).
+    modes: Option<duet_protocol::rest::AgentModes>,
 }
 
 /// See the module docs.
@@ -124,6 +127,7 @@ impl Conversation {
                 warnings_sent: 0,
                 usage: Usage::default(),
                 budget: Gate::default(),
+                modes: None,
             }),
             control,
             channel: OnceLock::new(),

@@ -58,6 +58,20 @@ impl Sink {
         }
     }
 
+    /// [`Conversation::set_modes`].
+    pub(crate) fn set_modes(&self, modes: duet_protocol::rest::AgentModes) {
+        if let Some(c) = self.get() {
+            c.set_modes(modes);
+        }
+    }
+
+    /// [`Conversation::set_current_mode`].
+    pub(crate) fn set_current_mode(&self, id: &str) {
+        if let Some(c) = self.get() {
+            c.set_current_mode(id);
+        }
+    }
+
     /// [`Conversation::agent_session_id`].
     pub(crate) fn agent_session_id(&self) -> Option<String> {
         self.get()?.agent_session_id()

@@ -7,10 +7,12 @@
 //! and, when it is a symlink, on its target) wakes the follow task →
 //! `tail` reads complete lines → `ingest` numbers and validates them
 //! → the conversation and the log. Commands path: the conversation →
-//! [`DualOutput`] as [`Channel`] → `input` appends one line.
+//! [`DualOutput`] as [`Channel`] → `input` appends one line. Qwen's
+//! approval mode, which no event carries, comes from its screen (`modes`).
 
 pub(crate) mod ingest;
 pub(crate) mod input;
+pub(crate) mod modes;
 pub(crate) mod tail;
 pub(crate) mod watcher;
 
@@ -26,7 +28,9 @@ use tokio::task::JoinHandle;
 use tracing::{warn, Instrument};
 
 use super::conversation::Sink;
+use super::screen_modes::ScreenModes;
 use super::{Channel, ChannelError, Conversation, Setup, Started, Tasks};
+use crate::session::terminal::output::Output;
 use crate::sync::lock;
 use input::InputFile;
 use tail::Tail;
@@ -45,14 +49,20 @@ pub(crate) struct DualOutputOptions {
     pub(crate) input_path: Option<PathBuf>,
     pub(crate) max_line: usize,
     pub(crate) watcher: Arc<Watcher>,
+    /// The agent's screen, where Qwen shows its approval mode; none in
+    /// tests of the files alone.
+    pub(crate) output: Option<Arc<Output>>,
 }
 
 /// See the module docs.
 pub(crate) struct DualOutput {
     input: Option<Arc<InputFile>>,
     follow: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
-    /// Ends the follow task if the channel goes without finishing.
-    _tasks: Tasks,
+    /// The approval mode on the agent's screen, if it has one.
+    modes: Option<Arc<ScreenModes>>,
+    /// Ends the follow task (and the mode's) if the channel goes without
+    /// finishing.
+    tasks: Tasks,
     dir: PathBuf,
     events_path: PathBuf,
     watcher: Arc<Watcher>,
@@ -70,6 +80,7 @@ pub(super) fn start(setup: &Setup<'_>) -> Result<Started> {
             input_path: profile.has_input.then(|| setup.files.input.to_path_buf()),
             max_line: setup.limits.max_sidecar_line,
             watcher: setup.watcher.clone(),
+            output: Some(setup.terminal.output.clone()),
         },
         setup.sink(),
     )?;
@@ -91,6 +102,7 @@ impl DualOutput {
             .watch(&opts.dir, opts.events_path.clone(), wake.clone())
             .context("watching the events file")?;
         let (stop, stopped) = watch::channel(false);
+        let conversation_for_modes = conversation.clone();
         let task = tokio::spawn(
             follow(
                 conversation,
@@ -103,10 +115,21 @@ impl DualOutput {
         );
         let tasks = Tasks::default();
         tasks.add(&task);
+        // Only an agent that takes commands can be switched.
+        let modes = match (&opts.output, &input) {
+            (Some(output), Some(_)) => {
+                let modes =
+                    ScreenModes::new(output.clone(), conversation_for_modes, modes::READING);
+                tasks.spawn(modes.clone().follow().in_current_span());
+                Some(modes)
+            }
+            _ => None,
+        };
         Ok(Arc::new(Self {
             input,
             follow: Mutex::new(Some((stop, task))),
-            _tasks: tasks,
+            modes,
+            tasks,
             dir: opts.dir,
             events_path: opts.events_path,
             watcher: opts.watcher,
@@ -141,6 +164,17 @@ impl Channel for DualOutput {
             request_id: request_id.to_string(),
             allowed: option.kind.allows(),
         }))
+    }
+
+    fn set_mode(&self, mode: &str) -> Result<(), ChannelError> {
+        let modes = self.modes.as_ref().ok_or_else(|| {
+            ChannelError::Invalid("this agent offers no modes duet can switch".into())
+        })?;
+        let command = modes::command(modes, mode).map_err(ChannelError::Invalid)?;
+        sent(self.input()?.send(&InputCommand::Submit { text: command }))?;
+        self.tasks
+            .spawn(modes::confirm(modes.clone(), mode.to_string()).in_current_span());
+        Ok(())
     }
 
     fn confirms(&self, option: &ApprovalOption) -> bool {
