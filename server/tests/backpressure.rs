@@ -82,9 +82,9 @@ async fn a_client_that_keeps_reading_gets_every_byte_of_a_flood() {
     // Far more than the 4 MiB window, yet nothing was skipped: the program
     // waited for the client instead.
     assert!(
-        !c.texts
-            .iter()
-            .any(|m| matches!(m, ServerMessage::Resync { reason, .. } if *reason == ResyncReason::Lagged)),
+        !c.texts.iter().any(
+            |m| matches!(m, ServerMessage::Resync { reason, .. } if *reason == ResyncReason::Lagged)
+        ),
         "the client was resynced"
     );
     assert!(
