@@ -9,6 +9,8 @@
 //! (`gemini --acp`, codex-acp); their TUIs through duet are `gemini_e2e` and
 //! `codex_e2e`.
 
+#[path = "support/agent/mod.rs"]
+mod agent;
 #[path = "support/mocks/mod.rs"]
 mod mocks;
 mod support;

@@ -22,26 +22,33 @@
 //! The submit-at-creation and DELETE scenarios print `TIMING` lines
 //! (`--success-output final` shows them).
 
-mod agents;
+#[path = "support/agent/mod.rs"]
+mod agent;
+#[path = "support/mocks/mod.rs"]
+mod mocks;
 #[path = "agents_e2e/prompt_delivery.rs"]
 mod prompt_delivery;
 mod support;
 
-use agents::*;
+use agent::program::*;
+use agent::qwen::QwenVersion;
+use agent::{decided, reply_containing, tool_results, user_event, user_text};
 use duet_protocol::rest::{ApprovalState, Decider, SessionInfo};
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
+use mocks::chat_completions::prompt_of;
+use mocks::{text_of, TOOL_COMMAND, TOOL_FILE};
 use prompt_delivery::*;
-use support::kind;
+use support::{assistant_text, kind};
 
 /// Declares each scenario as a test for every program: `demo::NAME`,
 /// `qwen_0_15::NAME` and `qwen_0_24::NAME`.
 macro_rules! for_every_program {
     ($($name:ident),* $(,)?) => {
-        for_every_program!(@mod demo, super::agents::Kind::Demo; $($name),*);
+        for_every_program!(@mod demo, super::Kind::Demo; $($name),*);
         for_every_program!(@mod qwen_0_15,
-            super::agents::Kind::Qwen(super::agents::QwenVersion::V0_15); $($name),*);
+            super::Kind::Qwen(super::QwenVersion::V0_15); $($name),*);
         for_every_program!(@mod qwen_0_24,
-            super::agents::Kind::Qwen(super::agents::QwenVersion::V0_24); $($name),*);
+            super::Kind::Qwen(super::QwenVersion::V0_24); $($name),*);
     };
     (@mod $module:ident, $kind:expr; $($name:ident),*) => {
         mod $module {
@@ -73,7 +80,7 @@ for_every_program!(
 /// (a) The first event is the program's handshake, and clients attaching
 /// later get it in their `hello`.
 async fn handshake_is_the_first_event(kind: Kind) {
-    let Some(mut run) = Run::start(kind).await else {
+    let Some(mut run) = start(kind).await else {
         return;
     };
     let first = run
@@ -110,7 +117,7 @@ async fn handshake_is_the_first_event(kind: Kind) {
 /// (b) A submit shows up in the terminal as if typed, as a `user` event, and
 /// its reply streams back as deltas and then a whole `assistant` message.
 async fn a_submit_reaches_the_program_and_the_reply_streams_back(kind: Kind) {
-    let Some(mut run) = Run::started(kind).await else {
+    let Some(mut run) = started(kind).await else {
         return;
     };
     let prompt = "hello from the e2e test";
@@ -150,7 +157,7 @@ async fn a_submit_reaches_the_program_and_the_reply_streams_back(kind: Kind) {
         let messages = last["messages"].as_array().unwrap();
         let prompt_msg = messages.last().unwrap();
         assert_eq!(prompt_msg["role"], "user");
-        assert_eq!(mock_llm::prompt_of(&prompt_msg["content"]), prompt);
+        assert_eq!(prompt_of(&prompt_msg["content"]), prompt);
     }
     run.finish().await;
 }
@@ -159,7 +166,7 @@ async fn a_submit_reaches_the_program_and_the_reply_streams_back(kind: Kind) {
 /// approval resolves as allowed by the client, the program confirms it and
 /// runs the tool, which changes the workspace.
 async fn an_approval_from_a_client_runs_the_tool(kind: Kind) {
-    let Some(mut run) = Run::started(kind).await else {
+    let Some(mut run) = started(kind).await else {
         return;
     };
     let tool_prompt = run.program.tool_prompt();
@@ -168,7 +175,7 @@ async fn an_approval_from_a_client_runs_the_tool(kind: Kind) {
     let (req_seq, req) = c.until_event(|e| kind_is(e, "control_request")).await;
     let request_id = req["request_id"].as_str().unwrap().to_string();
     assert_eq!(req["request"]["subtype"], "can_use_tool");
-    let pending = pending_approval(c).await;
+    let pending = c.pending_approval().await;
     assert_eq!(pending.request_id, request_id);
     assert_eq!(pending.seq, req_seq);
     assert_eq!(pending.tool_name, "run_shell_command");
@@ -211,7 +218,7 @@ async fn an_approval_from_a_client_runs_the_tool(kind: Kind) {
             .cloned()
             .unwrap();
         assert_eq!(msg["role"], "tool", "{msg}");
-        assert!(mock_llm::text_of(&msg["content"]).contains("Exit Code: 0"));
+        assert!(text_of(&msg["content"]).contains("Exit Code: 0"));
     }
     run.finish().await;
 }
@@ -221,13 +228,13 @@ async fn an_approval_from_a_client_runs_the_tool(kind: Kind) {
 /// client, nothing stays pending, a late answer is refused without reaching
 /// the program, and the next submit is delivered and answered.
 async fn a_denial_from_a_client_ends_the_turn_and_the_next_submit_is_answered(kind: Kind) {
-    let Some(mut run) = Run::started(kind).await else {
+    let Some(mut run) = started(kind).await else {
         return;
     };
     let tool_prompt = run.program.tool_prompt();
     let c = &mut run.client;
     c.submit(tool_prompt).await;
-    let pending = pending_approval(c).await;
+    let pending = c.pending_approval().await;
     assert!(matches!(
         approve(c, &pending.request_id, false).await,
         ServerMessage::Ack { .. }
@@ -278,7 +285,7 @@ async fn a_denial_from_a_client_ends_the_turn_and_the_next_submit_is_answered(ki
 /// slash commands only after it has initialised, so a `/quit` right after
 /// "? for shortcuts" appears can still meet "Unknown command"; §3.18.)
 async fn quit_ends_the_session_with_code_0(kind: Kind) {
-    let Some(mut run) = Run::started(kind).await else {
+    let Some(mut run) = started(kind).await else {
         return;
     };
     let prompt = "one question first";
@@ -287,7 +294,7 @@ async fn quit_ends_the_session_with_code_0(kind: Kind) {
     reply_containing(c, &run.program.reply_to(prompt)).await;
     c.submit("/quit").await;
     let (end_seq, _) = c.until_event(|e| e["subtype"] == "session_end").await;
-    let e = exit(c).await;
+    let e = c.exited().await;
     assert!(e.success, "{e:?}");
     assert_eq!(e.code, Some(0));
     assert_eq!(
@@ -301,7 +308,7 @@ async fn quit_ends_the_session_with_code_0(kind: Kind) {
 /// (e) `DELETE /api/sessions/{id}` signals the program (SIGTERM): it still
 /// writes `session_end` and exits with 128+15.
 async fn delete_ends_the_session_with_session_end(kind: Kind) {
-    let Some(mut run) = Run::started(kind).await else {
+    let Some(mut run) = started(kind).await else {
         return;
     };
     let sent = std::time::Instant::now();
@@ -313,7 +320,7 @@ async fn delete_ends_the_session_with_session_end(kind: Kind) {
     let info: SessionInfo = resp.json().await.unwrap();
     let c = &mut run.client;
     let (end_seq, _) = c.until_event(|e| e["subtype"] == "session_end").await;
-    let e = exit(c).await;
+    let e = c.exited().await;
     eprintln!(
         "TIMING {:?}: DELETE -> exit {:.2}s",
         run.program.kind,
@@ -343,10 +350,10 @@ async fn session_info(run: &Run) -> SessionInfo {
 /// broadcast and from the `exited` watch, and sends `exit` for each.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_exit_is_announced_once() {
-    let mut run = Run::started(Kind::Demo).await.unwrap();
+    let mut run = started(Kind::Demo).await.unwrap();
     let c = &mut run.client;
     c.submit("/quit").await;
-    exit(c).await;
+    c.exited().await;
     // Anything the server sends after the exit arrives before this pong.
     c.send(&ClientMessage::Ping {
         id: Some("after-exit".into()),
@@ -385,8 +392,8 @@ async fn documented_qwen_profile_works(version: QwenVersion) {
     };
     let settings_path = program.workspace.path().join("qwen-settings.json");
     let settings_before = std::fs::read(&settings_path).unwrap();
-    let mut run = Run::start_program(program).await;
-    run.wait_ready().await;
+    let mut run = Run::start(program).await;
+    run.handshake().await;
     let prompt = "hello from the docs";
     let c = &mut run.client;
     c.submit(prompt).await;
@@ -399,7 +406,7 @@ async fn documented_qwen_profile_works(version: QwenVersion) {
             .any(|m| matches!(m, ServerMessage::Warning { code, .. } if code == "ready_timeout")),
         "prompts waited for the ready text's fallback"
     );
-    let session_dir = run.session_dir().unwrap();
+    let session_dir = run.session_dir();
     assert!(
         session_dir.join(".qwen/debug").is_dir(),
         "Qwen's HOME is not the session dir"
@@ -412,74 +419,6 @@ async fn documented_qwen_profile_works(version: QwenVersion) {
     run.finish().await;
 }
 
-/// The mock itself speaks the contract Qwen relies on (docs/qwen-code.md §2).
-#[tokio::test]
-async fn the_mock_llm_streams_text_and_tool_calls() {
-    let mock = mock_llm::MockLlm::start().await;
-    let http = reqwest::Client::new();
-    let ask = |text: &str| {
-        serde_json::json!({
-            "model": mock_llm::MODEL,
-            "stream": true,
-            "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
-        })
-    };
-    let sse = |body: String| -> Vec<serde_json::Value> {
-        assert!(body.ends_with("data: [DONE]\n\n"), "{body}");
-        body.split("\n\n")
-            .filter_map(|e| e.strip_prefix("data: "))
-            .filter(|d| *d != "[DONE]")
-            .map(|d| serde_json::from_str(d).unwrap())
-            .collect()
-    };
-    let resp = http
-        .post(format!("{}/chat/completions", mock.base_url))
-        .json(&ask("hi there"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    assert_eq!(resp.headers()["content-type"], "text/event-stream");
-    let chunks = sse(resp.text().await.unwrap());
-    let text: String = chunks
-        .iter()
-        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
-        .collect();
-    assert_eq!(text, mock_llm::reply_to("hi there"));
-    assert!(chunks.len() > 4);
-    assert!(chunks
-        .iter()
-        .any(|c| c["choices"][0]["finish_reason"] == "stop"));
-
-    let body = http
-        .post(format!("{}/chat/completions", mock.base_url))
-        .json(&ask(mock_llm::TOOL_TRIGGER))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let chunks = sse(body);
-    let args: String = chunks
-        .iter()
-        .filter_map(|c| c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str())
-        .collect();
-    let args: serde_json::Value = serde_json::from_str(&args).unwrap();
-    assert_eq!(args["command"], TOOL_COMMAND);
-    assert!(chunks
-        .iter()
-        .any(|c| c["choices"][0]["finish_reason"] == "tool_calls"));
-
-    let missing = http
-        .get(format!("{}/models", mock.base_url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(missing.status(), 404);
-    assert_eq!(mock.requests().len(), 2);
-}
-
 /// Qwen's approval mode in the chat (issue 31 point 4): the profile starts
 /// it in "Ask permissions" (`--approval-mode default`), which duet reads
 /// from its status line; a mode chosen over REST goes to Qwen as its own
@@ -488,7 +427,7 @@ async fn the_mock_llm_streams_text_and_tool_calls() {
 /// an approval.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qwen_0_24_mode_is_shown_and_switched() {
-    let Some(mut run) = Run::started(Kind::Qwen(QwenVersion::V0_24)).await else {
+    let Some(mut run) = started(Kind::Qwen(QwenVersion::V0_24)).await else {
         return;
     };
     let c = &mut run.client;

@@ -9,17 +9,20 @@
 //!
 //! Run: `cargo nextest run -p duet-server --test agents_resume_e2e`
 
-// Shared with agents_e2e.rs, which uses all of it.
-#[allow(dead_code)]
-mod agents;
+#[path = "support/agent/mod.rs"]
+mod agent;
+#[path = "support/mocks/mod.rs"]
+mod mocks;
 mod support;
 
-use agents::*;
+use agent::program::{started, Kind};
+use agent::qwen::QwenVersion;
+use agent::{reply_containing, user_text};
 use duet_protocol::rest::{HistoryLine, SessionInfo};
 use serde_json::json;
 
 async fn an_ended_session_resumes_with_the_earlier_conversation(version: QwenVersion) {
-    let Some(mut run) = Run::started(Kind::Qwen(version)).await else {
+    let Some(mut run) = started(Kind::Qwen(version)).await else {
         return;
     };
     let earlier = "remember the apples";
@@ -32,7 +35,7 @@ async fn an_ended_session_resumes_with_the_earlier_conversation(version: QwenVer
         .await
         .status()
         .is_success());
-    exit(&mut run.client).await;
+    run.client.exited().await;
     let ended = run.server().info(id).await;
     assert!(ended.resumable, "{ended:?}");
     let agent_id = ended

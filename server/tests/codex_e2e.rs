@@ -14,115 +14,66 @@
 //! these fail, unless `DUET_SKIP_CODEX=1`, which makes them print a skip
 //! line and pass. One session per test (two for resume).
 
+#[path = "support/agent/mod.rs"]
+mod agent;
 #[path = "support/mocks/mod.rs"]
 mod mocks;
 mod support;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
-use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{Approval, ApprovalOptionKind, ApprovalState, Decider};
 use duet_protocol::ws::{ClientMessage, ServerMessage};
-use duet_server::config::{self, ChannelKind, Profile};
 use mocks::openai_responses::MockResponses;
-use mocks::{reply_to, AFTER_TOOL, SLOW_TRIGGER, TOOL_FILE, TOOL_TRIGGER};
-use support::{assistant_text, kind, Client, TestServer};
-use tempfile::TempDir;
+use mocks::{reply_to, AFTER_TOOL, SLOW_TRIGGER, TOOL_TRIGGER};
+use support::{assistant_text, kind};
 
-struct Run {
-    workspace: TempDir,
-    _home: TempDir,
-    mock: MockResponses,
-    server: TestServer,
-    client: Client,
-    id: SessionId,
+type Run = agent::Run<agent::Setup<MockResponses>>;
+
+/// Starts Codex in duet (the built-in profile) and waits for its
+/// handshake.
+async fn start() -> Option<Run> {
+    Some(Run::started(agent::codex::tui().await?).await)
 }
 
-impl Run {
-    /// Starts Codex in duet (the built-in profile's arguments) and waits
-    /// for its handshake.
-    async fn start() -> Option<Run> {
-        let bin = support::installed::codex()?;
-        let home = tempfile::tempdir().unwrap();
-        let workspace = tempfile::tempdir().unwrap();
-        let mock = MockResponses::start().await;
-        let profile = Profile {
-            name: "codex".into(),
-            description: None,
-            command: bin.to_string_lossy().into_owned(),
-            args: config::CODEX_ARGS.map(String::from).to_vec(),
-            env: mock.env(home.path()).into_iter().collect(),
-            cwd: Some(workspace.path().to_string_lossy().into_owned()),
-            ready_text: None,
-            channel: Some(ChannelKind::Codex),
-            resume_args: Some(config::CODEX_RESUME_ARGS.map(String::from).to_vec()),
-            extra_args: false,
-        };
-        let (server, session, client, _) = support::one_session(profile).await;
-        Some(Run {
-            workspace,
-            _home: home,
-            mock,
-            server,
-            client,
-            id: session.id,
-        })
-    }
-
-    async fn reply(&mut self, text: &str) {
-        self.client
-            .until_event(|e| assistant_text(e).contains(text))
-            .await;
-    }
-
-    async fn turn_over(&mut self) -> serde_json::Value {
-        self.client.until_event(|e| kind(e) == "result").await.1
-    }
-
-    /// Answers the TUI's dialog as a person would: presses `key` while the
-    /// dialog is on screen, until the approval reaches `state` (a dialog is
-    /// drawn a moment before it listens to keys, and a key before that is
-    /// lost).
-    async fn answer_in_terminal(
-        &mut self,
-        request_id: &str,
-        key: &[u8],
-        state: ApprovalState,
-    ) -> Approval {
-        let reached = |m: &ServerMessage| {
-            matches!(m, ServerMessage::Approval(a)
-                if a.request_id == request_id && a.state == state && a.confirmed)
-        };
-        self.client.until_screen("Yes, proceed").await;
-        for _ in 0..10 {
-            if !self.client.screen_text().contains("Yes, proceed") {
-                break;
-            }
-            self.client.keys(key).await;
-            let wait = std::time::Duration::from_secs(2);
-            if let Ok(ServerMessage::Approval(a)) =
-                tokio::time::timeout(wait, self.client.until(reached)).await
-            {
-                return a;
-            }
+/// Answers the TUI's dialog as a person would: presses `key` while the
+/// dialog is on screen, until the approval reaches `state` (a dialog is
+/// drawn a moment before it listens to keys, and a key before that is
+/// lost).
+async fn answer_in_terminal(
+    run: &mut Run,
+    request_id: &str,
+    key: &[u8],
+    state: ApprovalState,
+) -> Approval {
+    let reached = |m: &ServerMessage| {
+        matches!(m, ServerMessage::Approval(a)
+            if a.request_id == request_id && a.state == state && a.confirmed)
+    };
+    run.client.until_screen("Yes, proceed").await;
+    for _ in 0..10 {
+        if !run.client.screen_text().contains("Yes, proceed") {
+            break;
         }
-        match self.client.until(reached).await {
-            ServerMessage::Approval(a) => a,
-            _ => unreachable!(),
+        run.client.keys(key).await;
+        let wait = std::time::Duration::from_secs(2);
+        if let Ok(ServerMessage::Approval(a)) =
+            tokio::time::timeout(wait, run.client.until(reached)).await
+        {
+            return a;
         }
     }
-
-    /// Types `text` into the TUI and submits it (Codex takes a paste and
-    /// Enter in one write).
-    async fn type_in(&mut self, text: &str) {
-        let keys = format!("\x1b[200~{text}\x1b[201~\r");
-        self.client.keys(keys.as_bytes()).await;
+    match run.client.until(reached).await {
+        ServerMessage::Approval(a) => a,
+        _ => unreachable!(),
     }
+}
 
-    fn tool_file(&self) -> PathBuf {
-        self.workspace.path().join(TOOL_FILE)
-    }
+/// Types `text` into the TUI and submits it (Codex takes a paste and
+/// Enter in one write).
+async fn type_in(run: &mut Run, text: &str) {
+    let keys = format!("\x1b[200~{text}\x1b[201~\r");
+    run.client.keys(keys.as_bytes()).await;
 }
 
 /// The command lines of the processes whose working directory is `dir`.
@@ -138,14 +89,14 @@ fn processes_in(dir: &std::path::Path) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompts_approvals_and_cancel_from_the_browser() {
-    let Some(mut run) = Run::start().await else {
+    let Some(mut run) = start().await else {
         return;
     };
     run.client.submit("hello there").await;
     let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
     assert_eq!(user["message"]["content"][0]["text"], "hello there");
     run.reply(&reply_to("hello there")).await;
-    run.turn_over().await;
+    run.result().await;
     // The TUI shows the browser's prompt as its own turn.
     run.client.until_screen(&reply_to("hello there")).await;
 
@@ -168,8 +119,8 @@ async fn prompts_approvals_and_cancel_from_the_browser() {
         .until_event(|e| e["message"]["content"][0]["type"] == "tool_result")
         .await;
     run.reply(AFTER_TOOL).await;
-    run.turn_over().await;
-    assert!(run.tool_file().exists(), "{}", run.mock.summary());
+    run.result().await;
+    assert!(run.tool_file().exists(), "{}", run.program.mock.summary());
 
     // Refused: it does not run, the turn ends, the next prompt is answered.
     std::fs::remove_file(run.tool_file()).unwrap();
@@ -180,7 +131,7 @@ async fn prompts_approvals_and_cancel_from_the_browser() {
     assert_eq!(done.state, ApprovalState::Denied);
     run.client.submit("after the refusal").await;
     run.reply(&reply_to("after the refusal")).await;
-    run.turn_over().await;
+    run.result().await;
     assert!(!run.tool_file().exists());
 
     // A cancel from the browser interrupts a running turn.
@@ -189,39 +140,37 @@ async fn prompts_approvals_and_cancel_from_the_browser() {
         .until_event(|e| e["event"]["delta"]["type"] == "text_delta")
         .await;
     run.client.send(&ClientMessage::Cancel { id: None }).await;
-    let end = run.turn_over().await;
+    let end = run.result().await;
     assert_eq!(end["subtype"], "interrupted", "{end}");
-    run.server.shutdown().await;
+    run.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
-    let Some(mut run) = Run::start().await else {
+    let Some(mut run) = start().await else {
         return;
     };
     // The thread's first turn, typed in the TUI: duet can follow the thread
     // only once that turn is under way (thread/resume fails before), and
     // still shows the prompt.
     run.client.until_screen("Ask Codex to do anything").await;
-    run.type_in("typed in the terminal").await;
+    type_in(&mut run, "typed in the terminal").await;
     let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
     assert_eq!(
         user["message"]["content"][0]["text"],
         "typed in the terminal"
     );
     run.reply(&reply_to("typed in the terminal")).await;
-    run.turn_over().await;
+    run.result().await;
 
     // The TUI's dialog answered there first ("y"): the card flips.
     run.client.submit(TOOL_TRIGGER).await;
     let a = run.client.pending_approval().await;
-    let done = run
-        .answer_in_terminal(&a.request_id, b"y", ApprovalState::Allowed)
-        .await;
+    let done = answer_in_terminal(&mut run, &a.request_id, b"y", ApprovalState::Allowed).await;
     assert_eq!(done.state, ApprovalState::Allowed);
     assert_eq!(done.decided_by, Some(Decider::Terminal));
     run.reply(AFTER_TOOL).await;
-    run.turn_over().await;
+    run.result().await;
     assert!(run.tool_file().exists());
 
     // Esc in the TUI's dialog: refused there, the turn interrupted; the
@@ -230,20 +179,18 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     std::fs::remove_file(run.tool_file()).unwrap();
     run.client.submit(TOOL_TRIGGER).await;
     let b = run.client.pending_approval().await;
-    let denied = run
-        .answer_in_terminal(&b.request_id, b"\x1b", ApprovalState::Denied)
-        .await;
+    let denied = answer_in_terminal(&mut run, &b.request_id, b"\x1b", ApprovalState::Denied).await;
     assert_eq!(denied.decided_by, Some(Decider::Terminal));
     assert!(!run.tool_file().exists());
 
     // /exit in the TUI ends the session, and its app server.
-    run.type_in("/exit").await;
+    type_in(&mut run, "/exit").await;
     let exit = run.client.exited().await;
     assert_eq!(exit.code, Some(0), "{exit:?}");
-    let info = run.server.info(run.id).await;
+    let info = run.server().info(run.id()).await;
     assert_eq!(info.agent_session_id.as_deref().map(str::len), Some(36));
     // Nothing of Codex outlives its session: no app server, no daemon.
-    let work = run.workspace.path().canonicalize().unwrap();
+    let work = run.program.workspace.path().canonicalize().unwrap();
     let deadline = Instant::now() + support::DEADLINE;
     while !processes_in(&work).is_empty() {
         assert!(
@@ -253,31 +200,31 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    run.server.shutdown().await;
+    run.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ended_conversation_is_resumed_with_its_history() {
-    let Some(mut run) = Run::start().await else {
+    let Some(mut run) = start().await else {
         return;
     };
     run.client.submit("remember the word kiwi").await;
     run.reply(&reply_to("remember the word kiwi")).await;
-    run.turn_over().await;
+    run.result().await;
     run.client
         .until_screen(&reply_to("remember the word kiwi"))
         .await;
-    run.type_in("/exit").await;
+    type_in(&mut run, "/exit").await;
     run.client.exited().await;
-    let mut c = run.server.resume_ended(run.id).await;
+    let mut c = run.server().resume_ended(run.id()).await;
     c.submit("what was the word?").await;
     c.until_event(|e| assistant_text(e).contains("what was the word?"))
         .await;
-    let last = run.mock.requests().last().cloned().unwrap();
+    let last = run.program.mock.requests().last().cloned().unwrap();
     assert!(
         last.to_string().contains("remember the word kiwi"),
         "the resumed request carries the history: {}",
-        run.mock.summary()
+        run.program.mock.summary()
     );
-    run.server.shutdown().await;
+    run.finish().await;
 }

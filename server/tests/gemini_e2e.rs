@@ -13,105 +13,49 @@
 //! line and pass. Each test is one session (two for resume); every wait is
 //! on an event or the screen, bounded by the support's deadline.
 
+#[path = "support/agent/mod.rs"]
+mod agent;
 #[path = "support/mocks/mod.rs"]
 mod mocks;
 mod support;
 
-use std::path::PathBuf;
-
-use duet_protocol::ids::SessionId;
 use duet_protocol::rest::{ApprovalOptionKind, ApprovalState, Decider};
-use duet_server::config::{self, ChannelKind, Profile};
-use mocks::gemini::{write_settings, MockGemini, WRITE_CONTENT, WRITE_FILE, WRITE_TRIGGER};
-use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_FILE, TOOL_TRIGGER};
-use support::{assistant_text, kind, Client, TestServer};
-use tempfile::TempDir;
+use duet_server::config;
+use mocks::gemini::{MockGemini, WRITE_CONTENT, WRITE_FILE, WRITE_TRIGGER};
+use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
+use support::{assistant_text, kind};
 
-/// One Gemini session behind a test server, a client attached.
-struct Run {
-    workspace: TempDir,
-    _home: TempDir,
-    mock: MockGemini,
-    server: TestServer,
-    client: Client,
-    id: SessionId,
+type Run = agent::Run<agent::Setup<MockGemini>>;
+
+/// Starts Gemini in duet (the built-in profile) and waits for its
+/// handshake.
+async fn start() -> Option<Run> {
+    Some(Run::started(agent::gemini::tui().await?).await)
 }
 
-impl Run {
-    /// Starts Gemini in duet (the built-in profile's arguments) and waits
-    /// for its handshake.
-    async fn start() -> Option<Run> {
-        let bin = support::installed::gemini()?;
-        let home = tempfile::tempdir().unwrap();
-        let workspace = tempfile::tempdir().unwrap();
-        write_settings(home.path());
-        let mock = MockGemini::start().await;
-        let mut env: std::collections::BTreeMap<String, String> = config::GEMINI_ENV
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        env.extend(mock.env(home.path()));
-        let profile = Profile {
-            name: "gemini".into(),
-            description: None,
-            command: bin.to_string_lossy().into_owned(),
-            args: config::GEMINI_ARGS.map(String::from).to_vec(),
-            env,
-            cwd: Some(workspace.path().to_string_lossy().into_owned()),
-            ready_text: Some(config::GEMINI_READY_TEXT.into()),
-            channel: Some(ChannelKind::Gemini),
-            resume_args: Some(config::GEMINI_RESUME_ARGS.map(String::from).to_vec()),
-            extra_args: false,
-        };
-        let (server, session, client, _) = support::one_session(profile).await;
-        Some(Run {
-            workspace,
-            _home: home,
-            mock,
-            server,
-            client,
-            id: session.id,
-        })
-    }
-
-    async fn reply(&mut self, text: &str) {
-        self.client
-            .until_event(|e| assistant_text(e).contains(text))
-            .await;
-    }
-
-    async fn turn_over(&mut self) {
-        self.client.until_event(|e| kind(e) == "result").await;
-    }
-
-    /// Presses Enter until Gemini takes what its input box holds. An
-    /// Enter read within 30 ms of the last typed key is a newline to it (a
-    /// person types slower than the test); then Backspace takes it back,
-    /// as a person would.
-    async fn enter_until_taken(&mut self) -> serde_json::Value {
-        for _ in 0..4 {
-            self.client.keys(b"\r").await;
-            let taken = tokio::time::timeout(
-                std::time::Duration::from_secs(3),
-                self.client.until_event(|e| kind(e) == "user"),
-            )
-            .await;
-            if let Ok((_, user)) = taken {
-                return user;
-            }
-            self.client.keys(b"\x7f").await;
+/// Presses Enter until Gemini takes what its input box holds. An
+/// Enter read within 30 ms of the last typed key is a newline to it (a
+/// person types slower than the test); then Backspace takes it back,
+/// as a person would.
+async fn enter_until_taken(run: &mut Run) -> serde_json::Value {
+    for _ in 0..4 {
+        run.client.keys(b"\r").await;
+        let taken = tokio::time::timeout(
+            std::time::Duration::from_secs(3),
+            run.client.until_event(|e| kind(e) == "user"),
+        )
+        .await;
+        if let Ok((_, user)) = taken {
+            return user;
         }
-        panic!("Gemini took nothing after four Enter presses");
+        run.client.keys(b"\x7f").await;
     }
-
-    fn tool_file(&self) -> PathBuf {
-        self.workspace.path().join(TOOL_FILE)
-    }
+    panic!("Gemini took nothing after four Enter presses");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompts_and_approvals_from_the_browser() {
-    let Some(mut run) = Run::start().await else {
+    let Some(mut run) = start().await else {
         return;
     };
     // Sent before Gemini can take it: held until its input box shows.
@@ -123,7 +67,7 @@ async fn prompts_and_approvals_from_the_browser() {
         .until_event(|e| e["event"]["delta"]["type"] == "text_delta")
         .await;
     run.reply(&reply_to("hello there")).await;
-    run.turn_over().await;
+    run.result().await;
 
     // A shell call, allowed once from the browser with the dialog's words.
     run.client.submit(TOOL_TRIGGER).await;
@@ -145,8 +89,8 @@ async fn prompts_and_approvals_from_the_browser() {
     assert_eq!(done.state, ApprovalState::Allowed);
     assert_eq!(done.decided_by, Some(Decider::Client));
     run.reply(AFTER_TOOL).await;
-    run.turn_over().await;
-    assert!(run.tool_file().exists(), "{}", run.mock.summary());
+    run.result().await;
+    assert!(run.tool_file().exists(), "{}", run.program.mock.summary());
 
     // Denied from the browser: it does not run, the turn is over, the
     // next prompt is answered.
@@ -162,7 +106,7 @@ async fn prompts_and_approvals_from_the_browser() {
 
     // A new file: the edit dialog has four choices, the browser three
     // (the external editor is the terminal's).
-    run.turn_over().await;
+    run.result().await;
     run.client.submit(WRITE_TRIGGER).await;
     let c = run.client.pending_approval().await;
     assert_eq!(c.tool_name, "write_file");
@@ -174,27 +118,27 @@ async fn prompts_and_approvals_from_the_browser() {
         ApprovalState::Allowed
     );
     run.reply(AFTER_TOOL).await;
-    let written = std::fs::read_to_string(run.workspace.path().join(WRITE_FILE)).unwrap();
+    let written = std::fs::read_to_string(run.program.workspace.path().join(WRITE_FILE)).unwrap();
     assert_eq!(written, WRITE_CONTENT);
-    run.server.shutdown().await;
+    run.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
-    let Some(mut run) = Run::start().await else {
+    let Some(mut run) = start().await else {
         return;
     };
     // Typed in the terminal, as a person would: shown in the chat.
     run.client.until_screen(config::GEMINI_READY_TEXT).await;
     run.client.keys(b"typed in the terminal").await;
     run.client.until_screen("typed in the terminal").await;
-    let user = run.enter_until_taken().await;
+    let user = enter_until_taken(&mut run).await;
     assert_eq!(
         user["message"]["content"][0]["text"],
         "typed in the terminal"
     );
     run.reply(&reply_to("typed in the terminal")).await;
-    run.turn_over().await;
+    run.result().await;
 
     // "1. Allow once" in the terminal: the card flips to allowed there.
     run.client.submit(TOOL_TRIGGER).await;
@@ -205,7 +149,7 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     assert_eq!(done.state, ApprovalState::Allowed);
     assert_eq!(done.decided_by, Some(Decider::Terminal));
     run.reply(AFTER_TOOL).await;
-    run.turn_over().await;
+    run.result().await;
     assert!(run.tool_file().exists());
 
     // "3. No" in the terminal fires no hook: the transcript tells.
@@ -224,36 +168,36 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     // Held until the turn is over, then answered; /exit ends it all.
     run.client.submit("still there?").await;
     run.reply(&reply_to("still there?")).await;
-    run.turn_over().await;
+    run.result().await;
     run.client.submit("/exit").await;
     run.client
         .until_event(|e| e["subtype"] == "session_end")
         .await;
     let exit = run.client.exited().await;
     assert_eq!(exit.code, Some(0), "{exit:?}");
-    run.server.shutdown().await;
+    run.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ended_conversation_is_resumed_with_its_history() {
-    let Some(mut run) = Run::start().await else {
+    let Some(mut run) = start().await else {
         return;
     };
     run.client.submit("remember the word kiwi").await;
     run.reply(&reply_to("remember the word kiwi")).await;
-    run.turn_over().await;
+    run.result().await;
     run.client.submit("/exit").await;
     run.client.exited().await;
-    let mut c = run.server.resume_ended(run.id).await;
+    let mut c = run.server().resume_ended(run.id()).await;
     c.submit("what was the word?").await;
     c.until_event(|e| assistant_text(e).contains("what was the word?"))
         .await;
     // Gemini sent the earlier conversation with the new prompt.
-    let last = run.mock.requests().last().cloned().unwrap();
+    let last = run.program.mock.requests().last().cloned().unwrap();
     assert!(
         last.to_string().contains("remember the word kiwi"),
         "the resumed request carries the history: {}",
-        run.mock.summary()
+        run.program.mock.summary()
     );
-    run.server.shutdown().await;
+    run.finish().await;
 }

@@ -6,40 +6,13 @@
 //! duet's client is in docs/gemini-cli.md §5 and docs/codex.md §6. One
 //! session each.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use duet_protocol::rest::{ApprovalOptionKind, ApprovalState};
-use duet_server::config::{ChannelKind, Profile};
 
-use crate::mocks::gemini::{write_settings, MockGemini};
-use crate::mocks::openai_responses::MockResponses;
+use crate::agent::{self, Run};
 use crate::mocks::{reply_to, AFTER_TOOL, TOOL_FILE, TOOL_TRIGGER};
-use crate::support::installed::{codex_acp, gemini};
-use crate::support::{assistant_text, kind, one_session, Client};
-
-/// An ACP profile running `command args` in `cwd` with `env`.
-fn acp_profile(
-    name: &str,
-    command: &Path,
-    args: &[&str],
-    cwd: &Path,
-    env: BTreeMap<String, String>,
-) -> Profile {
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    Profile {
-        name: name.into(),
-        description: None,
-        command: command.to_string_lossy().into_owned(),
-        args: args.clone(),
-        env,
-        cwd: Some(cwd.to_string_lossy().into_owned()),
-        ready_text: None,
-        channel: Some(ChannelKind::Acp),
-        resume_args: Some(args),
-        extra_args: false,
-    }
-}
+use crate::support::{assistant_text, kind, Client};
 
 /// A prompt answered; then the scripted shell call, approved with the
 /// agent's allow-once option, runs. Prints what the chat showed of it.
@@ -74,44 +47,34 @@ async fn prompt_and_approved_call(client: &mut Client, work: &Path) -> Vec<(Stri
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_over_acp_answers_and_asks_with_its_own_options() {
-    let Some(gemini) = gemini() else {
+    let Some(setup) = agent::gemini::acp().await else {
         return;
     };
-    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    write_settings(home.path());
-    let mock = MockGemini::start().await;
-    let env = mock.env(home.path()).into_iter().collect();
-    let profile = acp_profile("gemini-acp", &gemini, &["--acp"], work.path(), env);
-    let (_server, _, mut client, start) = one_session(profile).await;
+    let mut run = Run::started(setup).await;
+    let start = run.session_start();
     eprintln!("session_start: {start}");
     assert_eq!(start["data"]["agent"]["name"], "gemini-cli", "{start}");
     assert_eq!(
         start["data"]["modes"]["currentModeId"], "default",
         "{start}"
     );
-    let options = prompt_and_approved_call(&mut client, work.path()).await;
+    let options = prompt_and_approved_call(&mut run.client, run.program.workspace.path()).await;
     let labels: Vec<&str> = options.iter().map(|(_, l)| l.as_str()).collect();
     assert_eq!(
         labels,
         ["Allow for this session", "Allow", "Reject"],
         "{}",
-        mock.summary()
+        run.program.mock.summary()
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_over_codex_acp_answers_and_asks_with_its_own_options() {
-    let Some(adapter) = codex_acp() else {
+    let Some(setup) = agent::codex::acp().await else {
         return;
     };
-    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mock = MockResponses::start().await;
-    let mut env: BTreeMap<String, String> = mock.env(home.path()).into_iter().collect();
-    // The adapter's default mode, "agent" (Auto review), asks a model to
-    // approve instead of the user (the built-in profile sets it too).
-    env.insert("INITIAL_AGENT_MODE".into(), "workspace-write".into());
-    let profile = acp_profile("codex-acp", &adapter, &[], work.path(), env);
-    let (_server, _, mut client, start) = one_session(profile).await;
+    let mut run = Run::started(setup).await;
+    let start = run.session_start();
     eprintln!("session_start: {start}");
     assert_eq!(
         start["data"]["agent"]["name"], "@agentclientprotocol/codex-acp",
@@ -121,8 +84,8 @@ async fn codex_over_codex_acp_answers_and_asks_with_its_own_options() {
         start["data"]["modes"]["currentModeId"], "workspace-write",
         "{start}"
     );
-    let options = prompt_and_approved_call(&mut client, work.path()).await;
+    let options = prompt_and_approved_call(&mut run.client, run.program.workspace.path()).await;
     let labels: Vec<&str> = options.iter().map(|(_, l)| l.as_str()).collect();
-    assert_eq!(labels[0], "Yes, proceed", "{}", mock.summary());
+    assert_eq!(labels[0], "Yes, proceed", "{}", run.program.mock.summary());
     assert_eq!(labels[2], "No, and tell Codex what to do differently");
 }

@@ -11,7 +11,7 @@ use super::*;
 /// initialised, fails on screen with no reply event (§3.18). duet must hold a
 /// submit sent early until the program can take it.
 pub(super) async fn a_submit_before_session_start_is_held_and_delivered(kind: Kind) {
-    let Some(mut run) = Run::start(kind).await else {
+    let Some(mut run) = start(kind).await else {
         return;
     };
     let prompt = "are you there yet";
@@ -41,7 +41,7 @@ pub(super) async fn a_submit_sent_the_instant_the_session_is_created_is_answered
         return;
     };
     let prompt = "first words";
-    let server = program.server().await;
+    let server = agent::serve(&program).await;
     let session = server.create("agent").await;
     let sent = std::time::Instant::now();
     let resp = server
@@ -57,12 +57,7 @@ pub(super) async fn a_submit_sent_the_instant_the_session_is_created_is_answered
     }
     // Attached afterwards, from the first event on.
     let client = server.connect(session.id, Some(0)).await;
-    let mut run = Run {
-        program,
-        server: Some(server),
-        session,
-        client,
-    };
+    let mut run = Run::attached(program, server, session, client);
     let c = &mut run.client;
     let (start_seq, _) = c.until_event(|e| e["subtype"] == "session_start").await;
     let started = sent.elapsed();
@@ -86,7 +81,7 @@ pub(super) async fn a_submit_sent_the_instant_the_session_is_created_is_answered
 /// `user` event; §3.5, §8.3), then delivered as a turn of its own: both
 /// prompts are answered, in order, each exactly once.
 pub(super) async fn a_submit_mid_turn_is_held_and_answered_once(kind: Kind) {
-    let Some(mut run) = Run::started(kind).await else {
+    let Some(mut run) = started(kind).await else {
         return;
     };
     // Replies that take seconds to stream: the demo agent's is a paragraph
@@ -119,7 +114,7 @@ pub(super) async fn a_submit_mid_turn_is_held_and_answered_once(kind: Kind) {
 /// Qwen, by `user` events for the demo agent.
 fn asked(run: &Run, prompt: &str) -> usize {
     match &run.program.mock {
-        Some(mock) => mock_llm::times_asked(&mock.requests(), prompt),
+        Some(mock) => mocks::chat_completions::times_asked(&mock.requests(), prompt),
         None => run
             .client
             .texts
@@ -136,7 +131,7 @@ fn asked(run: &Run, prompt: &str) -> usize {
 /// the turn after a tool (§3.5): duet holds it and writes it when the whole
 /// turn is over, and it is answered.
 pub(super) async fn a_submit_during_an_approval_is_held_until_the_turn_is_over(kind: Kind) {
-    let Some(mut run) = Run::started(kind).await else {
+    let Some(mut run) = started(kind).await else {
         return;
     };
     let tool_prompt = run.program.tool_prompt();
@@ -144,7 +139,7 @@ pub(super) async fn a_submit_during_an_approval_is_held_until_the_turn_is_over(k
     let later = "and one more thing";
     let c = &mut run.client;
     c.submit(tool_prompt).await;
-    let pending = pending_approval(c).await;
+    let pending = c.pending_approval().await;
     assert!(queued(&c.submit(later).await), "the program is busy");
     approve(c, &pending.request_id, true).await;
     let after_seq = reply_containing(c, &after_tool).await;
@@ -163,7 +158,7 @@ pub(super) async fn a_submit_during_an_approval_is_held_until_the_turn_is_over(k
 /// it is delivered and answered, once (in Qwen 0.24 when the user closes
 /// the help box).
 pub(super) async fn a_slash_command_does_not_hold_up_the_next_prompt(kind: Kind) {
-    let Some(mut run) = Run::started(kind).await else {
+    let Some(mut run) = started(kind).await else {
         return;
     };
     let prompt = "after the help";
@@ -217,14 +212,14 @@ pub(super) async fn a_slash_command_does_not_hold_up_the_next_prompt(kind: Kind)
 /// with no event at all, like a denial (§3.4, §4 f). The approval must not
 /// stay pending and the next submit must be delivered and answered.
 pub(super) async fn a_cancel_during_an_approval_ends_the_turn(kind: Kind) {
-    let Some(mut run) = Run::started(kind).await else {
+    let Some(mut run) = started(kind).await else {
         return;
     };
     let tool_prompt = run.program.tool_prompt();
     let next = "never mind that";
     let c = &mut run.client;
     c.submit(tool_prompt).await;
-    let pending = pending_approval(c).await;
+    let pending = c.pending_approval().await;
     c.send(&ClientMessage::Cancel {
         id: Some("esc".into()),
     })

@@ -113,6 +113,20 @@ pub fn profiles() -> Profiles {
     .expect("test profiles")
 }
 
+/// `profiles` as a config file with only them would give them.
+pub fn profiles_of(profiles: Vec<Profile>) -> Profiles {
+    Profiles::from_config(
+        ConfigFile {
+            default_profile: None,
+            profiles,
+            tokens: Vec::new(),
+            ..Default::default()
+        },
+        env!("CARGO_BIN_EXE_duet").into(),
+    )
+    .expect("the profiles")
+}
+
 /// A server on 127.0.0.1:0, stopped when dropped.
 pub struct TestServer {
     pub addr: std::net::SocketAddr,
@@ -130,16 +144,7 @@ impl TestServer {
     /// A server whose only profiles are `profiles` (as a config file would
     /// give them).
     pub async fn with_profiles(profiles: Vec<Profile>) -> Self {
-        let profiles = Profiles::from_config(
-            ConfigFile {
-                default_profile: None,
-                profiles,
-                tokens: Vec::new(),
-                ..Default::default()
-            },
-            env!("CARGO_BIN_EXE_duet").into(),
-        )
-        .unwrap();
+        let profiles = profiles_of(profiles);
         Self::start_with(|o| o.profiles = profiles).await
     }
 
@@ -282,28 +287,6 @@ impl Drop for TestServer {
             let _ = tx.send(());
         }
     }
-}
-
-/// A server with `profile` alone, a session of it started and a client
-/// attached once the agent's handshake (`session_start`, returned too)
-/// came; prints how long that took.
-pub async fn one_session(profile: Profile) -> (TestServer, SessionInfo, Client, Value) {
-    let (name, channel) = (profile.name.clone(), profile.channel);
-    let server = TestServer::with_profiles(vec![profile]).await;
-    let created = std::time::Instant::now();
-    let session = server.create(&name).await;
-    if let Some(channel) = channel {
-        assert_eq!(session.channel.kind, channel.as_str());
-    }
-    let mut client = server.connect(session.id, None).await;
-    let (_, start) = client
-        .until_event(|e| e["subtype"] == "session_start")
-        .await;
-    eprintln!(
-        "measured: {name} start to session_start {:?}",
-        created.elapsed()
-    );
-    (server, session, client, start)
 }
 
 /// The event's `type`.

@@ -1,20 +1,21 @@
 //! Mock model APIs for the real agents the tests drive: each binds
 //! 127.0.0.1:0, records every request, and answers from a script keyed on
 //! the last prompt ("Mock reply to: …", a tool call for "please run touch",
-//! "Tool finished: …" after a tool result). `gemini` serves the Gemini API
+//! "Tool finished: …" after a tool result). `chat_completions` serves the
+//! OpenAI chat-completions API (Qwen Code), `anthropic` the Anthropic
+//! Messages API (Claude Code and its ACP adapter), `gemini` the Gemini API
 //! (Gemini CLI), `openai_responses` the OpenAI Responses API (Codex). What
-//! they share lives here and in `sse` (the stream framing), so the two
-//! mocks only say what is particular to their API.
-//!
-//! The older mocks (`agents/mock_llm.rs`, `agents/mock_anthropic.rs`) frame
-//! their streams and record requests with code of their own; they could use
-//! these pieces unchanged (docs/gemini-cli.md §9 lists what would move).
+//! they share lives here (the script's words, the request log, the server)
+//! and in `sse` (the stream framing), so each mock only says what is
+//! particular to its API.
 //!
 //! Include from a test binary with
 //! `#[path = "support/mocks/mod.rs"] mod mocks;`.
 
 #![allow(dead_code)]
 
+pub mod anthropic;
+pub mod chat_completions;
 pub mod gemini;
 pub mod openai_responses;
 mod responses_stream;
@@ -65,6 +66,16 @@ pub fn reply_words(prompt: &str) -> Vec<String> {
         out.extend((1..=SLOW_WORDS).map(|i| format!(" word{i}")));
     }
     out
+}
+
+/// The text of a message's content: a string, or an array of text parts
+/// (the chat-completions and Messages APIs both allow either).
+pub fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        _ => String::new(),
+    }
 }
 
 /// Splits text into word pieces that keep their trailing space.

@@ -53,13 +53,23 @@ impl Event {
 /// A `text/event-stream` response that writes `events` in order,
 /// [`EVENT_DELAY`] apart.
 pub fn response(events: Vec<Event>) -> Response {
+    frames(events.iter().map(Event::frame).collect())
+}
+
+/// A `text/event-stream` response that writes `frames` (each a whole frame
+/// as on the wire, such as OpenAI's closing `data: [DONE]`) in order,
+/// [`EVENT_DELAY`] apart.
+pub fn frames(frames: Vec<String>) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(QUEUE);
     tokio::spawn(async move {
-        for event in events {
-            if tx.send(Bytes::from(event.frame())).await.is_err() {
+        let last = frames.len();
+        for (i, frame) in frames.into_iter().enumerate() {
+            if tx.send(Bytes::from(frame)).await.is_err() {
                 return; // The agent closed the stream.
             }
-            tokio::time::sleep(EVENT_DELAY).await;
+            if i + 1 < last {
+                tokio::time::sleep(EVENT_DELAY).await;
+            }
         }
     });
     let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {

@@ -1,13 +1,15 @@
 //! Real Qwen Code under test: where its executable is, and the private HOME
 //! and environment that make it run offline against the mock LLM (the
-//! settings of docs/qwen-code.md §1).
+//! settings of docs/qwen-code.md §1): its dual-output profile (`program`),
+//! the documented one, and its headless ones (stream-json and ACP).
 
 use std::path::{Path, PathBuf};
 
-use duet_server::config::Profile;
+use duet_server::config::{ChannelKind, Profile};
 use serde_json::json;
 
-use super::mock_llm::{MockLlm, MODEL};
+use super::Setup;
+use crate::mocks::chat_completions::{MockLlm, MODEL};
 use crate::support::installed::{cache_dir, node24_dir};
 
 /// The Qwen Code releases every scenario runs against: the last one on
@@ -149,20 +151,70 @@ pub fn write_settings(home: &Path, version: QwenVersion) {
     .unwrap();
 }
 
-/// The duet profile: Qwen with dual output, its own HOME, the mock as its
-/// model, one process (no relauncher, so SIGTERM reaches the TUI itself).
-pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -> Profile {
-    let mut env = vec![
+/// What every Qwen run here has in its environment: its own HOME, the
+/// mock as its model, one process (no relauncher, so SIGTERM reaches Qwen
+/// itself), no preconnect.
+fn offline_env(home: &Path, mock: &MockLlm) -> Vec<(&'static str, String)> {
+    vec![
         ("HOME", home.to_string_lossy().into_owned()),
         ("OPENAI_API_KEY", "sk-mock".into()),
         ("OPENAI_BASE_URL", mock.base_url.clone()),
         ("OPENAI_MODEL", MODEL.into()),
         ("QWEN_CODE_NO_RELAUNCH", "1".into()),
         ("QWEN_CODE_DISABLE_PRECONNECT", "1".into()),
+    ]
+}
+
+/// Qwen Code 0.24 headless on `channel` (stream-json or ACP), run with
+/// `args` after its `cli.js`, against a fresh mock; resumed as duet
+/// resumes it (stream-json: `--resume <id>`; ACP: the same command, then
+/// `session/load`). Its handshake may take a minute: it takes 7-10 s to
+/// start on 2 busy cores. `None`: skip, as for [`launch`].
+pub async fn headless(channel: ChannelKind, args: &[&str]) -> Option<Setup<MockLlm>> {
+    let launch = launch(QwenVersion::V0_24)?;
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    write_settings(home.path(), QwenVersion::V0_24);
+    let mock = MockLlm::start().await;
+    let args: Vec<String> = launch
+        .args
+        .iter()
+        .cloned()
+        .chain(args.iter().map(|a| a.to_string()))
+        .collect();
+    let mut resume = args.clone();
+    if channel == ChannelKind::StreamJson {
+        resume.extend(["--resume".into(), "{agent_session_id}".into()]);
+    }
+    let profile = Profile {
+        extra_args: false,
+        name: "qwen".into(),
+        description: None,
+        command: launch.command.to_string_lossy().into_owned(),
+        args,
+        env: offline_env(home.path(), &mock)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        cwd: Some(workspace.path().to_string_lossy().into_owned()),
+        ready_text: None,
+        channel: Some(channel),
+        resume_args: Some(resume),
+    };
+    let mut setup = Setup::new(profile, workspace, home, mock);
+    setup.patience = std::time::Duration::from_secs(60);
+    Some(setup)
+}
+
+/// The duet profile: Qwen with dual output, its own HOME, the mock as its
+/// model, one process (no relauncher, so SIGTERM reaches the TUI itself).
+pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -> Profile {
+    let mut env = offline_env(home, mock);
+    env.extend([
         // Keeps ~/.qwen/debug/ (with the [REMOTE_INPUT] lines) in 0.24,
         // where it is off by default (§8.6).
         ("QWEN_DEBUG_LOG_FILE", "1".into()),
-    ];
+    ]);
     if let Some(dir) = &launch.path_first {
         // Qwen runs `node` itself (hooks, skills), and tools may.
         let path = std::env::var("PATH").unwrap_or_default();

@@ -32,26 +32,20 @@
 //! cannot handle gets a 4xx in the API's error format, which Claude Code
 //! shows at once.
 
-use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{header, Method, StatusCode, Uri};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
-/// Asking for this makes the mock call `Bash` with [`TOOL_COMMAND`].
-pub const TOOL_TRIGGER: &str = "please run touch";
-/// A command that is not read-only, so Claude Code asks before running it
-/// (with `--permission-mode manual`).
-pub const TOOL_COMMAND: &str = "touch made_by_tool.txt";
-/// The `description` of the `Bash` call (shown in the permission dialog).
-pub const TOOL_DESCRIPTION: &str = "Create a file";
+use super::sse::{self, Event};
+use super::{
+    describe_text, fill, reply_to, text_of, words, Recorder, Request, Served, AFTER_TOOL,
+    SIDE_REPLY, TOOL_COMMAND, TOOL_DESCRIPTION, TOOL_TRIGGER,
+};
+
 /// Asking for this makes the mock call `Bash` with [`OUTPUT_COMMAND`].
 pub const OUTPUT_TRIGGER: &str = "please run and print";
 /// A command with output (which a client shows) that also creates the
@@ -59,19 +53,6 @@ pub const OUTPUT_TRIGGER: &str = "please run and print";
 pub const OUTPUT_COMMAND: &str = "echo printed-by-the-tool; touch made_by_tool.txt";
 /// What [`OUTPUT_COMMAND`] prints.
 pub const OUTPUT_TEXT: &str = "printed-by-the-tool";
-/// How a reply to a tool result starts.
-pub const AFTER_TOOL: &str = "Tool finished:";
-/// The answer to anything that is not a main-loop request.
-pub const SIDE_REPLY: &str = "(mock side reply)";
-/// Pause between streamed events: long enough that each event is its own
-/// network read (real streaming), short enough to keep turns well under 1 s.
-const EVENT_DELAY: Duration = Duration::from_millis(15);
-
-/// The text reply to any other prompt (it names the prompt, so a test can
-/// tell which submit a reply answers).
-pub fn reply_to(prompt: &str) -> String {
-    format!("Mock reply to: {prompt}")
-}
 
 /// What the mock answers.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,7 +75,13 @@ pub fn is_main(body: &Value) -> bool {
 /// The script (see the module documentation).
 pub fn script(body: &Value) -> Reply {
     if !is_main(body) {
-        return Reply::Text(vec![side_reply(body)]);
+        let format = &body["output_config"]["format"];
+        let text = if format["type"] == "json_schema" {
+            fill(&format["schema"]).to_string()
+        } else {
+            SIDE_REPLY.to_string()
+        };
+        return Reply::Text(vec![text]);
     }
     let Some(last) = body["messages"]
         .as_array()
@@ -137,112 +124,33 @@ pub fn script(body: &Value) -> Reply {
     Reply::Text(words(&reply_to(&prompt)))
 }
 
-/// [`SIDE_REPLY`], or when the request asks for JSON output
-/// (`output_config.format.type == "json_schema"`), an object whose string
-/// properties are all [`SIDE_REPLY`] (`{"title": "(mock side reply)"}` for
-/// the title request).
-pub fn side_reply(body: &Value) -> String {
-    let format = &body["output_config"]["format"];
-    if format["type"] != "json_schema" {
-        return SIDE_REPLY.into();
-    }
-    let object: serde_json::Map<String, Value> = format["schema"]["properties"]
-        .as_object()
-        .map(|props| {
-            props
-                .iter()
-                .filter(|(_, p)| p["type"] == "string")
-                .map(|(k, _)| (k.clone(), Value::from(SIDE_REPLY)))
-                .collect()
-        })
-        .unwrap_or_default();
-    Value::Object(object).to_string()
-}
-
-/// The text of a content value: a string, or an array of text blocks.
-pub fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
-        _ => String::new(),
-    }
-}
-
-/// Splits text into word chunks that keep their trailing space.
-fn words(text: &str) -> Vec<String> {
-    text.split_inclusive(' ').map(str::to_string).collect()
-}
-
-/// One recorded request.
-#[derive(Debug, Clone)]
-pub struct Request {
-    pub method: String,
-    /// Path and query, e.g. `/v1/messages?beta=true`.
-    pub uri: String,
-    /// The body as JSON (`Null` when empty or not JSON).
-    pub body: Value,
-}
-
-#[derive(Default)]
-struct Shared {
-    requests: Mutex<Vec<Request>>,
-}
-
-impl Shared {
-    /// Records a request; returns its 1-based number.
-    fn record(&self, method: &Method, uri: &Uri, body: Value) -> usize {
-        let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
-        requests.push(Request {
-            method: method.to_string(),
-            uri: uri.to_string(),
-            body,
-        });
-        requests.len()
-    }
-}
-
 /// A running mock on 127.0.0.1 (random port); stops when dropped.
 pub struct MockAnthropic {
     /// What `ANTHROPIC_BASE_URL` should be: `http://127.0.0.1:PORT` (Claude
     /// Code appends `/v1/messages`).
     pub base_url: String,
-    shared: Arc<Shared>,
-    task: tokio::task::JoinHandle<()>,
+    served: Served,
 }
 
 impl MockAnthropic {
     /// Binds 127.0.0.1:0 and serves in the background.
     pub async fn start() -> Self {
-        let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route("/v1/messages", post(messages))
             .route("/v1/messages/count_tokens", post(count_tokens))
             // The connectivity check (HEAD; axum answers HEAD from GET).
             .route("/api/hello", get(hello))
-            .fallback(not_found)
-            // Claude Code's first request alone is ~100 KB (system prompt +
-            // tool schemas) and grows with the conversation.
-            .layer(DefaultBodyLimit::max(32 << 20))
-            .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+            .fallback(not_found);
+        let served = Served::start(app).await;
         Self {
-            base_url: format!("http://{addr}"),
-            shared,
-            task,
+            base_url: served.origin.clone(),
+            served,
         }
     }
 
     /// Every request received so far, in order (any path).
     pub fn all_requests(&self) -> Vec<Request> {
-        self.shared
-            .requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.served.all()
     }
 
     /// The bodies of the main-loop `POST /v1/messages` requests, in order.
@@ -257,31 +165,15 @@ impl MockAnthropic {
 
     /// One line per request (what was answered), for failure reports.
     pub fn summary(&self) -> String {
-        self.all_requests()
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let what = if r.uri.starts_with("/v1/messages?") || r.uri == "/v1/messages" {
-                    match script(&r.body) {
-                        Reply::Text(t) => {
-                            let t: String = t.concat().chars().take(100).collect();
-                            format!("text {t:?}")
-                        }
-                        Reply::Tool { name, .. } => format!("tool_use {name}"),
-                    }
-                } else {
-                    String::new()
-                };
-                format!("  #{}: {} {} {what}", i + 1, r.method, r.uri)
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
-impl Drop for MockAnthropic {
-    fn drop(&mut self) {
-        self.task.abort();
+        self.served.summary(|body| {
+            if body["messages"].is_null() {
+                return String::new();
+            }
+            match script(body) {
+                Reply::Text(pieces) => describe_text(&pieces),
+                Reply::Tool { name, .. } => format!("tool_use {name}"),
+            }
+        })
     }
 }
 
@@ -293,17 +185,8 @@ fn error(status: StatusCode, kind: &str, message: &str) -> Response {
         .into_response()
 }
 
-async fn not_found(
-    State(shared): State<Arc<Shared>>,
-    method: Method,
-    uri: Uri,
-    body: Bytes,
-) -> Response {
-    shared.record(
-        &method,
-        &uri,
-        serde_json::from_slice(&body).unwrap_or(Value::Null),
-    );
+async fn not_found(State(rec): State<Recorder>, method: Method, uri: Uri, body: Bytes) -> Response {
+    let _ = rec.record(&method, &uri, &body);
     error(
         StatusCode::NOT_FOUND,
         "not_found_error",
@@ -311,31 +194,25 @@ async fn not_found(
     )
 }
 
-async fn hello(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> Response {
-    shared.record(&method, &uri, Value::Null);
+async fn hello(State(rec): State<Recorder>, method: Method, uri: Uri) -> Response {
+    let _ = rec.record(&method, &uri, &Bytes::new());
     axum::Json(json!({"message": "hello"})).into_response()
 }
 
 async fn count_tokens(
-    State(shared): State<Arc<Shared>>,
+    State(rec): State<Recorder>,
     method: Method,
     uri: Uri,
     body: Bytes,
 ) -> Response {
-    let body = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
-    let tokens = body.to_string().len() / 4;
-    shared.record(&method, &uri, body);
+    let (_, parsed) = rec.record(&method, &uri, &body);
+    let tokens = parsed.unwrap_or(Value::Null).to_string().len() / 4;
     axum::Json(json!({"input_tokens": tokens})).into_response()
 }
 
-async fn messages(
-    State(shared): State<Arc<Shared>>,
-    method: Method,
-    uri: Uri,
-    body: Bytes,
-) -> Response {
-    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
-        shared.record(&method, &uri, Value::Null);
+async fn messages(State(rec): State<Recorder>, method: Method, uri: Uri, body: Bytes) -> Response {
+    let (n, parsed) = rec.record(&method, &uri, &body);
+    let Ok(body) = parsed else {
         return error(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
@@ -343,31 +220,12 @@ async fn messages(
         );
     };
     let reply = script(&body);
-    let stream = body["stream"] == true;
-    let model = body["model"].as_str().unwrap_or("claude-mock").to_string();
-    let n = shared.record(&method, &uri, body);
-    if !stream {
-        return axum::Json(message(n, &model, &reply)).into_response();
+    let model = body["model"].as_str().unwrap_or("claude-mock");
+    if body["stream"] == true {
+        sse::response(sse_events(n, model, &reply))
+    } else {
+        axum::Json(message(n, model, &reply)).into_response()
     }
-    let (tx, rx) = mpsc::channel::<Bytes>(16);
-    tokio::spawn(async move {
-        for (name, data) in sse_events(n, &model, &reply) {
-            let event = format!("event: {name}\ndata: {data}\n\n");
-            if tx.send(Bytes::from(event)).await.is_err() {
-                return; // Claude Code cancelled the request (Esc).
-            }
-            tokio::time::sleep(EVENT_DELAY).await;
-        }
-    });
-    let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
-        let chunk = rx.recv().await?;
-        Some((Ok::<_, Infallible>(chunk), rx))
-    }));
-    Response::builder()
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .body(body)
-        .unwrap()
 }
 
 fn usage(output_tokens: u64) -> Value {
@@ -386,8 +244,8 @@ fn stop_reason(reply: &Reply) -> &'static str {
     }
 }
 
-/// The events of a streamed reply: (event name, data).
-fn sse_events(n: usize, model: &str, reply: &Reply) -> Vec<(&'static str, Value)> {
+/// The events of a streamed reply, each named by its `type`.
+fn sse_events(n: usize, model: &str, reply: &Reply) -> Vec<Event> {
     let mut out = vec![(
         "message_start",
         json!({"type": "message_start", "message": {
@@ -439,7 +297,9 @@ fn sse_events(n: usize, model: &str, reply: &Reply) -> Vec<(&'static str, Value)
             "usage": {"output_tokens": 5}}),
     ));
     out.push(("message_stop", json!({"type": "message_stop"})));
-    out
+    out.into_iter()
+        .map(|(name, data)| Event::named(name, data))
+        .collect()
 }
 
 /// A non-streamed answer (side requests, should Claude Code make one).
@@ -561,17 +421,11 @@ mod tests {
             .text()
             .await
             .unwrap();
-        let events: Vec<(&str, Value)> = body
-            .split("\n\n")
-            .filter(|e| !e.is_empty())
-            .map(|e| {
-                let (name, data) = e.split_once('\n').unwrap();
-                let data: Value =
-                    serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
-                (name.strip_prefix("event: ").unwrap(), data)
-            })
+        let events: Vec<(String, Value)> = sse::parse(&body)
+            .into_iter()
+            .map(|e| (e.name.expect("a named event"), e.data))
             .collect();
-        let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+        let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
             [
@@ -585,7 +439,7 @@ mod tests {
             ]
         );
         for (name, data) in &events {
-            assert_eq!(data["type"], *name);
+            assert_eq!(data["type"], name.as_str());
         }
         assert_eq!(events[1].1["content_block"]["name"], "Bash");
         let input: String = events[2..4]
