@@ -18,7 +18,7 @@ fn main() {
         collect(&dist, &dist, &mut files);
     }
     files.sort();
-    let mut out = String::from("/// `(url path, contents, content type)` of the embedded web UI.\npub static ASSETS: &[(&str, &[u8], &str)] = &[\n");
+    let mut out = String::from("/// `(url path, contents, content type)` of the embedded web UI.\npub(crate) static ASSETS: &[(&str, &[u8], &str)] = &[\n");
     for (url, path) in &files {
         let _ = writeln!(
             out,

@@ -2,29 +2,29 @@
 
 /// Longest prompt the input line accepts; pasting more is cut here rather
 /// than growing the live area without bound.
-pub const MAX_INPUT_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_INPUT_BYTES: usize = 16 * 1024;
 
 /// A single-line editor. The cursor is a byte offset on a char boundary.
 #[derive(Debug, Default)]
-pub struct Editor {
+pub(crate) struct Editor {
     text: String,
     cursor: usize,
 }
 
 impl Editor {
     /// The current text.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     /// The cursor's byte offset.
-    pub fn cursor(&self) -> usize {
+    pub(crate) fn cursor(&self) -> usize {
         self.cursor
     }
 
     /// Inserts text at the cursor. Newlines become spaces: a pasted
     /// paragraph stays one prompt instead of submitting line by line.
-    pub fn insert(&mut self, text: &str) {
+    pub(crate) fn insert(&mut self, text: &str) {
         for c in text.chars() {
             let c = if c == '\n' || c == '\r' { ' ' } else { c };
             if c.is_control() || self.text.len() + c.len_utf8() > MAX_INPUT_BYTES {
@@ -36,7 +36,7 @@ impl Editor {
     }
 
     /// Deletes the character before the cursor.
-    pub fn backspace(&mut self) {
+    pub(crate) fn backspace(&mut self) {
         if let Some(c) = self.text[..self.cursor].chars().next_back() {
             self.cursor -= c.len_utf8();
             self.text.remove(self.cursor);
@@ -44,34 +44,34 @@ impl Editor {
     }
 
     /// Deletes the character under the cursor.
-    pub fn delete(&mut self) {
+    pub(crate) fn delete(&mut self) {
         if self.cursor < self.text.len() {
             self.text.remove(self.cursor);
         }
     }
 
-    pub fn left(&mut self) {
+    pub(crate) fn left(&mut self) {
         if let Some(c) = self.text[..self.cursor].chars().next_back() {
             self.cursor -= c.len_utf8();
         }
     }
 
-    pub fn right(&mut self) {
+    pub(crate) fn right(&mut self) {
         if let Some(c) = self.text[self.cursor..].chars().next() {
             self.cursor += c.len_utf8();
         }
     }
 
-    pub fn home(&mut self) {
+    pub(crate) fn home(&mut self) {
         self.cursor = 0;
     }
 
-    pub fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         self.cursor = self.text.len();
     }
 
     /// Empties the line and returns what it held.
-    pub fn take(&mut self) -> String {
+    pub(crate) fn take(&mut self) -> String {
         self.cursor = 0;
         std::mem::take(&mut self.text)
     }

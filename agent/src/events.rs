@@ -12,14 +12,14 @@ use duet_protocol::sidecar::{
 use serde_json::{json, Value};
 
 /// Dual-output protocol version announced in `session_start`.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub(crate) const PROTOCOL_VERSION: u32 = 1;
 
 /// The model name the scripted replies carry.
-pub const MODEL: &str = "duet-demo";
+pub(crate) const MODEL: &str = "duet-demo";
 
 /// Every event kind this agent writes (it never writes `result`, which
 /// Qwen Code's TUI does not write either).
-pub const SUPPORTED_EVENTS: [&str; 6] = [
+pub(crate) const SUPPORTED_EVENTS: [&str; 6] = [
     "system",
     "user",
     "assistant",
@@ -29,25 +29,25 @@ pub const SUPPORTED_EVENTS: [&str; 6] = [
 ];
 
 /// The message of a `control_response` error for a request that is not pending.
-pub const UNKNOWN_REQUEST: &str =
+pub(crate) const UNKNOWN_REQUEST: &str =
     "unknown request_id (already resolved, cancelled, or never issued)";
 
 /// Token counts reported in an assistant message's `usage`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Usage {
+pub(crate) struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
 }
 
 /// Makes events stamped with one session id.
 #[derive(Debug, Clone)]
-pub struct Events {
+pub(crate) struct Events {
     session_id: String,
 }
 
 impl Events {
     /// Builders for session `session_id`.
-    pub fn new(session_id: &str) -> Self {
+    pub(crate) fn new(session_id: &str) -> Self {
         Events {
             session_id: session_id.to_string(),
         }
@@ -58,7 +58,7 @@ impl Events {
     }
 
     /// `system/session_start` with the capability handshake.
-    pub fn session_start(&self, cwd: &Path) -> SidecarEvent {
+    pub(crate) fn session_start(&self, cwd: &Path) -> SidecarEvent {
         build::handshake(
             self.envelope(),
             SessionStartData {
@@ -73,17 +73,22 @@ impl Events {
     }
 
     /// `system/session_end`.
-    pub fn session_end(&self) -> SidecarEvent {
+    pub(crate) fn session_end(&self) -> SidecarEvent {
         build::session_end(&self.session_id)
     }
 
     /// A `user` prompt.
-    pub fn user_text(&self, text: &str) -> SidecarEvent {
+    pub(crate) fn user_text(&self, text: &str) -> SidecarEvent {
         build::user_text(self.envelope(), text)
     }
 
     /// A `user` message carrying a tool's result back to the model.
-    pub fn tool_result(&self, tool_use_id: &str, is_error: bool, content: &str) -> SidecarEvent {
+    pub(crate) fn tool_result(
+        &self,
+        tool_use_id: &str,
+        is_error: bool,
+        content: &str,
+    ) -> SidecarEvent {
         build::user(
             self.envelope(),
             vec![build::tool_result_block(
@@ -95,7 +100,7 @@ impl Events {
     }
 
     /// `stream_event` / `message_start`.
-    pub fn message_start(&self, message_id: &str) -> SidecarEvent {
+    pub(crate) fn message_start(&self, message_id: &str) -> SidecarEvent {
         self.stream(KnownStreamEvent::MessageStart {
             message: json!({
                 "id": message_id,
@@ -108,27 +113,27 @@ impl Events {
     }
 
     /// `stream_event` / `content_block_start` of `block` (as it starts: empty).
-    pub fn block_start(&self, index: u32, block: ContentBlock) -> SidecarEvent {
+    pub(crate) fn block_start(&self, index: u32, block: ContentBlock) -> SidecarEvent {
         self.stream(build::block_start(index, block))
     }
 
     /// `stream_event` / `content_block_delta` with a `text_delta`.
-    pub fn text_delta(&self, index: u32, text: &str) -> SidecarEvent {
+    pub(crate) fn text_delta(&self, index: u32, text: &str) -> SidecarEvent {
         self.stream(build::text_delta(index, text))
     }
 
     /// `stream_event` / `content_block_delta` with an `input_json_delta`.
-    pub fn input_json_delta(&self, index: u32, partial_json: &str) -> SidecarEvent {
+    pub(crate) fn input_json_delta(&self, index: u32, partial_json: &str) -> SidecarEvent {
         self.stream(build::input_json_delta(index, partial_json))
     }
 
     /// `stream_event` / `content_block_stop`.
-    pub fn block_stop(&self, index: u32) -> SidecarEvent {
+    pub(crate) fn block_stop(&self, index: u32) -> SidecarEvent {
         self.stream(build::block_stop(index))
     }
 
     /// `stream_event` / `message_stop`.
-    pub fn message_stop(&self) -> SidecarEvent {
+    pub(crate) fn message_stop(&self) -> SidecarEvent {
         self.stream(KnownStreamEvent::MessageStop {
             extra: Extra::new(),
         })
@@ -140,7 +145,7 @@ impl Events {
 
     /// The complete `assistant` message; its `uuid` is the message id, as in
     /// Qwen Code.
-    pub fn assistant(
+    pub(crate) fn assistant(
         &self,
         message_id: &str,
         content: Vec<ContentBlock>,
@@ -165,7 +170,7 @@ impl Events {
     }
 
     /// `control_request` / `can_use_tool`: a tool call waiting for approval.
-    pub fn can_use_tool(
+    pub(crate) fn can_use_tool(
         &self,
         request_id: &str,
         tool_name: &str,
@@ -182,17 +187,17 @@ impl Events {
     }
 
     /// `control_response` / `success`: how an approval was decided.
-    pub fn control_allowed(&self, request_id: &str, allowed: bool) -> SidecarEvent {
+    pub(crate) fn control_allowed(&self, request_id: &str, allowed: bool) -> SidecarEvent {
         build::control_allowed(request_id, allowed)
     }
 
     /// `control_response` / `error`, e.g. for an answer to no pending request.
-    pub fn control_error(&self, request_id: &str, error: &str) -> SidecarEvent {
+    pub(crate) fn control_error(&self, request_id: &str, error: &str) -> SidecarEvent {
         build::control_error(request_id, Value::String(error.to_string()))
     }
 }
 
-pub use build::{text_block, tool_use_block};
+pub(crate) use build::{text_block, tool_use_block};
 
 #[cfg(test)]
 mod tests {

@@ -21,16 +21,16 @@ use notify::{RecursiveMode, Watcher};
 use serde_json::Value;
 
 /// Longest line accepted; a longer one is skipped whole.
-pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 1024 * 1024;
 /// Longest prompt a `submit` may carry: what duet accepts and sends (a lower
 /// cap here lost prompts between 64 and 256 KiB after duet had taken them).
-pub use duet_protocol::command::MAX_SUBMIT_BYTES;
+pub(crate) use duet_protocol::command::MAX_SUBMIT_BYTES;
 /// How often the file is checked when inotify has said nothing.
 const POLL: Duration = Duration::from_secs(1);
 
 /// What the watcher hands over.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Input {
+pub(crate) enum Input {
     Command(InputCommand),
     /// A line was skipped, or the watcher hit a problem.
     Notice(String),
@@ -38,7 +38,10 @@ pub enum Input {
 
 /// Starts watching `path`; `deliver` returns false once nobody listens,
 /// which stops the watcher.
-pub fn spawn(path: PathBuf, deliver: impl FnMut(Input) -> bool + Send + 'static) -> io::Result<()> {
+pub(crate) fn spawn(
+    path: PathBuf,
+    deliver: impl FnMut(Input) -> bool + Send + 'static,
+) -> io::Result<()> {
     let is_fifo = std::fs::metadata(&path)
         .map(|m| m.file_type().is_fifo())
         .unwrap_or(false);
@@ -56,7 +59,7 @@ pub fn spawn(path: PathBuf, deliver: impl FnMut(Input) -> bool + Send + 'static)
 
 /// Splits bytes into lines, holding a partial line until its newline comes.
 #[derive(Debug, Default)]
-pub struct Lines {
+pub(crate) struct Lines {
     partial: Vec<u8>,
     /// Inside a line longer than [`MAX_LINE_BYTES`], dropping it to its end.
     skipping: bool,
@@ -65,7 +68,7 @@ pub struct Lines {
 
 impl Lines {
     /// Feeds bytes; returns what the complete lines say.
-    pub fn push(&mut self, bytes: &[u8]) -> Vec<Input> {
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<Input> {
         let mut out = Vec::new();
         let mut rest = bytes;
         while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
@@ -98,7 +101,7 @@ impl Lines {
     }
 
     /// Forgets everything: the file was truncated or replaced.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         *self = Lines::default();
     }
 

@@ -8,13 +8,13 @@ use crate::tools::{self, Action, Outcome, ToolCall, ADDED_LINE};
 
 /// One block of a reply, streamed in order.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Block {
+pub(crate) enum Block {
     Text(String),
     Tool(ToolCall),
 }
 
 /// The reply to a prompt.
-pub fn respond(prompt: &str, cwd: &Path) -> Vec<Block> {
+pub(crate) fn respond(prompt: &str, cwd: &Path) -> Vec<Block> {
     let request = strip_politeness(prompt.trim());
     if let Some(command) = strip_prefix_ci(request, "run ").map(unquote) {
         return vec![
@@ -56,7 +56,7 @@ pub fn respond(prompt: &str, cwd: &Path) -> Vec<Block> {
 }
 
 /// What the model says once a tool call has its outcome.
-pub fn follow_up(call: &ToolCall, outcome: &Outcome) -> String {
+pub(crate) fn follow_up(call: &ToolCall, outcome: &Outcome) -> String {
     let denied = outcome.is_error && outcome.content == "denied by user";
     match &call.action {
         Action::Shell { command, .. } if denied => {
@@ -127,7 +127,7 @@ Approvals work here in the terminal or from duet's chat view; whichever answers 
 
 /// Splits text into word-sized tokens, each with its trailing whitespace, the
 /// way a model streams them.
-pub fn tokens(text: &str) -> Vec<String> {
+pub(crate) fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut in_space = false;
@@ -145,7 +145,7 @@ pub fn tokens(text: &str) -> Vec<String> {
 }
 
 /// Splits a tool's input JSON into the pieces of `input_json_delta` events.
-pub fn json_chunks(json: &str) -> Vec<String> {
+pub(crate) fn json_chunks(json: &str) -> Vec<String> {
     const CHUNK_CHARS: usize = 24;
     let chars: Vec<char> = json.chars().collect();
     chars

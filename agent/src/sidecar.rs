@@ -24,13 +24,13 @@ use crate::options::EventTarget;
 /// reader this far behind is stuck; rather than freeze the TUI or queue
 /// without bound, the stream ends there (a clean end is easier on a consumer
 /// than a silent gap).
-pub const BACKLOG_LINES: usize = 8192;
+pub(crate) const BACKLOG_LINES: usize = 8192;
 
 /// Something for the TUI to tell the user about the channel.
-pub type Notify = Box<dyn Fn(String) + Send>;
+pub(crate) type Notify = Box<dyn Fn(String) + Send>;
 
 /// The writing end of the events channel; cheap to share between threads.
-pub struct Sidecar {
+pub(crate) struct Sidecar {
     lines: Mutex<Option<SyncSender<String>>>,
     alive: AtomicBool,
     ended: AtomicBool,
@@ -48,7 +48,7 @@ enum Opening {
 
 impl Sidecar {
     /// A channel that writes nothing.
-    pub fn disabled() -> Self {
+    pub(crate) fn disabled() -> Self {
         Sidecar {
             lines: Mutex::new(None),
             alive: AtomicBool::new(false),
@@ -59,7 +59,7 @@ impl Sidecar {
 
     /// Opens the channel. The error is the warning to print; the caller runs
     /// the TUI without dual output.
-    pub fn open(target: &EventTarget, notify: Notify) -> Result<Self, String> {
+    pub(crate) fn open(target: &EventTarget, notify: Notify) -> Result<Self, String> {
         let opening = match target {
             EventTarget::Fd(fd) if *fd <= 2 => {
                 return Err(format!(
@@ -92,12 +92,12 @@ impl Sidecar {
     }
 
     /// Whether events are still being written.
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         self.alive.load(Ordering::Relaxed)
     }
 
     /// Queues one event. Never blocks.
-    pub fn emit(&self, event: &SidecarEvent) {
+    pub(crate) fn emit(&self, event: &SidecarEvent) {
         if !self.is_alive() {
             return;
         }
@@ -124,7 +124,7 @@ impl Sidecar {
 
     /// Writes `session_end` (once, whoever calls first) and waits up to
     /// `grace` for the writer to get everything out.
-    pub fn end(&self, session_end: &SidecarEvent, grace: Duration) {
+    pub(crate) fn end(&self, session_end: &SidecarEvent, grace: Duration) {
         if self.ended.swap(true, Ordering::SeqCst) {
             return;
         }

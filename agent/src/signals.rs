@@ -13,11 +13,11 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 /// How long the main loop gets to exit cleanly after a signal.
-pub const EXIT_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// Starts handling the signals. `deliver` must not block; `emergency` runs
 /// only if `finished` is still false after [`EXIT_GRACE`].
-pub fn spawn(
+pub(crate) fn spawn(
     deliver: impl Fn(i32) + Send + 'static,
     emergency: impl FnOnce(i32) + Send + 'static,
     finished: Arc<AtomicBool>,

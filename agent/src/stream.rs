@@ -14,7 +14,7 @@ use crate::script::{self, Block};
 use crate::tools::ToolCall;
 
 /// A reply being streamed.
-pub struct Streamer {
+pub(crate) struct Streamer {
     message_id: String,
     blocks: Vec<Block>,
     state: State,
@@ -40,7 +40,7 @@ enum State {
 }
 
 /// One step of the stream.
-pub enum Step {
+pub(crate) enum Step {
     /// Write `event`; a `paced` step is a token and takes one token delay.
     Emit {
         event: SidecarEvent,
@@ -57,7 +57,7 @@ pub enum Step {
 
 impl Streamer {
     /// A stream of `blocks` answering a prompt of about `input_tokens` tokens.
-    pub fn new(blocks: Vec<Block>, input_tokens: u64) -> Self {
+    pub(crate) fn new(blocks: Vec<Block>, input_tokens: u64) -> Self {
         Streamer {
             message_id: uuid::Uuid::new_v4().to_string(),
             blocks,
@@ -72,7 +72,7 @@ impl Streamer {
     }
 
     /// The next step; `None` once finished.
-    pub fn next(&mut self, events: &Events) -> Option<Step> {
+    pub(crate) fn next(&mut self, events: &Events) -> Option<Step> {
         let state = std::mem::replace(&mut self.state, State::Done);
         let (next, step) = match state {
             State::Start => (
@@ -166,7 +166,7 @@ impl Streamer {
     /// Stops mid-stream: closes the open block, then `message_stop` and the
     /// partial `assistant` message. A tool call cut off while its input was
     /// streaming is left out of the message: it was never made.
-    pub fn cancel(&mut self, events: &Events) -> Vec<SidecarEvent> {
+    pub(crate) fn cancel(&mut self, events: &Events) -> Vec<SidecarEvent> {
         let state = std::mem::replace(&mut self.state, State::Done);
         let mut out = Vec::new();
         let open = match state {

@@ -16,11 +16,11 @@ use crossterm::style::ResetColor;
 use crossterm::{cursor, execute, terminal};
 
 /// Raw mode for as long as this lives.
-pub struct RawTerminal(());
+pub(crate) struct RawTerminal(());
 
 impl RawTerminal {
     /// Switches the terminal to raw mode with bracketed paste.
-    pub fn enter() -> io::Result<Self> {
+    pub(crate) fn enter() -> io::Result<Self> {
         terminal::enable_raw_mode()?;
         let guard = RawTerminal(());
         execute!(io::stdout(), EnableBracketedPaste)?;
@@ -39,18 +39,18 @@ impl Drop for RawTerminal {
 
 /// Leaves raw mode without writing to stdout, for the emergency exit: the
 /// main thread may be blocked in a write to stdout, holding its lock.
-pub fn restore_modes_only() {
+pub(crate) fn restore_modes_only() {
     let _ = terminal::disable_raw_mode();
 }
 
 /// The terminal's size, with a usable default when it cannot be read.
-pub fn size() -> (u16, u16) {
+pub(crate) fn size() -> (u16, u16) {
     terminal::size().unwrap_or((80, 24))
 }
 
 /// Input from the terminal.
 #[derive(Debug)]
-pub enum TermInput {
+pub(crate) enum TermInput {
     Key(KeyEvent),
     Paste(String),
     Resize(u16, u16),
@@ -60,7 +60,7 @@ pub enum TermInput {
 
 /// Reads the terminal on its own thread; `deliver` returns false once nobody
 /// listens, which ends the thread.
-pub fn spawn_reader(deliver: impl Fn(TermInput) -> bool + Send + 'static) -> io::Result<()> {
+pub(crate) fn spawn_reader(deliver: impl Fn(TermInput) -> bool + Send + 'static) -> io::Result<()> {
     thread::Builder::new()
         .name("terminal-input".into())
         .spawn(move || loop {

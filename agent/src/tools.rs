@@ -18,21 +18,21 @@ use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 /// A command running longer than this is killed.
-pub const SHELL_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const SHELL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Output kept from a command (stdout and stderr together); the rest is read
 /// and dropped so the command never blocks on a full pipe.
-pub const OUTPUT_CAP: usize = 64 * 1024;
+pub(crate) const OUTPUT_CAP: usize = 64 * 1024;
 /// Largest file the edit tool proposes to change.
-pub const MAX_EDIT_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_EDIT_BYTES: u64 = 1024 * 1024;
 /// The line the edit tool appends.
-pub const ADDED_LINE: &str = "edited by the duet demo agent";
+pub(crate) const ADDED_LINE: &str = "edited by the duet demo agent";
 /// How long to wait for a command's output pipes to close after it exited
 /// (a background grandchild may hold them open).
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
 
 /// A tool call the model wants to make.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
+pub(crate) struct ToolCall {
     /// The `tool_use` id.
     pub id: String,
     pub action: Action,
@@ -40,7 +40,7 @@ pub struct ToolCall {
 
 /// What the call does.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub(crate) enum Action {
     Shell {
         command: String,
         description: String,
@@ -66,7 +66,7 @@ pub enum Action {
 
 impl ToolCall {
     /// The tool's name on the wire.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self.action {
             Action::Shell { .. } => "run_shell_command",
             Action::Edit { .. } => "edit",
@@ -75,7 +75,7 @@ impl ToolCall {
     }
 
     /// The tool's input on the wire, in Qwen Code's field names.
-    pub fn input(&self) -> Value {
+    pub(crate) fn input(&self) -> Value {
         match &self.action {
             Action::Shell {
                 command,
@@ -94,7 +94,7 @@ impl ToolCall {
     }
 
     /// What the approval prompt shows between backticks.
-    pub fn subject(&self) -> &str {
+    pub(crate) fn subject(&self) -> &str {
         match &self.action {
             Action::Shell { command, .. } => command,
             Action::Edit { shown, .. } | Action::Write { shown, .. } => shown,
@@ -102,7 +102,7 @@ impl ToolCall {
     }
 
     /// The proposed change as a unified diff; empty for a command.
-    pub fn diff(&self) -> String {
+    pub(crate) fn diff(&self) -> String {
         match &self.action {
             Action::Shell { .. } => String::new(),
             Action::Edit {
@@ -125,7 +125,7 @@ impl ToolCall {
 
 /// How a tool call ended.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub tool_use_id: String,
     pub is_error: bool,
     /// The `tool_result` content.
@@ -138,7 +138,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// The result of a call the user did not allow.
-    pub fn denied(call: &ToolCall) -> Self {
+    pub(crate) fn denied(call: &ToolCall) -> Self {
         Outcome {
             tool_use_id: call.id.clone(),
             is_error: true,
@@ -150,7 +150,7 @@ impl Outcome {
     }
 
     /// The result of a call that failed before or while running.
-    pub fn error(call: &ToolCall, content: String) -> Self {
+    pub(crate) fn error(call: &ToolCall, content: String) -> Self {
         Outcome {
             is_error: true,
             content,
@@ -161,7 +161,7 @@ impl Outcome {
 
 /// Proposes an edit of `file` (relative to `cwd`): append [`ADDED_LINE`] to an
 /// existing file, or create a missing one. The error says why not.
-pub fn propose_edit(id: String, file: &str, cwd: &Path) -> Result<ToolCall, String> {
+pub(crate) fn propose_edit(id: String, file: &str, cwd: &Path) -> Result<ToolCall, String> {
     let path = cwd.join(file);
     let shown = file.to_string();
     let action = match fs::metadata(&path) {
@@ -210,7 +210,7 @@ pub fn propose_edit(id: String, file: &str, cwd: &Path) -> Result<ToolCall, Stri
 }
 
 /// Applies an allowed edit or write. Quick, so it runs on the caller's thread.
-pub fn apply_edit(call: &ToolCall) -> Outcome {
+pub(crate) fn apply_edit(call: &ToolCall) -> Outcome {
     let result = match &call.action {
         Action::Edit {
             path,
@@ -257,19 +257,19 @@ pub fn apply_edit(call: &ToolCall) -> Outcome {
 }
 
 /// A command running on its own thread.
-pub struct Running {
+pub(crate) struct Running {
     cancel: Sender<()>,
 }
 
 impl Running {
     /// Kills the command; its outcome still arrives, marked cancelled.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         let _ = self.cancel.send(());
     }
 }
 
 /// Starts `sh -c command` in `cwd` on its own thread; `done` gets the outcome.
-pub fn spawn_shell(
+pub(crate) fn spawn_shell(
     call: &ToolCall,
     cwd: &Path,
     timeout: Duration,

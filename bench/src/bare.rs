@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
 
 /// A program on a bare PTY.
-pub struct Bare {
+pub(crate) struct Bare {
     pub reader: Box<dyn Read + Send>,
     pub writer: Box<dyn Write + Send>,
     pub child: Box<dyn Child + Send + Sync>,
@@ -17,7 +17,7 @@ pub struct Bare {
 
 impl Bare {
     /// Spawns `program args` on a fresh 120×36 PTY with duet's TERM.
-    pub fn spawn(program: &str, args: &[&str], cwd: &Path) -> Result<Self> {
+    pub(crate) fn spawn(program: &str, args: &[&str], cwd: &Path) -> Result<Self> {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 36,
@@ -44,7 +44,7 @@ impl Bare {
     }
 
     /// Reads until the output contains `needle` (≤ 64 bytes).
-    pub fn wait_for_text(&mut self, needle: &[u8]) -> Result<()> {
+    pub(crate) fn wait_for_text(&mut self, needle: &[u8]) -> Result<()> {
         let mut tail = crate::duet::Tail::default();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
@@ -57,14 +57,14 @@ impl Bare {
     }
 
     /// Types keys.
-    pub fn keys(&mut self, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn keys(&mut self, bytes: &[u8]) -> Result<()> {
         self.writer.write_all(bytes)?;
         self.writer.flush()?;
         Ok(())
     }
 
     /// Kills the program and reaps it.
-    pub fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -20,12 +20,12 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// The access token of every benchmarked duet.
-pub const TOKEN: &str = "duet-bench-token-0123456789abcdef";
+pub(crate) const TOKEN: &str = "duet-bench-token-0123456789abcdef";
 /// How long setup steps (start, create, connect) may take.
 const SETUP: Duration = Duration::from_secs(30);
 
 /// One `[[profile]]` of the generated config.
-pub struct Profile {
+pub(crate) struct Profile {
     pub name: String,
     pub command: String,
     pub args: Vec<String>,
@@ -33,7 +33,7 @@ pub struct Profile {
 
 impl Profile {
     /// A profile running `command args...`.
-    pub fn new(name: &str, command: impl Into<String>, args: &[&str]) -> Self {
+    pub(crate) fn new(name: &str, command: impl Into<String>, args: &[&str]) -> Self {
         Self {
             name: name.into(),
             command: command.into(),
@@ -48,7 +48,7 @@ fn toml_str(s: &str) -> String {
 }
 
 /// A running duet; killed when dropped.
-pub struct Duet {
+pub(crate) struct Duet {
     child: tokio::process::Child,
     pub pid: u32,
     pub addr: SocketAddr,
@@ -63,7 +63,7 @@ pub struct Duet {
 
 impl Duet {
     /// Starts `exe serve` with these profiles and waits for its ready line.
-    pub async fn start(exe: &Path, profiles: &[Profile]) -> Result<Self> {
+    pub(crate) async fn start(exe: &Path, profiles: &[Profile]) -> Result<Self> {
         let dir = tempfile::Builder::new().prefix("duet-bench-").tempdir()?;
         let mut toml = String::new();
         for p in profiles {
@@ -123,7 +123,7 @@ impl Duet {
     }
 
     /// Starts a session of `profile` (120×36).
-    pub async fn create(&self, profile: &str) -> Result<SessionInfo> {
+    pub(crate) async fn create(&self, profile: &str) -> Result<SessionInfo> {
         let resp = self
             .http
             .post(format!("http://{}/api/sessions", self.addr))
@@ -143,7 +143,7 @@ impl Duet {
     }
 
     /// `GET /api/sessions/{id}/screen`.
-    pub async fn screen(&self, id: impl std::fmt::Display) -> Result<String> {
+    pub(crate) async fn screen(&self, id: impl std::fmt::Display) -> Result<String> {
         Ok(self
             .http
             .get(format!("http://{}/api/sessions/{id}/screen", self.addr))
@@ -157,7 +157,7 @@ impl Duet {
     }
 
     /// Opens a WebSocket to session `id` (no reading yet).
-    pub async fn connect(&self, id: impl std::fmt::Display) -> Result<Client> {
+    pub(crate) async fn connect(&self, id: impl std::fmt::Display) -> Result<Client> {
         let mut req = format!("ws://{}/api/sessions/{id}/ws", self.addr).into_client_request()?;
         req.headers_mut().insert(
             "authorization",
@@ -177,27 +177,27 @@ impl Duet {
     }
 
     /// The session's private directory.
-    pub fn session_dir(&self, id: impl std::fmt::Display) -> PathBuf {
+    pub(crate) fn session_dir(&self, id: impl std::fmt::Display) -> PathBuf {
         self.state_dir.join(id.to_string())
     }
 
     /// duet's resident memory, KiB.
-    pub fn rss_kib(&self) -> u64 {
+    pub(crate) fn rss_kib(&self) -> u64 {
         proc_status(self.pid, "VmRSS:")
     }
 
     /// duet's thread count.
-    pub fn threads(&self) -> u64 {
+    pub(crate) fn threads(&self) -> u64 {
         proc_status(self.pid, "Threads:")
     }
 
     /// CPU seconds duet used so far (user + system).
-    pub fn cpu_secs(&self) -> f64 {
+    pub(crate) fn cpu_secs(&self) -> f64 {
         cpu_secs(self.pid)
     }
 
     /// SIGTERM, then SIGKILL if it does not stop within `grace`.
-    pub async fn stop(mut self, grace: Duration) {
+    pub(crate) async fn stop(mut self, grace: Duration) {
         let pid = nix::unistd::Pid::from_raw(self.pid as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         if tokio::time::timeout(grace, self.child.wait())
@@ -210,7 +210,7 @@ impl Duet {
 }
 
 /// A field of /proc/PID/status as a number (kB for memory), 0 if missing.
-pub fn proc_status(pid: u32, field: &str) -> u64 {
+pub(crate) fn proc_status(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()
@@ -221,7 +221,7 @@ pub fn proc_status(pid: u32, field: &str) -> u64 {
 }
 
 /// utime + stime of a process, seconds.
-pub fn cpu_secs(pid: u32) -> f64 {
+pub(crate) fn cpu_secs(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the parenthesised command name; utime and stime are the
     // 14th and 15th fields overall.
@@ -239,12 +239,12 @@ pub fn cpu_secs(pid: u32) -> f64 {
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// One WebSocket client.
-pub struct Client {
+pub(crate) struct Client {
     pub ws: Ws,
 }
 
 /// What a client received.
-pub enum Frame {
+pub(crate) enum Frame {
     /// Terminal bytes (live output or a snapshot after `resync`).
     Term(Bytes),
     /// A JSON message, with the fields the benchmarks look at.
@@ -255,7 +255,7 @@ pub enum Frame {
 
 /// The fields of server messages the benchmarks use; the rest is skipped.
 #[derive(Debug, Deserialize)]
-pub struct Head {
+pub(crate) struct Head {
     #[serde(rename = "type")]
     pub kind: String,
     #[serde(default)]
@@ -268,7 +268,7 @@ pub struct Head {
 
 /// The fields of a relayed event the benchmarks use.
 #[derive(Debug, Deserialize)]
-pub struct EventBody {
+pub(crate) struct EventBody {
     #[serde(default)]
     pub subtype: Option<String>,
     #[serde(default)]
@@ -280,7 +280,7 @@ pub struct EventBody {
 
 impl Client {
     /// The next frame (pings and pongs skipped).
-    pub async fn next(&mut self) -> Result<Frame> {
+    pub(crate) async fn next(&mut self) -> Result<Frame> {
         loop {
             return Ok(match self.ws.next().await {
                 None | Some(Ok(Message::Close(_))) => Frame::Closed,
@@ -297,7 +297,7 @@ impl Client {
 
     /// Reads the greeting: `hello`, `resync`, and the snapshot frame, which
     /// it returns.
-    pub async fn attach(&mut self) -> Result<Bytes> {
+    pub(crate) async fn attach(&mut self) -> Result<Bytes> {
         let mut hello = false;
         let mut resync = false;
         loop {
@@ -316,7 +316,7 @@ impl Client {
     }
 
     /// Sends keystrokes (a binary frame).
-    pub async fn keys(&mut self, bytes: &[u8]) -> Result<()> {
+    pub(crate) async fn keys(&mut self, bytes: &[u8]) -> Result<()> {
         self.ws
             .send(Message::Binary(Bytes::copy_from_slice(bytes)))
             .await?;
@@ -324,14 +324,14 @@ impl Client {
     }
 
     /// Sends a JSON message.
-    pub async fn json(&mut self, v: &serde_json::Value) -> Result<()> {
+    pub(crate) async fn json(&mut self, v: &serde_json::Value) -> Result<()> {
         self.ws.send(Message::Text(v.to_string().into())).await?;
         Ok(())
     }
 
     /// Reads until the terminal stream (snapshots included) contains
     /// `needle`, which must not be longer than 64 bytes.
-    pub async fn wait_for_text(&mut self, first: &[u8], needle: &[u8]) -> Result<()> {
+    pub(crate) async fn wait_for_text(&mut self, first: &[u8], needle: &[u8]) -> Result<()> {
         let mut tail = Tail::default();
         if tail.push_contains(first, needle) {
             return Ok(());
@@ -351,17 +351,17 @@ impl Client {
 
 /// The last 64 bytes of a stream, to find a marker split across frames.
 #[derive(Default)]
-pub struct Tail(Vec<u8>);
+pub(crate) struct Tail(Vec<u8>);
 
 impl Tail {
     /// Appends `data`; whether the stream now *ends* with `marker`.
-    pub fn push_ends_with(&mut self, data: &[u8], marker: &[u8]) -> bool {
+    pub(crate) fn push_ends_with(&mut self, data: &[u8], marker: &[u8]) -> bool {
         self.push(data);
         self.0.ends_with(marker)
     }
 
     /// Appends `data`; whether `needle` occurs in the old tail plus `data`.
-    pub fn push_contains(&mut self, data: &[u8], needle: &[u8]) -> bool {
+    pub(crate) fn push_contains(&mut self, data: &[u8], needle: &[u8]) -> bool {
         let mut hay = std::mem::take(&mut self.0);
         hay.extend_from_slice(data);
         let found = hay.windows(needle.len()).any(|w| w == needle);

@@ -17,13 +17,13 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
 /// Printed once a fixture is ready for its start signal.
-pub const READY: &[u8] = b"BENCH-READY\r\n";
+pub(crate) const READY: &[u8] = b"BENCH-READY\r\n";
 /// The last thing a flood writes.
-pub const END: &[u8] = b"\r\n__BENCH_END__\r\n";
+pub(crate) const END: &[u8] = b"\r\n__BENCH_END__\r\n";
 
 /// `duet-bench fixture <name>`.
 #[derive(Debug, Subcommand)]
-pub enum Fixture {
+pub(crate) enum Fixture {
     /// Writes `--bytes` of mixed text (colours, UTF-8, long and short lines),
     /// then [`END`].
     Flood(FloodArgs),
@@ -42,7 +42,7 @@ pub enum Fixture {
 
 /// `fixture flood`.
 #[derive(Debug, Args)]
-pub struct FloodArgs {
+pub(crate) struct FloodArgs {
     #[arg(long)]
     pub bytes: u64,
     /// Start when this file exists instead of on a key.
@@ -61,7 +61,7 @@ pub struct FloodArgs {
 
 /// `fixture echo`.
 #[derive(Debug, Args)]
-pub struct EchoArgs {
+pub(crate) struct EchoArgs {
     /// After `--count` reads, write each read's arrival and its echo's
     /// departure (monotonic ns, one `in out` pair per line) to this file.
     #[arg(long, requires = "count")]
@@ -72,7 +72,7 @@ pub struct EchoArgs {
 
 /// `fixture events`.
 #[derive(Debug, Args)]
-pub struct EventsArgs {
+pub(crate) struct EventsArgs {
     #[arg(long)]
     pub file: PathBuf,
     #[arg(long)]
@@ -84,7 +84,7 @@ pub struct EventsArgs {
 
 /// `fixture agent`.
 #[derive(Debug, Args)]
-pub struct AgentArgs {
+pub(crate) struct AgentArgs {
     #[arg(long)]
     pub events: PathBuf,
     /// Only there so the profile mentions `{input_file}`; submits are
@@ -95,7 +95,7 @@ pub struct AgentArgs {
 
 /// `fixture mixed`.
 #[derive(Debug, Args)]
-pub struct MixedArgs {
+pub(crate) struct MixedArgs {
     /// Terminal bytes per second.
     #[arg(long)]
     pub rate: u64,
@@ -108,7 +108,7 @@ pub struct MixedArgs {
 }
 
 /// Runs a fixture; its exit code.
-pub fn run(f: Fixture) -> Result<()> {
+pub(crate) fn run(f: Fixture) -> Result<()> {
     match f {
         Fixture::Flood(a) => flood(a),
         Fixture::Echo(a) => echo(a),
@@ -120,7 +120,7 @@ pub fn run(f: Fixture) -> Result<()> {
 
 /// CLOCK_MONOTONIC in nanoseconds: the one clock the fixtures and the
 /// benchmark process share.
-pub fn mono_ns() -> u64 {
+pub(crate) fn mono_ns() -> u64 {
     use nix::time::{clock_gettime, ClockId};
     clock_gettime(ClockId::CLOCK_MONOTONIC)
         .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
@@ -237,7 +237,7 @@ const WORDS: &[&str] = &[
 /// About `len` bytes of text that looks like a busy terminal: short and
 /// long lines (some wider than 120 columns), SGR colours (16, 256 and
 /// truecolor), bold, UTF-8, and a cursor-movement sequence now and then.
-pub fn mixed_text(len: usize, seed: u64) -> Vec<u8> {
+pub(crate) fn mixed_text(len: usize, seed: u64) -> Vec<u8> {
     let mut rng = Rng(seed | 1);
     let mut out = Vec::with_capacity(len + 256);
     while out.len() < len {
@@ -274,7 +274,7 @@ pub fn mixed_text(len: usize, seed: u64) -> Vec<u8> {
 }
 
 /// The text `flood` repeats.
-pub fn flood_text() -> Vec<u8> {
+pub(crate) fn flood_text() -> Vec<u8> {
     mixed_text(1 << 20, 0x5eed)
 }
 
@@ -331,7 +331,7 @@ fn echo(a: EchoArgs) -> Result<()> {
 }
 
 /// One event line (~160 bytes) stamped with the monotonic clock.
-pub fn event_line(i: u64) -> String {
+pub(crate) fn event_line(i: u64) -> String {
     format!(
         "{{\"type\":\"bench\",\"i\":{i},\"t\":{},\"text\":\"the quick brown fox jumps over the lazy dog; \
          a stream event of about the size of a token delta with its envelope\"}}\n",

@@ -14,13 +14,13 @@ use tokio::sync::mpsc;
 use crate::fixture::mono_ns;
 
 /// A line and when it was seen (monotonic ns).
-pub struct Seen {
+pub(crate) struct Seen {
     pub at: u64,
     pub line: String,
 }
 
 /// Follows one file until dropped.
-pub struct Follower {
+pub(crate) struct Follower {
     _watcher: notify::RecommendedWatcher,
     pub lines: mpsc::Receiver<Seen>,
 }
@@ -73,7 +73,7 @@ fn changes_data(kind: &notify::EventKind) -> bool {
 }
 
 /// Follows `path` (which may not exist yet) from its start.
-pub fn follow(path: &Path) -> Result<Follower> {
+pub(crate) fn follow(path: &Path) -> Result<Follower> {
     let dir = path.parent().context("file without a directory")?;
     let (tx, rx) = mpsc::channel(1 << 18);
     let mut reader = Reader {

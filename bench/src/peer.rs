@@ -94,7 +94,7 @@ impl PeerSpec {
 }
 
 /// `program` as an absolute path (ttyd gives its programs no PATH).
-pub fn which(program: &str) -> String {
+pub(crate) fn which(program: &str) -> String {
     if program.contains('/') {
         return program.into();
     }
@@ -107,7 +107,7 @@ pub fn which(program: &str) -> String {
 }
 
 /// A running peer server with one program configured; killed when dropped.
-pub struct Peer {
+pub(crate) struct Peer {
     pub spec: PeerSpec,
     child: tokio::process::Child,
     pub pid: u32,
@@ -119,12 +119,12 @@ pub struct Peer {
 
 /// A terminal on a peer (terminado: its name; ttyd has one per connection).
 #[derive(Debug, Clone)]
-pub struct Term(String);
+pub(crate) struct Term(String);
 
 impl Peer {
     /// Starts the peer serving `program args...` on 127.0.0.1, port 0; `{dir}`
     /// in an argument becomes [`Peer::dir`].
-    pub async fn start(spec: &PeerSpec, program: &str, args: &[&str]) -> Result<Self> {
+    pub(crate) async fn start(spec: &PeerSpec, program: &str, args: &[&str]) -> Result<Self> {
         let dir = tempfile::Builder::new()
             .prefix(&format!("duet-bench-{}-", spec.name()))
             .tempdir()?;
@@ -191,7 +191,7 @@ impl Peer {
     }
 
     /// A new terminal (its program starts) and its first client.
-    pub async fn open(&self) -> Result<(Term, PeerClient)> {
+    pub(crate) async fn open(&self) -> Result<(Term, PeerClient)> {
         let term = Term(format!(
             "t{}",
             self.next_term.fetch_add(1, Ordering::Relaxed)
@@ -202,7 +202,7 @@ impl Peer {
 
     /// Another client on `term`. ttyd has no shared terminals: it starts
     /// another program for every connection.
-    pub async fn join(&self, term: &Term) -> Result<PeerClient> {
+    pub(crate) async fn join(&self, term: &Term) -> Result<PeerClient> {
         let url = match self.spec.kind {
             Kind::Ttyd => format!("ws://127.0.0.1:{}/ws", self.port),
             Kind::Terminado => format!("ws://127.0.0.1:{}/websocket/{}", self.port, term.0),
@@ -238,17 +238,17 @@ impl Peer {
     }
 
     /// The server's resident memory, KiB (not its programs').
-    pub fn rss_kib(&self) -> u64 {
+    pub(crate) fn rss_kib(&self) -> u64 {
         crate::duet::proc_status(self.pid, "VmRSS:")
     }
 
     /// CPU seconds the server used so far.
-    pub fn cpu_secs(&self) -> f64 {
+    pub(crate) fn cpu_secs(&self) -> f64 {
         crate::duet::cpu_secs(self.pid)
     }
 
     /// Kills the server (and so, through their hangup, its programs).
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         let pid = nix::unistd::Pid::from_raw(self.pid as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
@@ -263,13 +263,13 @@ impl Peer {
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// One WebSocket client of a peer.
-pub struct PeerClient {
+pub(crate) struct PeerClient {
     pub ws: Ws,
     kind: Kind,
 }
 
 /// What a peer client received.
-pub enum PeerFrame {
+pub(crate) enum PeerFrame {
     /// Terminal output.
     Term(Bytes),
     /// Anything else (title, preferences, setup).
@@ -280,7 +280,7 @@ pub enum PeerFrame {
 
 impl PeerClient {
     /// The next frame.
-    pub async fn next(&mut self) -> Result<PeerFrame> {
+    pub(crate) async fn next(&mut self) -> Result<PeerFrame> {
         loop {
             let msg = match self.ws.next().await {
                 None | Some(Ok(Message::Close(_))) => return Ok(PeerFrame::Closed),
@@ -312,7 +312,7 @@ impl PeerClient {
     }
 
     /// Types keys.
-    pub async fn keys(&mut self, bytes: &[u8]) -> Result<()> {
+    pub(crate) async fn keys(&mut self, bytes: &[u8]) -> Result<()> {
         let msg = match self.kind {
             Kind::Ttyd => {
                 let mut b = Vec::with_capacity(bytes.len() + 1);
@@ -331,7 +331,7 @@ impl PeerClient {
     }
 
     /// Reads until the terminal output contains `needle` (≤ 64 bytes).
-    pub async fn wait_for_text(&mut self, needle: &[u8]) -> Result<()> {
+    pub(crate) async fn wait_for_text(&mut self, needle: &[u8]) -> Result<()> {
         let mut tail = Tail::default();
         loop {
             match tokio::time::timeout(SETUP, self.next())
@@ -347,7 +347,7 @@ impl PeerClient {
 
     /// Waits for the first frame of any kind: the peer has taken the client
     /// in (ttyd: title and preferences; terminado: `setup`).
-    pub async fn greeted(&mut self) -> Result<()> {
+    pub(crate) async fn greeted(&mut self) -> Result<()> {
         match tokio::time::timeout(SETUP, self.next())
             .await
             .context("no greeting")??

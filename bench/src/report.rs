@@ -10,7 +10,7 @@ use serde::Serialize;
 /// Whether bigger or smaller is better for a figure and where its target is.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Target {
+pub(crate) enum Target {
     /// `duet >= value`.
     AtLeast { value: f64 },
     /// `duet <= value`.
@@ -27,7 +27,7 @@ pub enum Target {
 
 /// One measured figure.
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub workload: String,
     pub metric: String,
     pub unit: String,
@@ -46,7 +46,7 @@ pub struct Row {
 
 /// One peer's figure for a row.
 #[derive(Debug, Clone, Serialize)]
-pub struct PeerCell {
+pub(crate) struct PeerCell {
     pub peer: String,
     /// `None` when the peer failed this workload (see `note`).
     pub value: Option<f64>,
@@ -58,7 +58,7 @@ pub struct PeerCell {
 
 impl Row {
     /// A row; ratio, target text and pass/miss are derived.
-    pub fn new(
+    pub(crate) fn new(
         workload: &str,
         metric: &str,
         unit: &str,
@@ -99,7 +99,7 @@ impl Row {
     }
 
     /// Adds a peer's figure for the same metric.
-    pub fn peer(mut self, peer: &str, value: f64, note: impl Into<String>) -> Self {
+    pub(crate) fn peer(mut self, peer: &str, value: f64, note: impl Into<String>) -> Self {
         self.peers.push(PeerCell {
             peer: peer.into(),
             value: Some(value),
@@ -110,7 +110,7 @@ impl Row {
     }
 
     /// Records that a peer could not run this figure.
-    pub fn peer_failed(mut self, peer: &str, error: &anyhow::Error) -> Self {
+    pub(crate) fn peer_failed(mut self, peer: &str, error: &anyhow::Error) -> Self {
         self.peers.push(PeerCell {
             peer: peer.into(),
             value: None,
@@ -121,14 +121,14 @@ impl Row {
     }
 
     /// Adds a note (shown under the table and in the JSON).
-    pub fn note(mut self, note: impl Into<String>) -> Self {
+    pub(crate) fn note(mut self, note: impl Into<String>) -> Self {
         self.note = note.into();
         self
     }
 }
 
 /// A number with as many digits as it deserves.
-pub fn fmt(v: f64) -> String {
+pub(crate) fn fmt(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 || a >= 100.0 {
         format!("{v:.0}")
@@ -143,7 +143,7 @@ pub fn fmt(v: f64) -> String {
 
 /// The machine and conditions of a run.
 #[derive(Debug, Clone, Serialize)]
-pub struct Machine {
+pub(crate) struct Machine {
     pub nproc: usize,
     pub cpu_model: String,
     pub kernel: String,
@@ -154,7 +154,7 @@ pub struct Machine {
 
 impl Machine {
     /// Reads /proc.
-    pub fn probe() -> Self {
+    pub(crate) fn probe() -> Self {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu_model = cpuinfo
             .lines()
@@ -184,7 +184,7 @@ impl Machine {
 }
 
 /// `/proc/loadavg`'s three load averages.
-pub fn loadavg() -> String {
+pub(crate) fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .unwrap_or_default()
         .split_whitespace()
@@ -195,7 +195,7 @@ pub fn loadavg() -> String {
 
 /// Everything a run produced.
 #[derive(Debug, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub machine: Machine,
     /// The peer gateways measured alongside duet, in column order.
     pub peers: Vec<String>,
@@ -211,7 +211,7 @@ pub struct Report {
 impl Report {
     /// The table as Markdown (also what is printed). Each peer adds a
     /// column with its figure and one with its figure ÷ duet's.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut s = String::new();
         s.push_str("| workload | metric | duet | baseline | ratio |");
         for p in &self.peers {
@@ -285,7 +285,7 @@ impl Report {
     }
 
     /// Prints the header and the table to stdout.
-    pub fn print(&self) -> Result<()> {
+    pub(crate) fn print(&self) -> Result<()> {
         let m = &self.machine;
         let mut out = std::io::stdout().lock();
         writeln!(
@@ -305,7 +305,7 @@ impl Report {
     }
 
     /// Writes the JSON file (creating its directory).
-    pub fn write_json(&self, path: &Path) -> Result<()> {
+    pub(crate) fn write_json(&self, path: &Path) -> Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -315,17 +315,17 @@ impl Report {
 }
 
 /// Sorted samples and their percentiles.
-pub struct Samples(Vec<f64>);
+pub(crate) struct Samples(Vec<f64>);
 
 impl Samples {
     /// From raw values.
-    pub fn new(mut v: Vec<f64>) -> Self {
+    pub(crate) fn new(mut v: Vec<f64>) -> Self {
         v.sort_by(|a, b| a.total_cmp(b));
         Self(v)
     }
 
     /// The `p`th percentile (nearest rank), 0 when empty.
-    pub fn pct(&self, p: f64) -> f64 {
+    pub(crate) fn pct(&self, p: f64) -> f64 {
         if self.0.is_empty() {
             return 0.0;
         }
@@ -334,7 +334,7 @@ impl Samples {
     }
 
     /// The largest sample.
-    pub fn max(&self) -> f64 {
+    pub(crate) fn max(&self) -> f64 {
         self.0.last().copied().unwrap_or(0.0)
     }
 }

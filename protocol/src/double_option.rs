@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-pub fn serialize<T: Serialize, S: Serializer>(
+pub(crate) fn serialize<T: Serialize, S: Serializer>(
     value: &Option<Option<T>>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
@@ -14,7 +14,7 @@ pub fn serialize<T: Serialize, S: Serializer>(
     }
 }
 
-pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+pub(crate) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(deserializer).map(Some)

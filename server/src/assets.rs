@@ -56,14 +56,14 @@ fn index() -> Response {
 
 /// `?token=` (or `?share=`) on the page URL.
 #[derive(Deserialize)]
-pub struct LoginQuery {
+pub(crate) struct LoginQuery {
     token: Option<String>,
     share: Option<String>,
 }
 
 /// `GET /`: the app. With `?token=`, trades the token for the cookie and
 /// redirects to a clean URL, so the token leaves the address bar and history.
-pub async fn root(
+pub(crate) async fn root(
     State(state): State<AppState>,
     conn: Option<Extension<Conn>>,
     Query(q): Query<LoginQuery>,
@@ -131,7 +131,7 @@ fn share_login(state: &AppState, secret: &str, peer: Option<std::net::IpAddr>) -
 }
 
 /// Any other non-API path: a file of the build, or the app (client routing).
-pub async fn static_file(uri: Uri) -> Response {
+pub(crate) async fn static_file(uri: Uri) -> Response {
     let path = uri.path();
     match find(path) {
         Some((bytes, ty)) => {

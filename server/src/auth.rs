@@ -26,7 +26,7 @@ use crate::throttle::Throttle;
 /// Who made a request, set by [`require_auth`] as a request extension (and
 /// carried by each WebSocket connection).
 #[derive(Debug, Clone)]
-pub struct Principal {
+pub(crate) struct Principal {
     /// `owner` for the main token, a `[[token]]` name, or `share:<id>`.
     pub name: String,
     pub role: Role,
@@ -36,7 +36,7 @@ pub struct Principal {
 
 /// What a share link is limited to.
 #[derive(Debug, Clone)]
-pub struct ShareScope {
+pub(crate) struct ShareScope {
     pub id: String,
     pub session: SessionId,
     /// Unix time in milliseconds.
@@ -45,7 +45,7 @@ pub struct ShareScope {
 
 /// What a request or message does, for the role check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// See a session: terminal, chat, state.
     Read,
     /// Keystrokes, submit, cancel, resize.
@@ -62,7 +62,7 @@ pub enum Action {
 
 impl Action {
     /// Whether `role` may do this.
-    pub fn allowed(self, role: Role) -> bool {
+    pub(crate) fn allowed(self, role: Role) -> bool {
         matches!(
             (self, role),
             (_, Role::Owner)
@@ -73,7 +73,7 @@ impl Action {
     }
 
     /// Its name in the audit trail.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Action::Read => "read",
             Action::Drive => "drive",
@@ -85,7 +85,7 @@ impl Action {
     }
 
     /// The roles that may, for messages.
-    pub fn roles(self) -> &'static str {
+    pub(crate) fn roles(self) -> &'static str {
         match self {
             Action::Read => "any role",
             Action::Drive => "the driver or owner role",
@@ -108,7 +108,7 @@ impl Action {
 
 impl Principal {
     /// The owner (the main token, or no authentication at all).
-    pub fn owner() -> Self {
+    pub(crate) fn owner() -> Self {
         Self {
             name: "owner".into(),
             role: Role::Owner,
@@ -117,7 +117,7 @@ impl Principal {
     }
 
     /// Why this principal may not do `action`, if it may not.
-    pub fn refusal(&self, action: Action) -> Option<String> {
+    pub(crate) fn refusal(&self, action: Action) -> Option<String> {
         (!action.allowed(self.role)).then(|| {
             format!(
                 "{} needs {}; you ({}) are {}",
@@ -130,7 +130,7 @@ impl Principal {
     }
 
     /// 403 unless this principal may do `action`.
-    pub fn require(&self, action: Action) -> Result<(), AppError> {
+    pub(crate) fn require(&self, action: Action) -> Result<(), AppError> {
         match self.refusal(action) {
             Some(msg) => Err(AppError::new(
                 StatusCode::FORBIDDEN,
@@ -143,14 +143,14 @@ impl Principal {
 
     /// Whether this principal may see session `id` at all (a share link
     /// sees its own session only).
-    pub fn sees(&self, id: SessionId) -> bool {
+    pub(crate) fn sees(&self, id: SessionId) -> bool {
         self.share.as_ref().is_none_or(|s| s.session == id)
     }
 }
 
 /// How clients prove who they are.
 #[derive(Clone)]
-pub struct Auth {
+pub(crate) struct Auth {
     /// `None` disables authentication (loopback only; see the CLI).
     token: Option<String>,
     tokens: Arc<Vec<NamedToken>>,
@@ -165,7 +165,7 @@ pub struct Auth {
 impl Auth {
     /// `cookie_name` should be distinct per server so two duets on one host
     /// (cookies ignore ports) do not log each other out.
-    pub fn new(
+    pub(crate) fn new(
         token: Option<String>,
         cookie_name: String,
         secure_cookie: bool,
@@ -186,14 +186,14 @@ impl Auth {
     }
 
     /// Adds the config file's named tokens.
-    pub fn with_tokens(mut self, tokens: Vec<NamedToken>) -> Self {
+    pub(crate) fn with_tokens(mut self, tokens: Vec<NamedToken>) -> Self {
         self.tokens = Arc::new(tokens);
         self
     }
 
     /// Whether principal `name` still exists: the owner, a configured
     /// token, a live share link (for devices subscribed earlier).
-    pub fn knows(&self, name: &str) -> bool {
+    pub(crate) fn knows(&self, name: &str) -> bool {
         if name == "owner" || self.token.is_none() {
             return true;
         }
@@ -206,7 +206,7 @@ impl Auth {
     /// Principal `name` as it stands now (`owner`, a configured token, a
     /// live share link), or `None` once it is gone: a capability made for
     /// it is worth no more than it.
-    pub fn principal_named(&self, name: &str) -> Option<Principal> {
+    pub(crate) fn principal_named(&self, name: &str) -> Option<Principal> {
         if name == "owner" || self.token.is_none() {
             return Some(Principal::owner());
         }
@@ -234,7 +234,7 @@ impl Auth {
 
     /// 429 while `peer` (or everyone) has guessed wrong too often: the
     /// tokens' throttle, for other secrets a client presents.
-    pub fn guess_allowed(&self, peer: Option<IpAddr>) -> Result<(), AppError> {
+    pub(crate) fn guess_allowed(&self, peer: Option<IpAddr>) -> Result<(), AppError> {
         self.throttle.check(peer).map_err(|wait| {
             AppError::too_many(
                 "too many wrong secrets from this address; try again later",
@@ -244,7 +244,7 @@ impl Auth {
     }
 
     /// Counts a wrong secret from `peer` (see [`Auth::guess_allowed`]).
-    pub fn wrong_guess(&self, peer: Option<IpAddr>, candidate: &str) {
+    pub(crate) fn wrong_guess(&self, peer: Option<IpAddr>, candidate: &str) {
         self.throttle.failed(peer, candidate);
     }
 
@@ -284,7 +284,11 @@ impl Auth {
 
     /// Checks a token a client sent from `peer`: 429 while that address (or
     /// everyone) has guessed wrong too often, 401 if wrong (counted).
-    pub fn verify(&self, candidate: &str, peer: Option<IpAddr>) -> Result<Principal, AppError> {
+    pub(crate) fn verify(
+        &self,
+        candidate: &str,
+        peer: Option<IpAddr>,
+    ) -> Result<Principal, AppError> {
         if self.token.is_none() {
             return Ok(Principal::owner());
         }
@@ -325,7 +329,11 @@ impl Auth {
     }
 
     /// Checks the credentials of a request from `peer`.
-    pub fn check(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> Result<Principal, AppError> {
+    pub(crate) fn check(
+        &self,
+        headers: &HeaderMap,
+        peer: Option<IpAddr>,
+    ) -> Result<Principal, AppError> {
         if self.token.is_none() {
             return Ok(Principal::owner());
         }
@@ -343,7 +351,7 @@ impl Auth {
     /// as the Host it was sent to, or one allowed by `--allow-origin`.
     /// Requests without Origin come from non-browser clients, which must
     /// hold the token anyway.
-    pub fn origin_allowed(&self, headers: &HeaderMap) -> bool {
+    pub(crate) fn origin_allowed(&self, headers: &HeaderMap) -> bool {
         let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) else {
             return true;
         };
@@ -367,7 +375,7 @@ impl Auth {
     }
 
     /// 403 unless [`Auth::origin_allowed`].
-    pub fn require_origin(&self, headers: &HeaderMap) -> Result<(), AppError> {
+    pub(crate) fn require_origin(&self, headers: &HeaderMap) -> Result<(), AppError> {
         if self.origin_allowed(headers) {
             return Ok(());
         }
@@ -380,7 +388,7 @@ impl Auth {
 
     /// `Set-Cookie` value that logs a browser in with `token` (the one it
     /// presented: a named token must not become the owner's).
-    pub fn login_cookie(&self, token: &str) -> HeaderValue {
+    pub(crate) fn login_cookie(&self, token: &str) -> HeaderValue {
         let secure = if self.secure_cookie { "; Secure" } else { "" };
         HeaderValue::from_str(&format!(
             "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=604800{secure}",
@@ -391,7 +399,7 @@ impl Auth {
 
     /// `Set-Cookie` value that signs a browser in with a share link's
     /// secret, for as long as the share lives.
-    pub fn share_cookie(&self, secret: &str, max_age_secs: u64) -> HeaderValue {
+    pub(crate) fn share_cookie(&self, secret: &str, max_age_secs: u64) -> HeaderValue {
         let secure = if self.secure_cookie { "; Secure" } else { "" };
         HeaderValue::from_str(&format!(
             "{}={secret}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age_secs}{secure}",
@@ -401,7 +409,7 @@ impl Auth {
     }
 
     /// `Set-Cookie` value that logs a browser out.
-    pub fn logout_cookie(&self) -> HeaderValue {
+    pub(crate) fn logout_cookie(&self) -> HeaderValue {
         HeaderValue::from_str(&format!(
             "{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0",
             self.cookie_name

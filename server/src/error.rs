@@ -12,7 +12,7 @@ use duet_protocol::ws::ErrorCode;
 
 /// An error answer.
 #[derive(Debug)]
-pub struct AppError {
+pub(crate) struct AppError {
     pub status: StatusCode,
     pub code: ErrorCode,
     pub message: String,
@@ -22,7 +22,7 @@ pub struct AppError {
 
 impl AppError {
     /// An error with an explicit status.
-    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             status,
             code,
@@ -32,7 +32,7 @@ impl AppError {
     }
 
     /// 429: try again after `wait`.
-    pub fn too_many(message: impl Into<String>, wait: std::time::Duration) -> Self {
+    pub(crate) fn too_many(message: impl Into<String>, wait: std::time::Duration) -> Self {
         Self {
             retry_after: Some(wait),
             ..Self::new(
@@ -44,7 +44,7 @@ impl AppError {
     }
 
     /// 404 for a session id that does not exist (or was already reaped).
-    pub fn no_session() -> Self {
+    pub(crate) fn no_session() -> Self {
         Self::new(
             StatusCode::NOT_FOUND,
             ErrorCode::SessionNotFound,
@@ -53,7 +53,7 @@ impl AppError {
     }
 
     /// 400 for a malformed request.
-    pub fn bad_request(message: impl Into<String>) -> Self {
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, ErrorCode::BadMessage, message)
     }
 }
@@ -83,7 +83,7 @@ impl IntoResponse for AppError {
 /// JSON errors (an extractor's rejection, the router's 405, a failed
 /// WebSocket upgrade) becomes one, with its text as the message and its
 /// other headers (`Allow`, `Retry-After`) kept.
-pub async fn json_errors(req: Request, next: Next) -> Response {
+pub(crate) async fn json_errors(req: Request, next: Next) -> Response {
     let resp = next.run(req).await;
     let status = resp.status();
     let is_json = resp

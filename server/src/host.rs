@@ -21,7 +21,7 @@ use crate::error::AppError;
 
 /// The path load balancers probe, by whatever address they know the server
 /// by (Kubernetes probes by pod IP); it answers `ok` and nothing else.
-pub const HEALTH_PATH: &str = "/healthz";
+pub(crate) const HEALTH_PATH: &str = "/healthz";
 
 /// One `--allowed-host` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ struct Pattern {
 
 /// The names a server answers to.
 #[derive(Debug, Clone)]
-pub struct AllowedHosts {
+pub(crate) struct AllowedHosts {
     patterns: Vec<Pattern>,
     listen: SocketAddr,
     /// Whether a request without any Host passes (auth on: only a client
@@ -44,7 +44,7 @@ pub struct AllowedHosts {
 
 impl AllowedHosts {
     /// Validates the configured names. `listen` is the bound address.
-    pub fn new(
+    pub(crate) fn new(
         configured: &[String],
         listen: SocketAddr,
         allow_missing: bool,
@@ -90,7 +90,7 @@ impl AllowedHosts {
 
     /// Whether `host` (a Host header or URI authority) names this server,
     /// for a connection that arrived at `local`.
-    pub fn allows(&self, host: &str, local: Option<SocketAddr>) -> bool {
+    pub(crate) fn allows(&self, host: &str, local: Option<SocketAddr>) -> bool {
         let Some((name, port)) = split_host(host.trim()) else {
             return false;
         };

@@ -16,9 +16,9 @@ use crate::secret::{constant_time_eq, random_token, sha256};
 use crate::sync::lock;
 
 /// The longest a share link may live: a forgotten link must not work forever.
-pub const MAX_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
+pub(crate) const MAX_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Live shares at once (all sessions together); a bound on the table.
-pub const MAX_SHARES: usize = 256;
+pub(crate) const MAX_SHARES: usize = 256;
 
 struct Entry {
     session: SessionId,
@@ -30,7 +30,7 @@ struct Entry {
 
 /// Who a share secret stands for.
 #[derive(Debug, Clone)]
-pub struct Grant {
+pub(crate) struct Grant {
     pub id: String,
     pub session: SessionId,
     pub role: Role,
@@ -40,13 +40,13 @@ pub struct Grant {
 
 /// Every live share, by id.
 #[derive(Default)]
-pub struct Shares {
+pub(crate) struct Shares {
     entries: Mutex<HashMap<String, Entry>>,
 }
 
 /// Why a share was not created.
 #[derive(Debug, thiserror::Error)]
-pub enum ShareError {
+pub(crate) enum ShareError {
     #[error("an owner share is not allowed: share driver, approver or viewer")]
     Owner,
     #[error("expires_in must be between 1 and {} seconds (7 days)", MAX_LIFETIME.as_secs())]
@@ -59,7 +59,7 @@ pub enum ShareError {
 
 impl Shares {
     /// A new share of `session`; returns it (with its URL) and its secret.
-    pub fn create(
+    pub(crate) fn create(
         &self,
         session: SessionId,
         role: Role,
@@ -99,7 +99,7 @@ impl Shares {
     }
 
     /// The live shares of `session` (without secrets), oldest expiry first.
-    pub fn list(&self, session: SessionId) -> Vec<Share> {
+    pub(crate) fn list(&self, session: SessionId) -> Vec<Share> {
         let now = now_ms();
         let mut out: Vec<Share> = lock(&self.entries)
             .iter()
@@ -117,7 +117,7 @@ impl Shares {
 
     /// Revokes share `id` of `session`: it stops working and its sockets
     /// close. Whether there was such a share.
-    pub fn revoke(&self, session: SessionId, id: &str) -> bool {
+    pub(crate) fn revoke(&self, session: SessionId, id: &str) -> bool {
         let mut entries = lock(&self.entries);
         match entries.get(id) {
             Some(e) if e.session == session => {
@@ -132,7 +132,7 @@ impl Shares {
 
     /// The live share whose secret hashes to `hash`. Every entry is
     /// compared, in constant time each.
-    pub fn lookup(&self, hash: &[u8; 32]) -> Option<Grant> {
+    pub(crate) fn lookup(&self, hash: &[u8; 32]) -> Option<Grant> {
         let now = now_ms();
         let entries = lock(&self.entries);
         let mut found = None;
@@ -150,7 +150,7 @@ impl Shares {
     }
 
     /// Share `id`, while it is live.
-    pub fn get(&self, id: &str) -> Option<Grant> {
+    pub(crate) fn get(&self, id: &str) -> Option<Grant> {
         let now = now_ms();
         lock(&self.entries)
             .get(id)
@@ -164,7 +164,7 @@ impl Shares {
     }
 
     /// Whether share `id` is live (neither revoked nor expired).
-    pub fn live(&self, id: &str) -> bool {
+    pub(crate) fn live(&self, id: &str) -> bool {
         let now = now_ms();
         lock(&self.entries)
             .get(id)
@@ -172,7 +172,7 @@ impl Shares {
     }
 
     /// Turns true when share `id` is revoked (at once if it is gone).
-    pub fn revoked(&self, id: &str) -> watch::Receiver<bool> {
+    pub(crate) fn revoked(&self, id: &str) -> watch::Receiver<bool> {
         match lock(&self.entries).get(id) {
             Some(e) => e.revoked.subscribe(),
             None => watch::channel(true).1,

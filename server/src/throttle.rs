@@ -22,11 +22,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Wrong tokens allowed per address (an IPv6 /64 counts as one) per window.
-pub const PER_ADDRESS: u32 = 10;
+pub(crate) const PER_ADDRESS: u32 = 10;
 /// Wrong tokens allowed from all addresses together per window.
-pub const GLOBAL: u32 = 100;
+pub(crate) const GLOBAL: u32 = 100;
 /// The window.
-pub const WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const WINDOW: Duration = Duration::from_secs(60);
 /// Addresses remembered before expired windows are dropped; the global
 /// limit bounds how many can be live at once.
 const PRUNE_AT: usize = 1024;
@@ -83,7 +83,7 @@ struct Counts {
 
 /// See the module docs.
 #[derive(Default)]
-pub struct Throttle {
+pub(crate) struct Throttle {
     counts: Mutex<Counts>,
     /// Keyed per process: which tokens were seen, not what they were.
     hasher: RandomState,
@@ -103,7 +103,7 @@ fn key(addr: IpAddr) -> IpAddr {
 
 impl Throttle {
     /// `Err(retry_after)` if tokens from `addr` are not to be looked at now.
-    pub fn check(&self, addr: Option<IpAddr>) -> Result<(), Duration> {
+    pub(crate) fn check(&self, addr: Option<IpAddr>) -> Result<(), Duration> {
         let now = Instant::now();
         let counts = crate::sync::lock(&self.counts);
         let global = counts.global.as_ref().and_then(|w| w.blocked(now, GLOBAL));
@@ -118,7 +118,7 @@ impl Throttle {
 
     /// Counts a wrong `token` from `addr`, unless the same one was counted
     /// for that address in this window already.
-    pub fn failed(&self, addr: Option<IpAddr>, token: &str) {
+    pub(crate) fn failed(&self, addr: Option<IpAddr>, token: &str) {
         let now = Instant::now();
         let token = self.hasher.hash_one(token);
         let mut counts = crate::sync::lock(&self.counts);

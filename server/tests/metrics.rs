@@ -23,7 +23,7 @@ async fn scrape(server: &TestServer) -> String {
     resp.text().await.unwrap()
 }
 
-pub async fn pending_approval(c: &mut Client) -> Approval {
+async fn pending_approval(c: &mut Client) -> Approval {
     match c
         .until(|m| matches!(m, ServerMessage::Approval(a) if a.state == ApprovalState::Pending))
         .await

@@ -98,7 +98,7 @@ struct App {
 
 /// Runs the agent until the user quits or a signal arrives; returns the exit
 /// code (0 for a quit, 128 + n for signal n, 129 when the terminal vanished).
-pub fn run(opts: Options) -> anyhow::Result<i32> {
+pub(crate) fn run(opts: Options) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let events = Events::new(&uuid::Uuid::new_v4().to_string());
     let (tx, rx) = mpsc::sync_channel::<AppEvent>(EVENT_QUEUE);

@@ -9,14 +9,14 @@ use unicode_width::UnicodeWidthStr;
 
 /// A run of text in one style.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Span {
+pub(crate) struct Span {
     pub text: String,
     pub style: ContentStyle,
 }
 
 impl Span {
     /// A span of `text` with control characters replaced by visible symbols.
-    pub fn new(text: &str, style: ContentStyle) -> Self {
+    pub(crate) fn new(text: &str, style: ContentStyle) -> Self {
         Span {
             text: sanitize(text),
             style,
@@ -24,7 +24,7 @@ impl Span {
     }
 
     /// Unstyled text.
-    pub fn plain(text: &str) -> Self {
+    pub(crate) fn plain(text: &str) -> Self {
         Span::new(text, ContentStyle::new())
     }
 }
@@ -33,14 +33,14 @@ impl Span {
 /// continuation rows indented by `indent` columns so they line up under the
 /// text rather than under a role marker.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Line {
+pub(crate) struct Line {
     pub spans: Vec<Span>,
     pub indent: usize,
 }
 
 impl Line {
     /// A line of one span.
-    pub fn styled(text: &str, style: ContentStyle) -> Self {
+    pub(crate) fn styled(text: &str, style: ContentStyle) -> Self {
         Line {
             spans: vec![Span::new(text, style)],
             indent: 0,
@@ -48,22 +48,22 @@ impl Line {
     }
 
     /// An empty line.
-    pub fn blank() -> Self {
+    pub(crate) fn blank() -> Self {
         Line::default()
     }
 
     /// A line made of `spans`, continuation rows indented by `indent`.
-    pub fn from_spans(spans: Vec<Span>, indent: usize) -> Self {
+    pub(crate) fn from_spans(spans: Vec<Span>, indent: usize) -> Self {
         Line { spans, indent }
     }
 
     /// The concatenated text of the spans.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.spans.iter().map(|s| s.text.as_str()).collect()
     }
 
     /// The spans covering `range` of [`Line::text`], styles kept.
-    pub fn slice(&self, range: Range<usize>) -> Vec<Span> {
+    pub(crate) fn slice(&self, range: Range<usize>) -> Vec<Span> {
         let mut out = Vec::new();
         let mut offset = 0;
         for span in &self.spans {
@@ -83,7 +83,7 @@ impl Line {
 }
 
 /// Display width of `text` in terminal columns.
-pub fn width(text: &str) -> usize {
+pub(crate) fn width(text: &str) -> usize {
     UnicodeWidthStr::width(text)
 }
 
@@ -91,7 +91,7 @@ pub fn width(text: &str) -> usize {
 /// pictures) and tabs with spaces: whatever a user, a remote submit or a
 /// command prints, only our own escape sequences reach the terminal, and the
 /// width we compute is the width the terminal shows.
-pub fn sanitize(text: &str) -> String {
+pub(crate) fn sanitize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -109,7 +109,7 @@ pub fn sanitize(text: &str) -> String {
 
 /// The styles of the conversation, in one place so roles look the same
 /// everywhere.
-pub mod styles {
+pub(crate) mod styles {
     use super::*;
 
     fn fg(color: Color) -> ContentStyle {
@@ -124,46 +124,46 @@ pub mod styles {
         style
     }
 
-    pub fn user_marker() -> ContentStyle {
+    pub(crate) fn user_marker() -> ContentStyle {
         with(fg(Color::Cyan), Attribute::Bold)
     }
-    pub fn user_text() -> ContentStyle {
+    pub(crate) fn user_text() -> ContentStyle {
         fg(Color::Cyan)
     }
-    pub fn agent_marker() -> ContentStyle {
+    pub(crate) fn agent_marker() -> ContentStyle {
         with(fg(Color::Magenta), Attribute::Bold)
     }
-    pub fn agent_text() -> ContentStyle {
+    pub(crate) fn agent_text() -> ContentStyle {
         ContentStyle::new()
     }
-    pub fn tool() -> ContentStyle {
+    pub(crate) fn tool() -> ContentStyle {
         with(fg(Color::Yellow), Attribute::Bold)
     }
-    pub fn tool_text() -> ContentStyle {
+    pub(crate) fn tool_text() -> ContentStyle {
         fg(Color::Yellow)
     }
-    pub fn dim() -> ContentStyle {
+    pub(crate) fn dim() -> ContentStyle {
         with(ContentStyle::new(), Attribute::Dim)
     }
-    pub fn ok() -> ContentStyle {
+    pub(crate) fn ok() -> ContentStyle {
         fg(Color::Green)
     }
-    pub fn error() -> ContentStyle {
+    pub(crate) fn error() -> ContentStyle {
         fg(Color::Red)
     }
-    pub fn diff_add() -> ContentStyle {
+    pub(crate) fn diff_add() -> ContentStyle {
         fg(Color::Green)
     }
-    pub fn diff_del() -> ContentStyle {
+    pub(crate) fn diff_del() -> ContentStyle {
         fg(Color::Red)
     }
-    pub fn diff_hunk() -> ContentStyle {
+    pub(crate) fn diff_hunk() -> ContentStyle {
         fg(Color::Cyan)
     }
-    pub fn approval() -> ContentStyle {
+    pub(crate) fn approval() -> ContentStyle {
         fg(Color::Yellow)
     }
-    pub fn approval_text() -> ContentStyle {
+    pub(crate) fn approval_text() -> ContentStyle {
         with(ContentStyle::new(), Attribute::Bold)
     }
 }

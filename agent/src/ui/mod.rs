@@ -8,8 +8,8 @@
 //! a cursor-position query: under duet there may be no terminal emulator
 //! attached to answer one, and a query nobody answers hangs the program.
 
-pub mod line;
-pub mod wrap;
+pub(crate) mod line;
+pub(crate) mod wrap;
 
 use std::io::{self, Write};
 
@@ -27,7 +27,7 @@ const MARKER_WIDTH: usize = 2;
 const MIN_COLUMNS: usize = 8;
 
 /// What the live area shows besides the streaming reply.
-pub struct Live<'a> {
+pub(crate) struct Live<'a> {
     /// The approval question, when a tool call waits for a decision.
     pub approval: Option<&'a str>,
     /// One dim row saying what the agent is doing.
@@ -49,7 +49,7 @@ struct StreamView {
 
 /// The terminal view. All output is buffered and written with one `write_all`
 /// per [`Ui::flush`].
-pub struct Ui<W: Write> {
+pub(crate) struct Ui<W: Write> {
     out: W,
     cols: usize,
     rows: usize,
@@ -66,7 +66,7 @@ pub struct Ui<W: Write> {
 
 impl<W: Write> Ui<W> {
     /// A view of a `cols` x `rows` terminal writing to `out`.
-    pub fn new(out: W, cols: u16, rows: u16) -> Self {
+    pub(crate) fn new(out: W, cols: u16, rows: u16) -> Self {
         Ui {
             out,
             cols: cols.into(),
@@ -88,24 +88,24 @@ impl<W: Write> Ui<W> {
     }
 
     /// Prints `line` above the live area at the next flush.
-    pub fn push(&mut self, line: Line) {
+    pub(crate) fn push(&mut self, line: Line) {
         self.pending.push(line);
     }
 
     /// The terminal changed size.
-    pub fn resize(&mut self, cols: u16, rows: u16) {
+    pub(crate) fn resize(&mut self, cols: u16, rows: u16) {
         self.cols = cols.into();
         self.rows = rows.into();
     }
 
     /// Clears the screen and the scrollback at the next flush.
-    pub fn clear_screen(&mut self) {
+    pub(crate) fn clear_screen(&mut self) {
         self.clear = true;
         self.pending.clear();
     }
 
     /// Starts showing a streamed reply.
-    pub fn stream_begin(&mut self) {
+    pub(crate) fn stream_begin(&mut self) {
         self.stream_end();
         self.pending.push(Line::blank());
         self.stream = Some(StreamView {
@@ -115,7 +115,7 @@ impl<W: Write> Ui<W> {
     }
 
     /// Appends streamed text, committing every row that can no longer change.
-    pub fn stream_push(&mut self, chunk: &str) {
+    pub(crate) fn stream_push(&mut self, chunk: &str) {
         let avail = self.usable() - MARKER_WIDTH;
         let Some(view) = self.stream.as_mut() else {
             return;
@@ -144,7 +144,7 @@ impl<W: Write> Ui<W> {
     }
 
     /// Commits what is left of the streamed reply.
-    pub fn stream_end(&mut self) {
+    pub(crate) fn stream_end(&mut self) {
         let Some(view) = self.stream.as_ref() else {
             return;
         };
@@ -175,7 +175,7 @@ impl<W: Write> Ui<W> {
     }
 
     /// Erases the live area, prints pending lines, and draws the live area.
-    pub fn flush(&mut self, live: &Live) -> io::Result<()> {
+    pub(crate) fn flush(&mut self, live: &Live) -> io::Result<()> {
         let mut buf = Vec::new();
         queue!(buf, BeginSynchronizedUpdate, Hide)?;
         if self.clear {
@@ -232,7 +232,7 @@ impl<W: Write> Ui<W> {
 
     /// Erases the live area and prints pending lines, leaving the cursor on a
     /// fresh line: the last frame before handing the terminal back.
-    pub fn close(&mut self) -> io::Result<()> {
+    pub(crate) fn close(&mut self) -> io::Result<()> {
         let mut buf = Vec::new();
         self.stream_end();
         self.erase(&mut buf)?;
@@ -434,7 +434,7 @@ fn truncate(line: &Line, max: usize) -> Vec<Span> {
 }
 
 /// `text` cut to `max` columns, with an ellipsis when something was cut.
-pub fn fit(text: &str, max: usize) -> String {
+pub(crate) fn fit(text: &str, max: usize) -> String {
     if width(text) <= max {
         return text.to_string();
     }

@@ -14,7 +14,7 @@ use super::line::width;
 /// spaces when it can and inside a word when the word is longer than a row.
 /// Trailing spaces stay in a row's range (they may overflow; trim them when
 /// drawing), so the last range always runs to the end of `text`.
-pub fn wrap(text: &str, first: usize, rest: usize) -> Vec<Range<usize>> {
+pub(crate) fn wrap(text: &str, first: usize, rest: usize) -> Vec<Range<usize>> {
     let mut rows = Vec::new();
     let mut start = 0;
     let mut used = 0;
@@ -50,7 +50,7 @@ pub fn wrap(text: &str, first: usize, rest: usize) -> Vec<Range<usize>> {
 }
 
 /// The row's text as drawn: without the trailing spaces a break left.
-pub fn row_text<'a>(text: &'a str, range: &Range<usize>) -> &'a str {
+pub(crate) fn row_text<'a>(text: &'a str, range: &Range<usize>) -> &'a str {
     text[range.clone()].trim_end_matches(' ')
 }
 

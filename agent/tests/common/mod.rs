@@ -18,7 +18,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 /// How long any single wait may take before the test fails.
-pub const DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(10);
 /// Pause between two looks at the events file.
 const POLL: Duration = Duration::from_millis(5);
 
@@ -26,7 +26,7 @@ const POLL: Duration = Duration::from_millis(5);
 type Screen = Arc<(Mutex<Vec<u8>>, Condvar)>;
 
 /// A running demo agent.
-pub struct Agent {
+pub(crate) struct Agent {
     pub dir: TempDir,
     pub events: PathBuf,
     pub input: PathBuf,
@@ -40,13 +40,16 @@ pub struct Agent {
 impl Agent {
     /// The usual setup: events and input files in a fresh directory, no
     /// token delay.
-    pub fn start() -> Agent {
+    pub(crate) fn start() -> Agent {
         Agent::start_with(|_| {}, standard_args)
     }
 
     /// Prepares the directory with `setup`, then starts the agent with the
     /// arguments `args` returns.
-    pub fn start_with(setup: impl FnOnce(&Path), args: impl FnOnce(&Path) -> Vec<String>) -> Agent {
+    pub(crate) fn start_with(
+        setup: impl FnOnce(&Path),
+        args: impl FnOnce(&Path) -> Vec<String>,
+    ) -> Agent {
         let agent = Agent::start_paused(setup, args);
         agent.resume_reading();
         agent
@@ -55,7 +58,7 @@ impl Agent {
     /// Like [`Agent::start_with`], but nobody reads the terminal until
     /// [`Agent::resume_reading`]: the agent's writes block once the PTY's
     /// buffer is full.
-    pub fn start_paused(
+    pub(crate) fn start_paused(
         setup: impl FnOnce(&Path),
         args: impl FnOnce(&Path) -> Vec<String>,
     ) -> Agent {
@@ -112,23 +115,23 @@ impl Agent {
     }
 
     /// Starts reading the terminal.
-    pub fn resume_reading(&self) {
+    pub(crate) fn resume_reading(&self) {
         let _ = self.gate.send(());
     }
 
     /// Types into the terminal (`\r` is Enter, `\x1b` is Esc).
-    pub fn type_keys(&mut self, keys: &str) {
+    pub(crate) fn type_keys(&mut self, keys: &str) {
         self.writer.write_all(keys.as_bytes()).expect("type");
         self.writer.flush().expect("flush");
     }
 
     /// Appends a raw line to the input file.
-    pub fn append_input(&self, line: &str) {
+    pub(crate) fn append_input(&self, line: &str) {
         append(&self.input, line);
     }
 
     /// Submits a prompt through the input file.
-    pub fn submit(&self, text: &str) {
+    pub(crate) fn submit(&self, text: &str) {
         append(
             &self.input,
             InputCommand::Submit { text: text.into() }
@@ -138,7 +141,7 @@ impl Agent {
     }
 
     /// Answers an approval through the input file.
-    pub fn confirm(&self, request_id: &str, allowed: bool) {
+    pub(crate) fn confirm(&self, request_id: &str, allowed: bool) {
         append(
             &self.input,
             InputCommand::ConfirmationResponse {
@@ -151,22 +154,22 @@ impl Agent {
     }
 
     /// The screen output so far, escape sequences removed.
-    pub fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         strip_ansi(&self.screen.0.lock().unwrap())
     }
 
     /// How many bytes the agent wrote to the terminal so far.
-    pub fn output_len(&self) -> usize {
+    pub(crate) fn output_len(&self) -> usize {
         self.screen.0.lock().unwrap().len()
     }
 
     /// Waits until the screen shows `needle`.
-    pub fn wait_screen(&self, needle: &str) {
+    pub(crate) fn wait_screen(&self, needle: &str) {
         self.wait_output(needle, |bytes| strip_ansi(bytes).contains(needle));
     }
 
     /// Waits until the raw output (escape sequences included) has `needle`.
-    pub fn wait_raw(&self, needle: &str) {
+    pub(crate) fn wait_raw(&self, needle: &str) {
         self.wait_output(needle, |bytes| {
             String::from_utf8_lossy(bytes).contains(needle)
         });
@@ -191,17 +194,17 @@ impl Agent {
     }
 
     /// The complete lines of the events file so far.
-    pub fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         read_events(&self.events)
     }
 
     /// Waits for the first event matching `pred`; `what` names it in failures.
-    pub fn wait_event(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn wait_event(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         self.wait_events(what, 1, pred).remove(0)
     }
 
     /// Waits until `count` events match `pred`; returns them.
-    pub fn wait_events(
+    pub(crate) fn wait_events(
         &self,
         what: &str,
         count: usize,
@@ -228,7 +231,7 @@ impl Agent {
     }
 
     /// Waits for the agent to exit; returns its exit code.
-    pub fn wait_exit(&mut self) -> u32 {
+    pub(crate) fn wait_exit(&mut self) -> u32 {
         let deadline = Instant::now() + DEADLINE;
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
@@ -244,7 +247,7 @@ impl Agent {
     }
 
     /// The agent's process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.process_id().expect("pid")
     }
 }
@@ -258,7 +261,7 @@ impl Drop for Agent {
 }
 
 /// `--json-file`, `--input-file` and `--token-delay-ms 0` in `dir`.
-pub fn standard_args(dir: &Path) -> Vec<String> {
+pub(crate) fn standard_args(dir: &Path) -> Vec<String> {
     vec![
         "--json-file".into(),
         dir.join("events.jsonl").display().to_string(),
@@ -270,7 +273,7 @@ pub fn standard_args(dir: &Path) -> Vec<String> {
 }
 
 /// The complete lines of an events file.
-pub fn read_events(path: &Path) -> Vec<Value> {
+pub(crate) fn read_events(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let complete = text.rfind('\n').map_or("", |end| &text[..end]);
     complete
@@ -290,7 +293,7 @@ fn append(path: &Path, line: &str) {
 }
 
 /// The event's kind: `type`, or for stream events the inner event's type.
-pub fn kind(event: &Value) -> String {
+pub(crate) fn kind(event: &Value) -> String {
     match event["type"].as_str().unwrap_or_default() {
         "stream_event" => event["event"]["type"]
             .as_str()
@@ -302,17 +305,17 @@ pub fn kind(event: &Value) -> String {
 }
 
 /// A `user` event whose first block is text `text`.
-pub fn is_user_text(event: &Value, text: &str) -> bool {
+pub(crate) fn is_user_text(event: &Value, text: &str) -> bool {
     event["type"] == "user" && event["message"]["content"][0]["text"] == text
 }
 
 /// A `user` event carrying a tool_result.
-pub fn is_tool_result(event: &Value) -> bool {
+pub(crate) fn is_tool_result(event: &Value) -> bool {
     event["type"] == "user" && event["message"]["content"][0]["type"] == "tool_result"
 }
 
 /// Removes CSI and OSC escape sequences from terminal output.
-pub fn strip_ansi(bytes: &[u8]) -> String {
+pub(crate) fn strip_ansi(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();

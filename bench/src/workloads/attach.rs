@@ -40,7 +40,7 @@ pub(super) async fn session_with_history(duet: &Duet) -> Result<String> {
     Ok(id)
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let history: u64 = 10 << 20;
     let n: usize = ctx.size(20, 5);
     let history_s = history.to_string();

@@ -73,7 +73,7 @@ fn children_rss(pid: u32) -> (usize, u64) {
     (kids.len(), rss)
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let n: usize = ctx.size(100, 20);
     let duet = ctx.duet(&[Profile::new("idle", "cat", &[])]).await?;
     let s = duet.create("idle").await?;

@@ -107,7 +107,7 @@ async fn peer_runs(spec: &PeerSpec, reps: usize) -> Result<Vec<Stop>> {
     Ok(runs)
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let reps: usize = ctx.size(5, 1);
 
     let mut bare = Vec::new();

@@ -211,7 +211,7 @@ pub(super) async fn alternate(
     Ok(())
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     // At a typist's pace the keys take their gap each: fewer of them.
     let n: usize = match ctx.echo_gap {
         Some(_) => 600,

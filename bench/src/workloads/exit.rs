@@ -146,7 +146,7 @@ async fn peer_round(peer: &Peer) -> Result<Got> {
     })
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let bytes: u64 = 16 << 20;
     let rounds: usize = ctx.size(5, 2);
     let expected = bytes + END.len() as u64;

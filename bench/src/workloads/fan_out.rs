@@ -96,7 +96,7 @@ async fn client(
     Ok(s)
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let clients: usize = ctx.fan_out_clients.unwrap_or(ctx.size(100, 10));
     let seconds: u64 = ctx.size(10, 3);
     let events = seconds * EVENT_RATE;

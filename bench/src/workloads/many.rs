@@ -16,7 +16,7 @@ use crate::report::{Row, Target};
 const CREATE_CONCURRENCY: usize = 8;
 const CONNECT_CONCURRENCY: usize = 16;
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let n: usize = ctx.size(1000, 100);
 
     // Baseline: n bare PTYs with cat, opened from this process.

@@ -26,7 +26,7 @@ use crate::report::Row;
 use crate::SuiteArgs;
 
 /// What every workload needs.
-pub struct Ctx {
+pub(crate) struct Ctx {
     pub duet_exe: PathBuf,
     pub bench_exe: PathBuf,
     pub quick: bool,
@@ -42,7 +42,7 @@ pub struct Ctx {
 
 impl Ctx {
     /// A context; creates the scratch directory.
-    pub fn new(duet_exe: PathBuf, bench_exe: PathBuf, quick: bool) -> Result<Self> {
+    pub(crate) fn new(duet_exe: PathBuf, bench_exe: PathBuf, quick: bool) -> Result<Self> {
         Ok(Self {
             duet_exe,
             bench_exe,
@@ -57,7 +57,7 @@ impl Ctx {
     }
 
     /// `full` normally, `quick` with --quick.
-    pub fn size<T>(&self, full: T, quick: T) -> T {
+    pub(crate) fn size<T>(&self, full: T, quick: T) -> T {
         if self.quick {
             quick
         } else {
@@ -66,26 +66,26 @@ impl Ctx {
     }
 
     /// A duet profile running `duet-bench fixture args...`.
-    pub fn fixture(&self, name: &str, args: &[&str]) -> Profile {
+    pub(crate) fn fixture(&self, name: &str, args: &[&str]) -> Profile {
         let mut all = vec!["fixture"];
         all.extend_from_slice(args);
         Profile::new(name, self.bench_exe.to_string_lossy(), &all)
     }
 
     /// Starts a duet with these profiles.
-    pub async fn duet(&self, profiles: &[Profile]) -> Result<Duet> {
+    pub(crate) async fn duet(&self, profiles: &[Profile]) -> Result<Duet> {
         Duet::start(&self.duet_exe, profiles).await
     }
 
     /// A peer serving `duet-bench fixture args...` (`{dir}`: the peer's scratch directory).
-    pub async fn peer_fixture(&self, peer: &PeerSpec, args: &[&str]) -> Result<Peer> {
+    pub(crate) async fn peer_fixture(&self, peer: &PeerSpec, args: &[&str]) -> Result<Peer> {
         let mut all = vec!["fixture"];
         all.extend_from_slice(args);
         Peer::start(peer, &self.bench_exe.to_string_lossy(), &all).await
     }
 
     /// `duet-bench fixture args...` on a bare PTY.
-    pub fn bare_fixture(&self, args: &[&str]) -> Result<Bare> {
+    pub(crate) fn bare_fixture(&self, args: &[&str]) -> Result<Bare> {
         let mut all = vec!["fixture"];
         all.extend_from_slice(args);
         Bare::spawn(&self.bench_exe.to_string_lossy(), &all, self.tmp.path())
@@ -93,11 +93,11 @@ impl Ctx {
 }
 
 /// How long a duet gets to stop (it ends every session first).
-pub const STOP_GRACE: Duration = Duration::from_secs(20);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(20);
 
 /// One workload.
 #[derive(Debug, Clone, Copy)]
-pub enum Workload {
+pub(crate) enum Workload {
     Throughput,
     Echo,
     CtrlC,
@@ -114,7 +114,7 @@ pub enum Workload {
 
 impl Workload {
     /// Its name in the table.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Workload::Throughput => "throughput",
             Workload::Echo => "keystroke echo",
@@ -132,7 +132,7 @@ impl Workload {
     }
 
     /// Runs it.
-    pub async fn run(self, ctx: &Ctx) -> Result<Vec<Row>> {
+    pub(crate) async fn run(self, ctx: &Ctx) -> Result<Vec<Row>> {
         match self {
             Workload::Throughput => throughput::run(ctx).await,
             Workload::Echo => on_one_thread(echo::run(ctx)),
@@ -152,7 +152,7 @@ impl Workload {
 }
 
 /// The workloads the flags ask for, in suite order.
-pub fn chosen(a: &SuiteArgs) -> Vec<Workload> {
+pub(crate) fn chosen(a: &SuiteArgs) -> Vec<Workload> {
     [
         (a.throughput, Workload::Throughput),
         (a.echo, Workload::Echo),
@@ -195,7 +195,7 @@ fn on_one_thread<T: Send>(work: impl std::future::Future<Output = Result<T>> + S
 }
 
 /// Runs blocking baseline code off the async runtime.
-pub async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
     tokio::task::spawn_blocking(f).await?

@@ -131,7 +131,7 @@ async fn duet(ctx: &Ctx, count: u64, rate: u64) -> Result<Run> {
     Ok(run)
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let paced: u64 = ctx.size(10_000, 2_000);
     let flood: u64 = ctx.size(100_000, 20_000);
 

@@ -46,7 +46,7 @@ async fn ready(duet: &Duet, id: &str) -> Result<()> {
     Ok(())
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let bytes: u64 = ctx.size(1 << 30, 128 << 20);
     let rounds: usize = ctx.size(3, 1);
     let bytes_s = bytes.to_string();

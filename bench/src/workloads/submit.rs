@@ -32,7 +32,7 @@ async fn seen(f: &mut Follower, text: &str) -> Result<u64> {
     }
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let n: usize = ctx.size(5_000, 500);
 
     // Baseline: our own append, seen by our own reader.

@@ -132,7 +132,7 @@ async fn flood_secs(ctx: &Ctx, via: Option<&Duet>, bytes: &str) -> Result<f64> {
     .await
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let n: usize = ctx.size(5_000, 500);
     let attaches: usize = ctx.size(10, 3);
     let bytes: u64 = ctx.size(256 << 20, 32 << 20);

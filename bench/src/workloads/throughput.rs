@@ -112,7 +112,7 @@ async fn peer_round(peer: &Peer) -> Result<(f64, f64, u64)> {
     Ok((t0.elapsed().as_secs_f64(), peer.cpu_secs() - cpu0, received))
 }
 
-pub async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+pub(super) async fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let bytes: u64 = ctx.size(256 << 20, 32 << 20);
     let rounds: usize = ctx.size(3, 1);
     let bytes_arg = bytes.to_string();

@@ -16,7 +16,7 @@ use crate::state::AppState;
 /// sent a `Content-Length` and then one byte a second held its connection,
 /// its permit and a handler for as long as it liked.
 #[derive(Clone, Copy, Debug)]
-pub struct BodyTimeout(pub Duration);
+pub(crate) struct BodyTimeout(pub Duration);
 
 impl FromRef<AppState> for BodyTimeout {
     fn from_ref(state: &AppState) -> Self {
@@ -49,7 +49,7 @@ fn body_too_large() -> AppError {
 
 /// A request body of at most axum's default limit (2 MiB) that arrived
 /// within the [`BodyTimeout`], its rejections duet's JSON errors.
-pub struct RawBody(pub axum::body::Bytes);
+pub(crate) struct RawBody(pub axum::body::Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for RawBody
 where
@@ -79,7 +79,7 @@ where
 /// another site could post such a body without a CORS preflight, but every
 /// `/api` route checks the Origin (`auth.rs`) and the cookie is
 /// SameSite=Strict. Rejections are duet's JSON errors.
-pub struct ApiJson<T>(pub T);
+pub(crate) struct ApiJson<T>(pub T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<T>
 where

@@ -8,7 +8,7 @@ pub(crate) mod shares;
 pub(crate) mod usage;
 
 use body::optional_json_object;
-pub use body::{ApiJson, RawBody};
+pub(crate) use body::{ApiJson, RawBody};
 
 use axum::body::Body;
 use axum::extract::{Extension, Path, Query, State};
@@ -111,13 +111,13 @@ fn not_share(who: &Principal) -> Result<(), AppError> {
 }
 
 /// `GET /healthz`.
-pub async fn healthz() -> &'static str {
+pub(crate) async fn healthz() -> &'static str {
     "ok\n"
 }
 
 /// `POST /api/login` body.
 #[derive(Deserialize)]
-pub struct Login {
+pub(crate) struct Login {
     token: String,
 }
 
@@ -125,7 +125,7 @@ pub struct Login {
 /// `require_auth`, so it checks the Origin itself, as every other `/api`
 /// route does: its JSON body needs no `Content-Type` (`ApiJson`), so no
 /// CORS preflight keeps another site's page from posting tokens to it.
-pub async fn login(
+pub(crate) async fn login(
     State(state): State<AppState>,
     conn: Option<Extension<Conn>>,
     headers: HeaderMap,
@@ -145,7 +145,7 @@ pub async fn login(
 }
 
 /// `POST /api/logout`.
-pub async fn logout(State(state): State<AppState>) -> Response {
+pub(crate) async fn logout(State(state): State<AppState>) -> Response {
     let mut resp = StatusCode::NO_CONTENT.into_response();
     resp.headers_mut()
         .insert(SET_COOKIE, state.auth.logout_cookie());
@@ -153,7 +153,7 @@ pub async fn logout(State(state): State<AppState>) -> Response {
 }
 
 /// `GET /api/me`: any credential may ask who it is.
-pub async fn me(Extension(who): Extension<Principal>) -> Json<Me> {
+pub(crate) async fn me(Extension(who): Extension<Principal>) -> Json<Me> {
     Json(Me {
         name: who.name,
         role: who.role,
@@ -163,7 +163,7 @@ pub async fn me(Extension(who): Extension<Principal>) -> Json<Me> {
 }
 
 /// `GET /api/profiles`.
-pub async fn profiles(
+pub(crate) async fn profiles(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
 ) -> Result<Json<Vec<ProfileInfo>>, AppError> {
@@ -172,7 +172,7 @@ pub async fn profiles(
 }
 
 /// `POST /api/sessions` → 201.
-pub async fn create(
+pub(crate) async fn create(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     actor: Actor,
@@ -211,7 +211,7 @@ pub async fn create(
 /// the ended session's conversation (its profile's `resume_args`).
 /// Audited like a create (with `resumed_from`), and in the ended
 /// session's trail, which would otherwise not say where it went on.
-pub async fn resume(
+pub(crate) async fn resume(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -240,7 +240,7 @@ pub async fn resume(
 }
 
 /// `GET /api/sessions`.
-pub async fn list(
+pub(crate) async fn list(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
 ) -> Json<Vec<SessionInfo>> {
@@ -250,7 +250,7 @@ pub async fn list(
 }
 
 /// `GET /api/sessions/{id}`.
-pub async fn get(
+pub(crate) async fn get(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -260,7 +260,7 @@ pub async fn get(
 
 /// `DELETE /api/sessions/{id}` options.
 #[derive(Deserialize)]
-pub struct DeleteQuery {
+pub(crate) struct DeleteQuery {
     /// Also delete the transcript now instead of after the retention time.
     #[serde(default)]
     purge: bool,
@@ -268,7 +268,7 @@ pub struct DeleteQuery {
 
 /// `DELETE /api/sessions/{id}`: ends the program (its whole process group)
 /// and answers once it has exited, with the final state.
-pub async fn delete(
+pub(crate) async fn delete(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -291,7 +291,7 @@ pub async fn delete(
 /// `event` message with its receive time (as on the WebSocket), not the
 /// bare event.
 #[derive(Deserialize)]
-pub struct EventsQuery {
+pub(crate) struct EventsQuery {
     #[serde(default)]
     pub from: u64,
     #[serde(default)]
@@ -301,7 +301,7 @@ pub struct EventsQuery {
 /// `GET /api/sessions/{id}/events?from=SEQ`: the events as written, NDJSON
 /// (verbatim: the export). With `times=true`, one `event` message per line,
 /// `{"type":"event","seq","at","event"}`, for replay.
-pub async fn events(
+pub(crate) async fn events(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -350,7 +350,7 @@ pub async fn events(
 /// resumed session (see `session/history.rs`), NDJSON, one
 /// `{"session", "seq", "event"}` per line, oldest first; empty for a
 /// session that resumed nothing. Fixed once the session started.
-pub async fn history(
+pub(crate) async fn history(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -371,7 +371,7 @@ pub async fn history(
 }
 
 /// `GET /api/sessions/{id}/recording`: the terminal as asciicast v2.
-pub async fn recording(
+pub(crate) async fn recording(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -404,7 +404,7 @@ pub async fn recording(
 const SCREEN_SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// `GET /api/sessions/{id}/screen`: the visible screen as plain text.
-pub async fn screen(
+pub(crate) async fn screen(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -419,7 +419,7 @@ pub async fn screen(
 }
 
 /// `POST /api/sessions/{id}/submit`.
-pub async fn submit(
+pub(crate) async fn submit(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -436,7 +436,7 @@ pub async fn submit(
 /// `POST /api/sessions/{id}/mode` → 204: the agent is asked to switch
 /// (its answer shows as a `current_mode_update`, or a `set_mode_failed`
 /// warning); 400 for a mode it did not offer.
-pub async fn set_mode(
+pub(crate) async fn set_mode(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -450,7 +450,7 @@ pub async fn set_mode(
 
 /// `POST /api/sessions/{id}/model` → 204: as [`set_mode`], for the models
 /// the agent offered (`acp_current_model_update`, `set_model_failed`).
-pub async fn set_model(
+pub(crate) async fn set_model(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
@@ -464,7 +464,7 @@ pub async fn set_model(
 
 /// `POST /api/sessions/{id}/approvals/{request_id}`: 200, 404 unknown, 409
 /// already decided.
-pub async fn approve(
+pub(crate) async fn approve(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path((id, request_id)): Path<(String, String)>,
@@ -477,7 +477,7 @@ pub async fn approve(
 }
 
 /// `GET /api/sessions/{id}/approvals`.
-pub async fn approvals(
+pub(crate) async fn approvals(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,

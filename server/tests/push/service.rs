@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use crate::support::DEADLINE;
 
 /// One request the push service received.
-pub struct Received {
+pub(crate) struct Received {
     pub name: String,
     pub headers: HeaderMap,
     pub body: Bytes,
@@ -30,14 +30,14 @@ pub struct Received {
 
 /// The push service: `POST /push/{name}` answers 201, or 410 when the
 /// name starts with `gone`.
-pub struct PushService {
+pub(crate) struct PushService {
     pub origin: String,
     rx: mpsc::UnboundedReceiver<Received>,
     pub seen: Vec<Received>,
 }
 
 impl PushService {
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let app = axum::Router::new()
             .route(
@@ -73,7 +73,7 @@ impl PushService {
     }
 
     /// The next request to `name` (other requests are kept in `seen`).
-    pub async fn next_for(&mut self, name: &str) -> Received {
+    pub(crate) async fn next_for(&mut self, name: &str) -> Received {
         tokio::time::timeout(DEADLINE, async {
             loop {
                 let r = self.rx.recv().await.expect("push service running");
@@ -89,14 +89,14 @@ impl PushService {
 }
 
 /// A browser's side of a subscription: its key pair and auth secret.
-pub struct Device {
+pub(crate) struct Device {
     pub endpoint: String,
     secret: SecretKey,
     auth: [u8; 16],
 }
 
 impl Device {
-    pub fn new(service: &PushService, name: &str) -> Self {
+    pub(crate) fn new(service: &PushService, name: &str) -> Self {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).unwrap();
         let mut auth = [0u8; 16];
@@ -113,7 +113,7 @@ impl Device {
     }
 
     /// `PushSubscription.toJSON()`.
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         json!({
             "endpoint": self.endpoint,
             "expirationTime": null,
@@ -123,7 +123,7 @@ impl Device {
 
     /// Checks the request's VAPID header against `vapid_key` and decrypts
     /// its body.
-    pub fn open(&self, r: &Received, vapid_key: &str, origin: &str) -> PushPayload {
+    pub(crate) fn open(&self, r: &Received, vapid_key: &str, origin: &str) -> PushPayload {
         let h = |k: &str| r.headers.get(k).map(|v| v.to_str().unwrap().to_string());
         assert_eq!(h("content-encoding").as_deref(), Some("aes128gcm"));
         assert!(h("ttl").unwrap().parse::<u32>().unwrap() > 0);

@@ -15,7 +15,7 @@ use super::*;
 
 /// A WebSocket client that renders terminal output into a screen and keeps
 /// every JSON message it saw.
-pub struct Client {
+pub(crate) struct Client {
     pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
     pub screen: vt100::Parser,
     /// Every JSON message received, in order.
@@ -30,7 +30,7 @@ pub struct Client {
 impl Client {
     /// Connects to the WebSocket at `url` (a duet of its own, as a
     /// separate process) with `token`; the hello is in `texts[0]`.
-    pub async fn connect(url: &str, token: &str) -> Client {
+    pub(crate) async fn connect(url: &str, token: &str) -> Client {
         let mut req = url.into_client_request().unwrap();
         req.headers_mut().insert(
             "authorization",
@@ -53,7 +53,7 @@ impl Client {
 
     /// Reads until the server closes the socket: the close frame's code and
     /// reason, or `None` for a connection dropped without one.
-    pub async fn closed(&mut self) -> Option<(u16, String)> {
+    pub(crate) async fn closed(&mut self) -> Option<(u16, String)> {
         tokio::time::timeout(DEADLINE, close_of(&mut self.ws))
             .await
             .expect("the server closes the socket")
@@ -61,7 +61,7 @@ impl Client {
     }
 
     /// The next approval request that is still pending.
-    pub async fn pending_approval(&mut self) -> duet_protocol::rest::Approval {
+    pub(crate) async fn pending_approval(&mut self) -> duet_protocol::rest::Approval {
         match self
             .until(|m| {
                 matches!(m, ServerMessage::Approval(a)
@@ -76,7 +76,7 @@ impl Client {
 
     /// Answers approval `a` with its option of `kind` (the agent's own
     /// choice, by its id).
-    pub async fn choose(
+    pub(crate) async fn choose(
         &mut self,
         a: &duet_protocol::rest::Approval,
         kind: duet_protocol::rest::ApprovalOptionKind,
@@ -98,7 +98,7 @@ impl Client {
     }
 
     /// Approval `request_id` once it is decided and the agent confirmed it.
-    pub async fn settled(&mut self, request_id: &str) -> duet_protocol::rest::Approval {
+    pub(crate) async fn settled(&mut self, request_id: &str) -> duet_protocol::rest::Approval {
         match self
             .until(|m| {
                 matches!(m, ServerMessage::Approval(a)
@@ -114,7 +114,7 @@ impl Client {
     }
 
     /// The session's `exit` message, once its program ended.
-    pub async fn exited(&mut self) -> duet_protocol::rest::ExitInfo {
+    pub(crate) async fn exited(&mut self) -> duet_protocol::rest::ExitInfo {
         match self.until(|m| matches!(m, ServerMessage::Exit(_))).await {
             ServerMessage::Exit(e) => e,
             _ => unreachable!(),
@@ -122,7 +122,7 @@ impl Client {
     }
 
     /// The next JSON message (terminal bytes go to the screen meanwhile).
-    pub async fn next(&mut self) -> ServerMessage {
+    pub(crate) async fn next(&mut self) -> ServerMessage {
         if let Some(m) = self.pending.pop_front() {
             return m;
         }
@@ -176,7 +176,10 @@ impl Client {
     }
 
     /// The first message matching `pred`, from the mailbox or the socket.
-    pub async fn until(&mut self, mut pred: impl FnMut(&ServerMessage) -> bool) -> ServerMessage {
+    pub(crate) async fn until(
+        &mut self,
+        mut pred: impl FnMut(&ServerMessage) -> bool,
+    ) -> ServerMessage {
         if let Some(i) = self.pending.iter().position(&mut pred) {
             return self.pending.remove(i).unwrap();
         }
@@ -192,7 +195,7 @@ impl Client {
     /// The agent's modes once they match `pred`: as this client knows them
     /// already (its hello's, or the latest `modes` message), or the next
     /// `modes` message that matches.
-    pub async fn until_modes(
+    pub(crate) async fn until_modes(
         &mut self,
         pred: impl Fn(&duet_protocol::rest::AgentModes) -> bool,
     ) -> duet_protocol::rest::AgentModes {
@@ -214,7 +217,10 @@ impl Client {
     }
 
     /// The first event matching `pred`; returns (seq, event).
-    pub async fn until_event(&mut self, mut pred: impl FnMut(&Value) -> bool) -> (u64, Value) {
+    pub(crate) async fn until_event(
+        &mut self,
+        mut pred: impl FnMut(&Value) -> bool,
+    ) -> (u64, Value) {
         match self
             .until(|m| matches!(m, ServerMessage::Event { event, .. } if pred(event)))
             .await
@@ -225,12 +231,12 @@ impl Client {
     }
 
     /// Reads (processing terminal bytes) until the screen contains `text`.
-    pub async fn until_screen(&mut self, text: &str) {
+    pub(crate) async fn until_screen(&mut self, text: &str) {
         self.until_screen_any(&[text]).await;
     }
 
     /// Waits until the screen shows one of `texts`; returns which.
-    pub async fn until_screen_any(&mut self, texts: &[&str]) -> usize {
+    pub(crate) async fn until_screen_any(&mut self, texts: &[&str]) -> usize {
         tokio::time::timeout(DEADLINE, async {
             loop {
                 let shown = self.screen.screen().contents();
@@ -264,25 +270,25 @@ impl Client {
         })
     }
 
-    pub async fn send(&mut self, msg: &ClientMessage) {
+    pub(crate) async fn send(&mut self, msg: &ClientMessage) {
         self.ws
             .send(Message::Text(serde_json::to_string(msg).unwrap().into()))
             .await
             .unwrap();
     }
 
-    pub async fn send_raw(&mut self, text: &str) {
+    pub(crate) async fn send_raw(&mut self, text: &str) {
         self.ws.send(Message::Text(text.into())).await.unwrap();
     }
 
-    pub async fn keys(&mut self, bytes: &[u8]) {
+    pub(crate) async fn keys(&mut self, bytes: &[u8]) {
         self.ws
             .send(Message::Binary(bytes.to_vec().into()))
             .await
             .unwrap();
     }
 
-    pub async fn submit(&mut self, text: &str) -> ServerMessage {
+    pub(crate) async fn submit(&mut self, text: &str) -> ServerMessage {
         let id = format!("s-{}", uuid::Uuid::new_v4());
         self.send(&ClientMessage::Submit {
             text: text.into(),
@@ -294,12 +300,12 @@ impl Client {
     }
 
     /// What the terminal shows, as far as this client has read it.
-    pub fn screen_text(&self) -> String {
+    pub(crate) fn screen_text(&self) -> String {
         self.screen.screen().contents()
     }
 
     /// The seqs of all `event` messages seen so far.
-    pub fn seqs(&self) -> Vec<u64> {
+    pub(crate) fn seqs(&self) -> Vec<u64> {
         self.texts
             .iter()
             .filter_map(|m| match m {
@@ -311,10 +317,12 @@ impl Client {
 }
 
 /// A close frame's code and reason, or what ended the stream instead.
-pub type Closed = Result<(u16, String), String>;
+pub(crate) type Closed = Result<(u16, String), String>;
 
 /// Reads `stream` up to the server's close frame.
-pub async fn close_of(mut stream: impl Stream<Item = Result<Message, WsError>> + Unpin) -> Closed {
+pub(crate) async fn close_of(
+    mut stream: impl Stream<Item = Result<Message, WsError>> + Unpin,
+) -> Closed {
     loop {
         match stream.next().await {
             Some(Ok(Message::Close(Some(f)))) => return Ok((f.code.into(), f.reason.to_string())),

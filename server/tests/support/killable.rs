@@ -12,11 +12,11 @@ use serde_json::Value;
 use super::Client;
 
 /// The owner token of every killable duet.
-pub const TOKEN: &str = "restart-test-token";
+pub(crate) const TOKEN: &str = "restart-test-token";
 
 /// `duet serve` as a separate process (so it can be killed), with the
 /// profiles of `config`; returns it and its base URL.
-pub fn start_duet(state: &std::path::Path, config: &std::path::Path) -> (Child, String) {
+pub(crate) fn start_duet(state: &std::path::Path, config: &std::path::Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_duet"))
         .args(["serve", "--listen", "127.0.0.1:0", "--token", TOKEN])
         .arg("--state-dir")
@@ -45,14 +45,14 @@ pub fn start_duet(state: &std::path::Path, config: &std::path::Path) -> (Child, 
 
 /// A `duet serve` of its own over `state`, killed with SIGKILL by
 /// [`Duet::kill`].
-pub struct Duet {
+pub(crate) struct Duet {
     pub child: Child,
     pub url: String,
     pub http: reqwest::Client,
 }
 
 impl Duet {
-    pub fn start(state: &std::path::Path, config: &std::path::Path) -> Self {
+    pub(crate) fn start(state: &std::path::Path, config: &std::path::Path) -> Self {
         let (child, url) = start_duet(state, config);
         Self {
             child,
@@ -61,18 +61,18 @@ impl Duet {
         }
     }
 
-    pub async fn send(&self, req: reqwest::RequestBuilder) -> reqwest::Response {
+    pub(crate) async fn send(&self, req: reqwest::RequestBuilder) -> reqwest::Response {
         let resp = req.bearer_auth(TOKEN).send().await.unwrap();
         assert!(resp.status().is_success(), "{}", resp.status());
         resp
     }
 
-    pub async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+    pub(crate) async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
         let req = self.http.get(format!("{}{path}", self.url));
         self.send(req).await.json().await.unwrap()
     }
 
-    pub async fn create(&self) -> SessionInfo {
+    pub(crate) async fn create(&self) -> SessionInfo {
         let req = self.http.post(format!("{}/api/sessions", self.url));
         self.send(req.json(&serde_json::json!({"profile": "fake"})))
             .await
@@ -83,7 +83,7 @@ impl Duet {
 
     /// The session's trail (which also waits until every audit line so far,
     /// the server's too, is on disk).
-    pub async fn audit(&self, id: SessionId) -> Vec<Value> {
+    pub(crate) async fn audit(&self, id: SessionId) -> Vec<Value> {
         let req = self
             .http
             .get(format!("{}/api/sessions/{id}/audit", self.url));
@@ -91,19 +91,19 @@ impl Duet {
     }
 
     /// A WebSocket client of session `id` (the hello is in `texts[0]`).
-    pub async fn ws(&self, id: impl std::fmt::Display) -> Client {
+    pub(crate) async fn ws(&self, id: impl std::fmt::Display) -> Client {
         let url = format!("{}/api/sessions/{id}/ws", self.url.replace("http", "ws"));
         Client::connect(&url, TOKEN).await
     }
 
-    pub fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
 }
 
 /// The lines of an NDJSON body.
-pub fn lines(text: &str) -> Vec<Value> {
+pub(crate) fn lines(text: &str) -> Vec<Value> {
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()

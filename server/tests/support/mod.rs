@@ -6,21 +6,21 @@
 #![allow(dead_code)]
 
 mod client;
-pub mod fetch;
-pub mod installed;
-pub mod killable;
-pub mod poll;
-pub mod pty;
-pub mod servers;
-pub mod watch;
+pub(crate) mod fetch;
+pub(crate) mod installed;
+pub(crate) mod killable;
+pub(crate) mod poll;
+pub(crate) mod pty;
+pub(crate) mod servers;
+pub(crate) mod watch;
 
-pub use client::Client;
+pub(crate) use client::Client;
 // Not every test binary polls.
 #[allow(unused_imports)]
-pub use poll::{alive, eventually, metric, open_fds, within};
+pub(crate) use poll::{alive, eventually, metric, open_fds, within};
 // Not every test binary reads a close frame.
 #[allow(unused_imports)]
-pub use client::{close_of, Closed};
+pub(crate) use client::{close_of, Closed};
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,10 +31,10 @@ use duet_server::ServerOptions;
 use serde_json::Value;
 
 /// How long any single wait may take before the test fails.
-pub const DEADLINE: Duration = Duration::from_secs(20);
-pub const TOKEN: &str = "test-token-0123456789abcdef";
+pub(crate) const DEADLINE: Duration = Duration::from_secs(20);
+pub(crate) const TOKEN: &str = "test-token-0123456789abcdef";
 
-pub fn fake_tui() -> String {
+pub(crate) fn fake_tui() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/fake_tui.py")
         .to_string_lossy()
@@ -60,7 +60,7 @@ fn profile(name: &str, args: &[&str]) -> Profile {
 
 /// duet's demo agent with dual output, streaming fast, in `cwd` (or the
 /// session's work directory).
-pub fn demo_profile(name: &str, cwd: Option<String>) -> Profile {
+pub(crate) fn demo_profile(name: &str, cwd: Option<String>) -> Profile {
     Profile {
         extra_args: false,
         name: name.into(),
@@ -86,7 +86,7 @@ pub fn demo_profile(name: &str, cwd: Option<String>) -> Profile {
 }
 
 /// The profiles every test server offers.
-pub fn profiles() -> Profiles {
+pub(crate) fn profiles() -> Profiles {
     let sidecar = [
         "--json-file",
         "{events_file}",
@@ -114,7 +114,7 @@ pub fn profiles() -> Profiles {
 }
 
 /// `profiles` as a config file with only them would give them.
-pub fn profiles_of(profiles: Vec<Profile>) -> Profiles {
+pub(crate) fn profiles_of(profiles: Vec<Profile>) -> Profiles {
     Profiles::from_config(
         ConfigFile {
             default_profile: None,
@@ -128,7 +128,7 @@ pub fn profiles_of(profiles: Vec<Profile>) -> Profiles {
 }
 
 /// A server on 127.0.0.1:0, stopped when dropped.
-pub struct TestServer {
+pub(crate) struct TestServer {
     pub addr: std::net::SocketAddr,
     pub state_dir: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -137,18 +137,18 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         Self::start_with(|_| {}).await
     }
 
     /// A server whose only profiles are `profiles` (as a config file would
     /// give them).
-    pub async fn with_profiles(profiles: Vec<Profile>) -> Self {
+    pub(crate) async fn with_profiles(profiles: Vec<Profile>) -> Self {
         let profiles = profiles_of(profiles);
         Self::start_with(|o| o.profiles = profiles).await
     }
 
-    pub async fn start_with(adjust: impl FnOnce(&mut ServerOptions)) -> Self {
+    pub(crate) async fn start_with(adjust: impl FnOnce(&mut ServerOptions)) -> Self {
         let state_dir = tempfile::tempdir().unwrap();
         let mut opts = ServerOptions::new(profiles(), Some(TOKEN.into()));
         opts.state_dir = state_dir.path().join("state");
@@ -169,44 +169,44 @@ impl TestServer {
         }
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
 
-    pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn get(&self, path: &str) -> reqwest::RequestBuilder {
         self.http.get(self.url(path)).bearer_auth(TOKEN)
     }
 
-    pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn post(&self, path: &str) -> reqwest::RequestBuilder {
         self.http.post(self.url(path)).bearer_auth(TOKEN)
     }
 
     /// GETs `path` and decodes the JSON body.
-    pub async fn json<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+    pub(crate) async fn json<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
         let resp = self.get(path).send().await.unwrap();
         assert!(resp.status().is_success(), "GET {path}: {}", resp.status());
         resp.json().await.unwrap()
     }
 
     /// GETs `path` and returns the body as text (asserting success).
-    pub async fn text(&self, path: &str) -> String {
+    pub(crate) async fn text(&self, path: &str) -> String {
         let resp = self.get(path).send().await.unwrap();
         assert!(resp.status().is_success(), "GET {path}: {}", resp.status());
         resp.text().await.unwrap()
     }
 
     /// The session's current REST view.
-    pub async fn info(&self, id: impl std::fmt::Display) -> SessionInfo {
+    pub(crate) async fn info(&self, id: impl std::fmt::Display) -> SessionInfo {
         self.json(&format!("/api/sessions/{id}")).await
     }
 
     /// POSTs a JSON body.
-    pub async fn post_json(&self, path: &str, body: serde_json::Value) -> reqwest::Response {
+    pub(crate) async fn post_json(&self, path: &str, body: serde_json::Value) -> reqwest::Response {
         self.post(path).json(&body).send().await.unwrap()
     }
 
     /// DELETEs `path`.
-    pub async fn delete(&self, path: &str) -> reqwest::Response {
+    pub(crate) async fn delete(&self, path: &str) -> reqwest::Response {
         self.http
             .delete(self.url(path))
             .bearer_auth(TOKEN)
@@ -216,7 +216,7 @@ impl TestServer {
     }
 
     /// Starts a session of `profile` and returns its info.
-    pub async fn create(&self, profile: &str) -> SessionInfo {
+    pub(crate) async fn create(&self, profile: &str) -> SessionInfo {
         let resp = self
             .post("/api/sessions")
             .json(&serde_json::json!({"profile": profile, "cols": 100, "rows": 30}))
@@ -231,7 +231,7 @@ impl TestServer {
     /// have named its agent's conversation) and returns a client of the new
     /// session once the agent says it continues that conversation
     /// (`session_start` with `source: "resume"` and the same id).
-    pub async fn resume_ended(&self, id: impl std::fmt::Display) -> Client {
+    pub(crate) async fn resume_ended(&self, id: impl std::fmt::Display) -> Client {
         let ended = self.info(&id).await;
         assert!(ended.resumable, "{ended:?}");
         let agent_id = ended.agent_session_id.clone().expect("the agent's id");
@@ -249,13 +249,13 @@ impl TestServer {
         client
     }
 
-    pub async fn connect(&self, id: impl std::fmt::Display, from: Option<u64>) -> Client {
+    pub(crate) async fn connect(&self, id: impl std::fmt::Display, from: Option<u64>) -> Client {
         self.connect_as(id, from, TOKEN).await
     }
 
     /// Like [`TestServer::connect`], with another credential (the hello is
     /// in `texts[0]`).
-    pub async fn connect_as(
+    pub(crate) async fn connect_as(
         &self,
         id: impl std::fmt::Display,
         from: Option<u64>,
@@ -267,7 +267,7 @@ impl TestServer {
     }
 
     /// Stops the server and waits for it to finish.
-    pub async fn shutdown(mut self) {
+    pub(crate) async fn shutdown(mut self) {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
@@ -290,12 +290,12 @@ impl Drop for TestServer {
 }
 
 /// The event's `type`.
-pub fn kind(ev: &Value) -> &str {
+pub(crate) fn kind(ev: &Value) -> &str {
     ev["type"].as_str().unwrap_or("")
 }
 
 /// The secret of a share link (what its URL carries after `/?share=`).
-pub fn share_secret(share: &duet_protocol::rest::Share) -> String {
+pub(crate) fn share_secret(share: &duet_protocol::rest::Share) -> String {
     share
         .url
         .as_deref()
@@ -306,7 +306,7 @@ pub fn share_secret(share: &duet_protocol::rest::Share) -> String {
 }
 
 /// The text of an `assistant` event: its content string, or its text blocks.
-pub fn assistant_text(ev: &Value) -> String {
+pub(crate) fn assistant_text(ev: &Value) -> String {
     if kind(ev) != "assistant" {
         return String::new();
     }

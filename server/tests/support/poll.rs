@@ -13,7 +13,7 @@ const EVERY: Duration = Duration::from_millis(20);
 
 /// Waits until `check` holds, at most [`DEADLINE`]; the test fails with
 /// `what` otherwise.
-pub async fn eventually<F, Fut>(what: &str, check: F)
+pub(crate) async fn eventually<F, Fut>(what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
@@ -25,7 +25,7 @@ where
 
 /// Whether `check` came to hold within `limit` (for a test that says more
 /// than [`eventually`] when it does not).
-pub async fn within<F, Fut>(limit: Duration, mut check: F) -> bool
+pub(crate) async fn within<F, Fut>(limit: Duration, mut check: F) -> bool
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
@@ -40,7 +40,7 @@ where
 }
 
 /// Whether process `pid` runs (a zombie counts as gone).
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| {
             !s.rfind(')')
@@ -50,13 +50,13 @@ pub fn alive(pid: u32) -> bool {
 }
 
 /// Descriptors this process has open (an in-process server's among them).
-pub fn open_fds() -> usize {
+pub(crate) fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
 /// The value of `series` (its name and labels, as exported) in a
 /// `/metrics` text.
-pub fn metric(text: &str, series: &str) -> f64 {
+pub(crate) fn metric(text: &str, series: &str) -> f64 {
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
         .unwrap_or_else(|| panic!("no series {series} in\n{text}"))

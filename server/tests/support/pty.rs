@@ -22,7 +22,7 @@ struct Seen {
 }
 
 /// A terminal with a program on it; see the module docs.
-pub struct Term {
+pub(crate) struct Term {
     master: std::fs::File,
     child: Option<Child>,
     pid: u32,
@@ -31,7 +31,7 @@ pub struct Term {
 }
 
 /// `duet` with `args`, on a fresh `cols`×`rows` terminal.
-pub fn duet(args: &[&str], env: &[(&str, &str)], cols: u16, rows: u16) -> Term {
+pub(crate) fn duet(args: &[&str], env: &[(&str, &str)], cols: u16, rows: u16) -> Term {
     let mut cmd = Command::new("setsid");
     cmd.arg("--ctty").arg(env!("CARGO_BIN_EXE_duet")).args(args);
     // Not the test's own settings: each test says where its duet is.
@@ -53,7 +53,7 @@ pub fn duet(args: &[&str], env: &[(&str, &str)], cols: u16, rows: u16) -> Term {
 
 impl Term {
     /// Runs `cmd` with the slave as its standard input, output and error.
-    pub fn spawn(mut cmd: Command, cols: u16, rows: u16) -> Term {
+    pub(crate) fn spawn(mut cmd: Command, cols: u16, rows: u16) -> Term {
         let master = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
         rustix::pty::grantpt(&master).unwrap();
         rustix::pty::unlockpt(&master).unwrap();
@@ -103,13 +103,13 @@ impl Term {
     }
 
     /// Types `bytes` as a person at this terminal would.
-    pub fn keys(&self, bytes: &[u8]) {
+    pub(crate) fn keys(&self, bytes: &[u8]) {
         use std::io::Write;
         (&self.master).write_all(bytes).unwrap();
     }
 
     /// Resizes the window (the client gets SIGWINCH).
-    pub fn resize(&self, cols: u16, rows: u16) {
+    pub(crate) fn resize(&self, cols: u16, rows: u16) {
         self.seen
             .lock()
             .unwrap()
@@ -121,7 +121,7 @@ impl Term {
 
     /// Whether the terminal is in raw mode (no line editing, no echo), as
     /// the program on it set it (the master reads the slave's settings).
-    pub fn raw(&self) -> bool {
+    pub(crate) fn raw(&self) -> bool {
         use rustix::termios::LocalModes;
         let t = rustix::termios::tcgetattr(&self.master).unwrap();
         !t.local_modes
@@ -129,17 +129,17 @@ impl Term {
     }
 
     /// The screen as text.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.seen.lock().unwrap().screen.screen().contents()
     }
 
     /// Everything written, as text (escapes included).
-    pub fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         String::from_utf8_lossy(&self.seen.lock().unwrap().bytes).into_owned()
     }
 
     /// Waits until `what` holds for the screen.
-    pub async fn until(&mut self, why: &str, what: impl Fn(&vt100::Screen) -> bool) {
+    pub(crate) async fn until(&mut self, why: &str, what: impl Fn(&vt100::Screen) -> bool) {
         let ok = tokio::time::timeout(DEADLINE, async {
             loop {
                 if what(self.seen.lock().unwrap().screen.screen()) {
@@ -157,7 +157,7 @@ impl Term {
     }
 
     /// Waits until the screen shows `text`.
-    pub async fn shows(&mut self, text: &str) {
+    pub(crate) async fn shows(&mut self, text: &str) {
         let want = text.to_string();
         self.until(&format!("waiting for {text:?}"), move |s| {
             s.contents().contains(&want)
@@ -166,7 +166,7 @@ impl Term {
     }
 
     /// Waits until the output (all of it, escapes included) holds `text`.
-    pub async fn wrote(&mut self, text: &str) {
+    pub(crate) async fn wrote(&mut self, text: &str) {
         let ok = tokio::time::timeout(DEADLINE, async {
             while !self.output().contains(text) {
                 if self.changed.changed().await.is_err() {
@@ -183,7 +183,7 @@ impl Term {
     }
 
     /// Waits for the client to exit.
-    pub async fn exit(&mut self) -> ExitStatus {
+    pub(crate) async fn exit(&mut self) -> ExitStatus {
         let mut child = self.child.take().expect("waited for once");
         let waited =
             tokio::time::timeout(DEADLINE, tokio::task::spawn_blocking(move || child.wait())).await;
@@ -197,7 +197,7 @@ impl Term {
     }
 
     /// The client's pid.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 

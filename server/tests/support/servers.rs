@@ -12,7 +12,7 @@ use super::{TestServer, TOKEN};
 /// The scripted stream-json agent (`fixtures/fake_stream_json.py`) as
 /// profile "fake": its `initialize` answer names its conversation, so an
 /// ended session of it can be resumed.
-pub fn resumable_profile() -> Profile {
+pub(crate) fn resumable_profile() -> Profile {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/fake_stream_json.py")
         .to_string_lossy()
@@ -33,7 +33,7 @@ pub fn resumable_profile() -> Profile {
 
 /// A server with one named token per role but owner (`drv`, `apr`,
 /// `vw`); returns it and each role's token, the owner's first.
-pub async fn server_with_roles() -> (TestServer, Vec<(Role, String)>) {
+pub(crate) async fn server_with_roles() -> (TestServer, Vec<(Role, String)>) {
     let mut config = String::new();
     let mut tokens = vec![(Role::Owner, TOKEN.to_string())];
     for (name, role) in [

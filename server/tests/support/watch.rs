@@ -10,13 +10,13 @@ use futures_util::{Stream, StreamExt};
 use super::{TestServer, DEADLINE};
 
 /// A reader of the board's event stream.
-pub struct Watch {
+pub(crate) struct Watch {
     body: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
     buf: String,
 }
 
 impl Watch {
-    pub async fn open(server: &TestServer, token: &str) -> Watch {
+    pub(crate) async fn open(server: &TestServer, token: &str) -> Watch {
         let resp = server
             .http
             .get(server.url("/api/sessions/watch"))
@@ -36,7 +36,7 @@ impl Watch {
     }
 
     /// The next `sessions` event; `None` when the stream ends.
-    pub async fn next(&mut self) -> Option<Board> {
+    pub(crate) async fn next(&mut self) -> Option<Board> {
         loop {
             if let Some(end) = self.buf.find("\n\n") {
                 let frame: String = self.buf.drain(..end + 2).collect();
@@ -63,7 +63,7 @@ impl Watch {
     }
 
     /// Reads boards until one satisfies `pred`.
-    pub async fn until(&mut self, mut pred: impl FnMut(&Board) -> bool) -> Board {
+    pub(crate) async fn until(&mut self, mut pred: impl FnMut(&Board) -> bool) -> Board {
         loop {
             let board = self.next().await.expect("the stream stays open");
             if pred(&board) {

@@ -21,7 +21,7 @@ const KEEP_RESOLVED: usize = 100;
 
 /// Why a client's decision was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DecideError {
+pub(crate) enum DecideError {
     #[error("no approval request {0:?} was seen in this session")]
     Unknown(String),
     #[error("approval request {0:?} was already decided ({1})")]
@@ -32,7 +32,7 @@ pub enum DecideError {
 
 /// Who decides inside duet, as the approval records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecidedBy {
+pub(crate) struct DecidedBy {
     /// A client, a notification's button or a policy (never the terminal:
     /// the agent reports those).
     pub decider: Decider,
@@ -44,7 +44,7 @@ pub struct DecidedBy {
 
 impl DecidedBy {
     /// A client holding credential `name`.
-    pub fn client(name: Option<&str>) -> Self {
+    pub(crate) fn client(name: Option<&str>) -> Self {
         Self {
             decider: Decider::Client,
             name: name.map(str::to_string),
@@ -55,7 +55,7 @@ impl DecidedBy {
 
 /// What a client chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     /// The first option that allows (true) or rejects (false).
     Allowed(bool),
     /// One of the approval's options, by id.
@@ -67,7 +67,7 @@ impl Choice {
     /// WebSocket `approve`): exactly one of them. Both is refused rather
     /// than one of them picked: `{"option": "allow", "allowed": false}`
     /// contradicts itself, and which option ids allow is the agent's to say.
-    pub fn from_fields(
+    pub(crate) fn from_fields(
         option: Option<String>,
         allowed: Option<bool>,
     ) -> Result<Self, &'static str> {
@@ -88,7 +88,7 @@ struct Entry {
 
 /// See the module docs.
 #[derive(Default)]
-pub struct Approvals {
+pub(crate) struct Approvals {
     entries: HashMap<String, Entry>,
     /// Request ids in arrival order, for pruning and listing.
     order: VecDeque<String>,
@@ -109,7 +109,7 @@ fn state_name(state: ApprovalState) -> &'static str {
 impl Approvals {
     /// A `control_request`/`can_use_tool` arrived as event `seq`, offering
     /// `options`.
-    pub fn requested(
+    pub(crate) fn requested(
         &mut self,
         request_id: &str,
         tool: &CanUseTool,
@@ -184,7 +184,7 @@ impl Approvals {
 
     /// Someone inside duet decided (`by`). Returns the updated approval
     /// and the option chosen.
-    pub fn decide(
+    pub(crate) fn decide(
         &mut self,
         request_id: &str,
         choice: &Choice,
@@ -230,7 +230,7 @@ impl Approvals {
     }
 
     /// Undo a client decision that could not be delivered to the program.
-    pub fn undo_decision(&mut self, request_id: &str) {
+    pub(crate) fn undo_decision(&mut self, request_id: &str) {
         if let Some(e) = self.entries.get_mut(request_id) {
             if !e.confirmed {
                 e.approval.state = ApprovalState::Pending;
@@ -244,7 +244,7 @@ impl Approvals {
 
     /// The program reported an outcome. Returns the approval if its visible
     /// state changed (a client's decision becoming confirmed counts).
-    pub fn responded(&mut self, response: &ControlResponseBody) -> Option<Approval> {
+    pub(crate) fn responded(&mut self, response: &ControlResponseBody) -> Option<Approval> {
         let reporter = self.reporter();
         let entry = self.entries.get_mut(response.request_id())?;
         if entry.confirmed {
@@ -290,7 +290,7 @@ impl Approvals {
 
     /// A tool result for `tool_use_id` arrived. If its approval is still
     /// pending the program went ahead without telling us how it was decided.
-    pub fn tool_finished(&mut self, tool_use_id: &str, is_error: bool) -> Option<Approval> {
+    pub(crate) fn tool_finished(&mut self, tool_use_id: &str, is_error: bool) -> Option<Approval> {
         let reporter = self.reporter();
         let entry = self.entries.values_mut().find(|e| {
             e.approval.tool_use_id.as_deref() == Some(tool_use_id)
@@ -309,7 +309,7 @@ impl Approvals {
 
     /// The turn is over (new prompt, result, session end, exit): whatever is
     /// still pending will never be answered. Returns the changed approvals.
-    pub fn abandon_pending(&mut self) -> Vec<Approval> {
+    pub(crate) fn abandon_pending(&mut self) -> Vec<Approval> {
         let mut changed = Vec::new();
         for id in &self.order {
             if let Some(e) = self.entries.get_mut(id) {
@@ -331,7 +331,7 @@ impl Approvals {
 
     /// The agent took a decision it reports nothing for (Qwen Code says
     /// nothing about a denial): it counts as confirmed once written.
-    pub fn confirm(&mut self, request_id: &str) -> Option<Approval> {
+    pub(crate) fn confirm(&mut self, request_id: &str) -> Option<Approval> {
         let entry = self.entries.get_mut(request_id)?;
         if entry.confirmed || entry.approval.state == ApprovalState::Pending {
             return None;
@@ -342,7 +342,7 @@ impl Approvals {
     }
 
     /// All kept approvals, oldest first.
-    pub fn list(&self) -> Vec<Approval> {
+    pub(crate) fn list(&self) -> Vec<Approval> {
         self.order
             .iter()
             .filter_map(|id| self.entries.get(id).map(|e| e.approval.clone()))
@@ -350,7 +350,7 @@ impl Approvals {
     }
 
     /// How many are pending.
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.entries
             .values()
             .filter(|e| e.approval.state == ApprovalState::Pending)

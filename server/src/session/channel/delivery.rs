@@ -35,21 +35,21 @@ use duet_protocol::ws::HeldPrompt;
 /// How long an idle agent may go without showing a written prompt before
 /// it is written again. Qwen Code polls its input file every 500 ms and
 /// writes the `user` event as it takes the prompt.
-pub const REDELIVER_AFTER: Duration = Duration::from_secs(3);
+pub(crate) const REDELIVER_AFTER: Duration = Duration::from_secs(3);
 
 /// How long an idle agent that keeps its prompts may go without showing
 /// one before duet stops waiting for it. Longer than [`REDELIVER_AFTER`]:
 /// nothing is lost by waiting, and Qwen Code 0.24 shows a prompt written at
 /// `session_start` only once its UI is up, 1.8 s later when idle and more
 /// than 3 s later with other sessions starting.
-pub const UNSHOWN_AFTER: Duration = Duration::from_secs(10);
+pub(crate) const UNSHOWN_AFTER: Duration = Duration::from_secs(10);
 
 /// Copies of one prompt written at most.
 const MAX_ATTEMPTS: u32 = 2;
 
 /// Why a prompt was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeliveryError {
+pub(crate) enum DeliveryError {
     #[error("{0} prompts are already waiting for the agent; try again later")]
     QueueFull(usize),
     #[error("the program has exited")]
@@ -58,14 +58,14 @@ pub enum DeliveryError {
 
 /// Whether a prompt went out at once or is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Accepted {
+pub(crate) enum Accepted {
     Written,
     Queued,
 }
 
 /// What the driver must do after a [`Delivery::tick`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Overdue {
+pub(crate) enum Overdue {
     /// Write this prompt again.
     Redeliver(String),
     /// The agent never showed this prompt; it was dropped.
@@ -82,7 +82,7 @@ struct InFlight {
 }
 
 /// See the module docs.
-pub struct Delivery {
+pub(crate) struct Delivery {
     held: VecDeque<HeldPrompt>,
     /// The number of the last prompt taken.
     last_n: u64,
@@ -95,7 +95,7 @@ pub struct Delivery {
 
 impl Delivery {
     /// No prompts yet; at most `max_held` waiting.
-    pub fn new(max_held: usize) -> Self {
+    pub(crate) fn new(max_held: usize) -> Self {
         Self {
             held: VecDeque::new(),
             last_n: 0,
@@ -108,18 +108,18 @@ impl Delivery {
 
     /// The agent keeps every prompt it reads, so none is written twice
     /// (see the module docs).
-    pub fn keeps_prompts(&mut self) {
+    pub(crate) fn keeps_prompts(&mut self) {
         self.resend = false;
     }
 
     /// Numbers new prompts after `n` (prompts numbered already, kept
     /// from an earlier session).
-    pub fn number_after(&mut self, n: u64) {
+    pub(crate) fn number_after(&mut self, n: u64) {
         self.last_n = self.last_n.max(n);
     }
 
     /// Takes a prompt; [`Delivery::next`] says when to write it.
-    pub fn submit(&mut self, text: String) -> Result<(), DeliveryError> {
+    pub(crate) fn submit(&mut self, text: String) -> Result<(), DeliveryError> {
         if self.closed {
             return Err(DeliveryError::Closed);
         }
@@ -136,7 +136,7 @@ impl Delivery {
 
     /// The prompts to write now, in order, given whether the agent can
     /// take one (`ready`). Marks the last one in flight.
-    pub fn next(&mut self, ready: bool, now: Instant) -> Vec<String> {
+    pub(crate) fn next(&mut self, ready: bool, now: Instant) -> Vec<String> {
         let mut out = Vec::new();
         while ready && self.in_flight.is_none() && !self.closed {
             let Some(HeldPrompt { text, .. }) = self.held.pop_front() else {
@@ -156,7 +156,7 @@ impl Delivery {
 
     /// The agent showed a prompt (its `user` event): if it is the one in
     /// flight, it is delivered. Returns whether it was.
-    pub fn echoed(&mut self, text: &str) -> bool {
+    pub(crate) fn echoed(&mut self, text: &str) -> bool {
         let matches = self
             .in_flight
             .as_ref()
@@ -169,7 +169,7 @@ impl Delivery {
 
     /// Called now and then: a prompt in flight that an agent idle since
     /// `idle_since` has not shown for [`REDELIVER_AFTER`] is overdue.
-    pub fn tick(&mut self, idle_since: Option<Instant>, now: Instant) -> Option<Overdue> {
+    pub(crate) fn tick(&mut self, idle_since: Option<Instant>, now: Instant) -> Option<Overdue> {
         let idle_since = idle_since?;
         let f = self.in_flight.as_mut()?;
         let waiting_since = f.written_at.max(idle_since);
@@ -195,18 +195,18 @@ impl Delivery {
     }
 
     /// Prompts waiting to be written.
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.held.len()
     }
 
     /// The prompts waiting to be written, oldest first.
-    pub fn held_prompts(&self) -> std::collections::vec_deque::Iter<'_, HeldPrompt> {
+    pub(crate) fn held_prompts(&self) -> std::collections::vec_deque::Iter<'_, HeldPrompt> {
         self.held.iter()
     }
 
     /// The program is gone: refuse new prompts; returns the held ones,
     /// which it never took.
-    pub fn close(&mut self) -> Vec<HeldPrompt> {
+    pub(crate) fn close(&mut self) -> Vec<HeldPrompt> {
         self.closed = true;
         self.in_flight = None;
         self.held.drain(..).collect()
@@ -214,7 +214,7 @@ impl Delivery {
 }
 
 /// Whether `text` is a slash command (handled by the agent's UI, no event).
-pub fn is_slash_command(text: &str) -> bool {
+pub(crate) fn is_slash_command(text: &str) -> bool {
     text.trim_start().starts_with('/')
 }
 

@@ -23,7 +23,7 @@ use crate::sync::lock;
 /// `event` frame with its receive time (see `times.rs`), built once and
 /// shared by every client.
 #[derive(Clone)]
-pub struct Event {
+pub(crate) struct Event {
     pub seq: u64,
     pub line: Utf8Bytes,
     pub frame: Utf8Bytes,
@@ -48,7 +48,7 @@ struct Inner {
 }
 
 /// See the module docs.
-pub struct EventLog {
+pub(crate) struct EventLog {
     path: PathBuf,
     inner: Mutex<Inner>,
     last_seq: watch::Sender<u64>,
@@ -57,7 +57,7 @@ pub struct EventLog {
 
 impl EventLog {
     /// An empty log for the events file at `path`.
-    pub fn new(path: PathBuf, max_cache_bytes: usize) -> Self {
+    pub(crate) fn new(path: PathBuf, max_cache_bytes: usize) -> Self {
         Self {
             path,
             inner: Mutex::new(Inner {
@@ -75,7 +75,7 @@ impl EventLog {
     }
 
     /// A log whose file duet writes itself (created empty, owner-only).
-    pub fn owned(path: PathBuf, max_cache_bytes: usize) -> std::io::Result<Self> {
+    pub(crate) fn owned(path: PathBuf, max_cache_bytes: usize) -> std::io::Result<Self> {
         use std::os::unix::fs::OpenOptionsExt;
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -99,7 +99,7 @@ impl EventLog {
     /// sees half of one. A failed write (disk full) is rolled back, so the
     /// next line never lands on half of this one. `derive` runs with the
     /// seq before any client can read the line (see [`EventLog::push`]).
-    pub fn append(&self, line: &str, derive: impl FnOnce(u64)) -> std::io::Result<u64> {
+    pub(crate) fn append(&self, line: &str, derive: impl FnOnce(u64)) -> std::io::Result<u64> {
         // Written and numbered under one lock: seq must equal line number.
         let mut inner = lock(&self.inner);
         let Some((file, len)) = inner.writer.as_mut() else {
@@ -124,7 +124,7 @@ impl EventLog {
     }
 
     /// Records a line that was skipped; returns its seq.
-    pub fn skip_line(&self) -> u64 {
+    pub(crate) fn skip_line(&self) -> u64 {
         let mut inner = lock(&self.inner);
         inner.offsets.push(None);
         inner.times.push(None);
@@ -138,7 +138,7 @@ impl EventLog {
     /// seq. `derive` runs with the seq before clients can read the line: the
     /// state derived from an event (the gate a prompt waits on, a pending
     /// approval) is in place before anyone sees the event and acts on it.
-    pub fn push(&self, offset: u64, line: &str, derive: impl FnOnce(u64)) -> u64 {
+    pub(crate) fn push(&self, offset: u64, line: &str, derive: impl FnOnce(u64)) -> u64 {
         let mut inner = lock(&self.inner);
         let seq = self.record(&mut inner, offset, line);
         drop(inner);
@@ -186,18 +186,18 @@ impl EventLog {
 
     /// The file was truncated: lines from now on are new, earlier ones can
     /// only be served from memory.
-    pub fn file_truncated(&self) {
+    pub(crate) fn file_truncated(&self) {
         let mut inner = lock(&self.inner);
         inner.disk_valid_from = inner.offsets.len() as u64 + 1;
     }
 
     /// Highest seq readers may see so far (valid or not).
-    pub fn last_seq(&self) -> u64 {
+    pub(crate) fn last_seq(&self) -> u64 {
         self.visible(&lock(&self.inner))
     }
 
     /// A receiver that changes when a line is recorded.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.last_seq.subscribe()
     }
 
@@ -205,7 +205,7 @@ impl EventLog {
     /// caller has now seen up to (skipped lines count as seen). Reads the
     /// file when `after` is older than the in-memory tail; that blocks, so
     /// async callers use [`EventLog::read_after_async`].
-    pub fn read_after(&self, after: u64, max: usize) -> (Vec<Event>, u64) {
+    pub(crate) fn read_after(&self, after: u64, max: usize) -> (Vec<Event>, u64) {
         let (disk, disk_from) = {
             let inner = lock(&self.inner);
             let last = self.visible(&inner);
@@ -274,7 +274,7 @@ impl EventLog {
     }
 
     /// [`EventLog::read_after`] off the async runtime when it may touch disk.
-    pub async fn read_after_async(
+    pub(crate) async fn read_after_async(
         self: &std::sync::Arc<Self>,
         after: u64,
         max: usize,

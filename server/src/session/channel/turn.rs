@@ -15,7 +15,7 @@
 
 /// What an event means for the turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
+pub(crate) enum Signal {
     SessionStart,
     /// A prompt went to the model.
     UserTurn,
@@ -38,7 +38,7 @@ pub enum Signal {
 
 /// See the module docs.
 #[derive(Debug, Default)]
-pub struct Turn {
+pub(crate) struct Turn {
     started: bool,
     busy: bool,
     final_message: bool,
@@ -49,7 +49,7 @@ pub struct Turn {
 
 impl Turn {
     /// Feeds one signal; returns whether the program is idle afterwards.
-    pub fn on(&mut self, signal: Signal) -> bool {
+    pub(crate) fn on(&mut self, signal: Signal) -> bool {
         match signal {
             Signal::SessionStart => {
                 self.started = true;
@@ -91,12 +91,12 @@ impl Turn {
     }
 
     /// The agent has announced itself.
-    pub fn started(&self) -> bool {
+    pub(crate) fn started(&self) -> bool {
         self.started
     }
 
     /// Started and not in a turn.
-    pub fn idle(&self) -> bool {
+    pub(crate) fn idle(&self) -> bool {
         self.started && !self.busy
     }
 }

@@ -17,7 +17,7 @@ use crate::sync::lock;
 const FLOW_AHEAD: u64 = 512 << 10;
 
 /// One client's place in the stream, as flow control sees it.
-pub struct Reader {
+pub(crate) struct Reader {
     cursor: AtomicU64,
     /// When (ms since `Output::epoch`, +1 so that 0 means "not") the PTY
     /// reader first found this client too far behind in the current
@@ -29,14 +29,14 @@ pub struct Reader {
 
 impl Reader {
     /// The client read up to `cursor`.
-    pub fn advance(&self, cursor: u64) {
+    pub(crate) fn advance(&self, cursor: u64) {
         self.cursor.store(cursor, Ordering::Release);
         self.wake();
     }
 
     /// The client was resynchronised to `cursor`: a fresh start, which may
     /// hold the program again.
-    pub fn resynced(&self, cursor: u64) {
+    pub(crate) fn resynced(&self, cursor: u64) {
         self.cursor.store(cursor, Ordering::Release);
         self.held_since.store(0, Ordering::Release);
         self.wake();
@@ -44,7 +44,7 @@ impl Reader {
 
     /// A paused client never holds the program back; a resumed one starts
     /// afresh.
-    pub fn set_paused(&self, paused: bool) {
+    pub(crate) fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Release);
         self.held_since.store(0, Ordering::Release);
         self.wake();
@@ -65,7 +65,7 @@ impl Output {
     /// Registers a client at `cursor` for flow control; it counts until the
     /// returned handle is dropped.
     #[cfg(test)]
-    pub fn reader(self: &Arc<Self>, cursor: u64) -> Arc<Reader> {
+    pub(crate) fn reader(self: &Arc<Self>, cursor: u64) -> Arc<Reader> {
         self.register(cursor, false)
     }
 
@@ -86,7 +86,7 @@ impl Output {
     /// until its first [`Reader::resynced`], without holding the program
     /// back: a new client registers it before its first snapshot, so the
     /// bytes after that snapshot cannot be trimmed before it reads them.
-    pub fn pinned_reader(self: &Arc<Self>) -> Arc<Reader> {
+    pub(crate) fn pinned_reader(self: &Arc<Self>) -> Arc<Reader> {
         let start = lock(&self.ring).start;
         self.register(start, true)
     }
@@ -106,7 +106,7 @@ impl Output {
     /// behind (see the module docs). The PTY reader calls it before
     /// each read, so a program that outruns either is slowed down (its
     /// writes block on a full PTY), and nothing grows without bound.
-    pub async fn make_room(&self) {
+    pub(crate) async fn make_room(&self) {
         let mut parsed = self.parsed.subscribe();
         loop {
             let done = *parsed.borrow_and_update();

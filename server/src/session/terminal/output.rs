@@ -148,7 +148,7 @@ pub(super) fn item_len(item: &Item) -> u64 {
 }
 
 /// What a client's cursor gets from [`Output::read`].
-pub enum ReadResult {
+pub(crate) enum ReadResult {
     /// Bytes from the cursor on, and the cursor after them.
     Data(Bytes, u64),
     /// Nothing new yet.
@@ -158,7 +158,7 @@ pub enum ReadResult {
 }
 
 /// One session's terminal output.
-pub struct Output {
+pub(crate) struct Output {
     pub(super) ring: Mutex<Ring>,
     /// Wakes the parser when items arrive.
     pub(super) data_cv: Condvar,
@@ -188,7 +188,7 @@ pub struct Output {
 
 impl Output {
     /// An empty output for a `cols`×`rows` terminal.
-    pub fn new(cols: u16, rows: u16, limits: OutputLimits) -> Self {
+    pub(crate) fn new(cols: u16, rows: u16, limits: OutputLimits) -> Self {
         Self {
             ring: Mutex::new(Ring {
                 items: VecDeque::new(),
@@ -216,7 +216,7 @@ impl Output {
 
     /// Appends program output. The reader calls [`make_room`](Self::make_room)
     /// before it reads more, so the parser's backlog stays bounded.
-    pub fn push(&self, data: Bytes) {
+    pub(crate) fn push(&self, data: Bytes) {
         let oldest_reader = self.oldest_reader();
         let mut ring = lock(&self.ring);
         let offset = ring.end;
@@ -250,7 +250,7 @@ impl Output {
     }
 
     /// Records a PTY resize at the current point of the stream.
-    pub fn resize(&self, cols: u16, rows: u16) {
+    pub(crate) fn resize(&self, cols: u16, rows: u16) {
         let mut ring = lock(&self.ring);
         let offset = ring.end;
         ring.items.push_back((offset, Item::Resize { cols, rows }));
@@ -259,25 +259,25 @@ impl Output {
     }
 
     /// No more output will come (the PTY reached EOF).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         lock(&self.ring).closed = true;
         self.data_cv.notify_all();
         self.head.send_modify(|_| {});
     }
 
     /// Whether [`close`](Self::close) was called.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         lock(&self.ring).closed
     }
 
     /// A receiver that changes whenever output arrives or the output closes.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.head.subscribe()
     }
 
     /// Up to `max` bytes from `cursor` on, copied into one buffer only when
     /// they span several chunks.
-    pub fn read(&self, cursor: u64, max: usize) -> ReadResult {
+    pub(crate) fn read(&self, cursor: u64, max: usize) -> ReadResult {
         let ring = lock(&self.ring);
         if cursor < ring.start {
             return ReadResult::Lagged;

@@ -92,7 +92,7 @@ pub(crate) fn parse_run(screen: &Mutex<Screen>, skim: &mut Skim, run: &Run) -> P
 
 impl Output {
     /// Feeds the screen until the output closes. Runs on its own thread.
-    pub fn run_parser(&self) {
+    pub(crate) fn run_parser(&self) {
         let mut next_item = 0u64;
         let mut parsed = 0u64;
         let mut took_any = false;
@@ -217,7 +217,7 @@ impl Output {
     /// Waits until the screen has consumed everything output so far (what
     /// a client has already been sent) and every resize recorded so far, or
     /// the output closed.
-    pub async fn settle(&self) {
+    pub(crate) async fn settle(&self) {
         let (target, items) = {
             let ring = lock(&self.ring);
             (ring.end, ring.first_item + ring.items.len() as u64)
@@ -230,7 +230,7 @@ impl Output {
     }
 
     /// A receiver that changes whenever the screen has consumed more output.
-    pub fn subscribe_screen(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe_screen(&self) -> watch::Receiver<u64> {
         self.parsed.subscribe()
     }
 }

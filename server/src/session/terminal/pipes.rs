@@ -17,7 +17,7 @@ use super::program::{program_path, set_env};
 use super::pty::SpawnOptions;
 
 /// A started headless program.
-pub struct Piped {
+pub(crate) struct Piped {
     pub child: Child,
     /// Also its process-group id.
     pub pid: u32,
@@ -28,7 +28,7 @@ pub struct Piped {
 
 /// Starts `opts.program` with its stdin, stdout and stderr piped to duet.
 /// Must run inside a tokio runtime.
-pub fn spawn(opts: &SpawnOptions) -> Result<Piped> {
+pub(crate) fn spawn(opts: &SpawnOptions) -> Result<Piped> {
     let program = program_path(opts)?;
     let mut cmd = std::process::Command::new(&program);
     cmd.args(&opts.args).current_dir(&opts.cwd);

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use super::pty::SpawnOptions;
 
 /// How a program ended, in the protocol's terms.
-pub fn exit_info(status: std::process::ExitStatus) -> duet_protocol::rest::ExitInfo {
+pub(crate) fn exit_info(status: std::process::ExitStatus) -> duet_protocol::rest::ExitInfo {
     duet_protocol::rest::ExitInfo {
         code: status.code().map(|c| c as u32),
         signal: status.signal().map(signal_name),

@@ -53,7 +53,7 @@ pub(crate) use crate::config::SpawnOptions;
 /// stops reading its input holds up only the queue (a caller waits only
 /// when the queue is full), and bytes that reached the queue are written
 /// even if their client goes away.
-pub struct Pty {
+pub(crate) struct Pty {
     fd: AsyncFd<OwnedFd>,
     /// True once the session lets go of the PTY: the reader and the writer
     /// task stop, and the master closes when the last handle drops.
@@ -72,7 +72,7 @@ pub struct Pty {
 }
 
 /// A started program.
-pub struct Spawned {
+pub(crate) struct Spawned {
     pub pty: Arc<Pty>,
     pub child: tokio::process::Child,
     /// Also its process-group id: the program leads a new session.
@@ -81,7 +81,7 @@ pub struct Spawned {
 
 /// Opens a PTY of `opts.cols`×`opts.rows` and starts `opts.program` on it.
 /// Must run inside a tokio runtime.
-pub fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
+pub(crate) fn spawn(opts: &SpawnOptions) -> Result<Spawned> {
     let setsid = setsid().ok_or_else(|| {
         anyhow!("duet needs setsid(1) (util-linux) to give programs a controlling terminal; it is not installed")
     })?;
@@ -206,7 +206,7 @@ pub(crate) fn queue_full() -> io::Error {
 impl Pty {
     /// Writes `data` to the program, in order with this caller's earlier
     /// writes. Returns once the bytes are written or queued.
-    pub async fn write(&self, data: Bytes) -> io::Result<()> {
+    pub(crate) async fn write(&self, data: Bytes) -> io::Result<()> {
         if data.is_empty() {
             return Ok(());
         }
@@ -281,7 +281,7 @@ impl Pty {
     /// Lets go of the PTY: the reader sees EOF, queued writes are dropped,
     /// and the master closes once the session drops its handle, which
     /// hangs up anything still holding the terminal.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.send_replace(true);
     }
 
@@ -289,7 +289,7 @@ impl Pty {
     /// `buf.len()` bytes: one push per burst rather than per 4 KiB read.
     /// Returns 0 at EOF (Linux reports a closed slave side as EIO) or once
     /// [`close`](Self::close) was called.
-    pub async fn read_burst(&self, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) async fn read_burst(&self, buf: &mut [u8]) -> io::Result<usize> {
         let mut closed = self.closed.subscribe();
         tokio::select! {
             r = self.read_available(buf) => r,
@@ -369,7 +369,7 @@ impl Pty {
     }
 
     /// Sets the terminal size; the kernel sends SIGWINCH to the program.
-    pub fn resize(&self, cols: u16, rows: u16) -> io::Result<()> {
+    pub(crate) fn resize(&self, cols: u16, rows: u16) -> io::Result<()> {
         set_size(self.fd.get_ref(), cols, rows)
     }
 }

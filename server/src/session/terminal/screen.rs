@@ -23,7 +23,7 @@ use crate::sync::lock;
 const REUSE_WITHIN: u64 = 256 << 10;
 
 /// A full screen image and the stream offset it corresponds to.
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub bytes: Bytes,
     pub offset: u64,
     pub cols: u16,
@@ -228,7 +228,7 @@ impl Output {
     /// The screen (with scrollback) as bytes that redraw it on a reset
     /// terminal, and the stream offset to continue from: the last one
     /// rendered while the ring can still continue it, else a fresh one.
-    pub fn snapshot(&self) -> Arc<Snapshot> {
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
         let start = lock(&self.ring).start;
         let mut screen = lock(&self.screen);
         let mut cached = lock(&self.cached);
@@ -250,14 +250,14 @@ impl Output {
     }
 
     /// The visible screen as plain text.
-    pub fn screen_text(&self) -> String {
+    pub(crate) fn screen_text(&self) -> String {
         let screen = lock(&self.screen);
         let text = screen.parser.as_ref().map(|p| p.screen().contents());
         text.unwrap_or_default()
     }
 
     /// The window title the program set, if any.
-    pub fn title(&self) -> Option<String> {
+    pub(crate) fn title(&self) -> Option<String> {
         let title = lock(&self.screen)
             .parser
             .as_ref()?

@@ -17,9 +17,9 @@ use crate::mocks::anthropic::MockAnthropic;
 use crate::support::installed::{cache_dir, node24_and};
 
 /// The Claude Code the TUI and headless tests run.
-pub const VERSION: &str = "2.1.330";
+pub(crate) const VERSION: &str = "2.1.330";
 /// The ACP adapter `acp` runs (with the Claude Code its SDK ships).
-pub const ADAPTER_VERSION: &str = "0.101.0";
+pub(crate) const ADAPTER_VERSION: &str = "0.101.0";
 /// A key of the real format (Claude Code checks its shape); the mock
 /// accepts any.
 const API_KEY: &str = "sk-ant-api03-mock-0123456789abcdefghijKLMNOPQRST";
@@ -27,7 +27,7 @@ const API_KEY: &str = "sk-ant-api03-mock-0123456789abcdefghijKLMNOPQRST";
 /// Claude Code's executable: `DUET_CLAUDE_BIN`, or where
 /// scripts/install-claude.sh puts it. `None`: skip (`DUET_SKIP_CLAUDE=1`);
 /// missing otherwise fails.
-pub fn executable() -> Option<PathBuf> {
+pub(crate) fn executable() -> Option<PathBuf> {
     let path = match std::env::var_os("DUET_CLAUDE_BIN").filter(|p| !p.is_empty()) {
         Some(p) => PathBuf::from(p),
         None => cache_dir().join(format!("claude-code-{VERSION}/node_modules/.bin/claude")),
@@ -123,7 +123,7 @@ impl Offline {
 
 /// Claude Code's TUI with the built-in profile's arguments, its chat from
 /// its hooks.
-pub async fn tui() -> Option<Setup<MockAnthropic>> {
+pub(crate) async fn tui() -> Option<Setup<MockAnthropic>> {
     let bin = executable()?;
     let offline = Offline::new().await;
     let args = config::CLAUDE_ARGS.map(String::from).to_vec();
@@ -135,7 +135,7 @@ pub async fn tui() -> Option<Setup<MockAnthropic>> {
 
 /// Claude Code in its SDK mode (`-p`, stream-json both ways, tool
 /// permission asked over stdio).
-pub async fn headless() -> Option<Setup<MockAnthropic>> {
+pub(crate) async fn headless() -> Option<Setup<MockAnthropic>> {
     let bin = executable()?;
     let offline = Offline::new().await;
     let args = [
@@ -163,7 +163,7 @@ pub async fn headless() -> Option<Setup<MockAnthropic>> {
 /// `auto`, where Claude decides without asking. Its handshake may take
 /// 90 s: the adapter starts Claude Code for `session/new` (4-5 s idle, more
 /// on 2 busy cores). `None`: skip (`DUET_SKIP_CLAUDE=1`).
-pub async fn acp() -> Option<Setup<MockAnthropic>> {
+pub(crate) async fn acp() -> Option<Setup<MockAnthropic>> {
     let entry = cache_dir().join(format!(
         "claude-agent-acp-{ADAPTER_VERSION}/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
     ));

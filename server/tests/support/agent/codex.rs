@@ -12,7 +12,7 @@ use crate::support::installed;
 
 /// Codex's TUI with the built-in profile's arguments. `None`: skip
 /// (`DUET_SKIP_CODEX=1`).
-pub async fn tui() -> Option<Setup<MockResponses>> {
+pub(crate) async fn tui() -> Option<Setup<MockResponses>> {
     let bin = installed::codex()?;
     let (home, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mock = MockResponses::start().await;
@@ -26,7 +26,7 @@ pub async fn tui() -> Option<Setup<MockResponses>> {
 
 /// codex-acp 2.6.0 in the mode that asks. `None`: skip
 /// (`DUET_SKIP_CODEX=1`).
-pub async fn acp() -> Option<Setup<MockResponses>> {
+pub(crate) async fn acp() -> Option<Setup<MockResponses>> {
     let adapter = installed::codex_acp()?;
     let (home, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mock = MockResponses::start().await;

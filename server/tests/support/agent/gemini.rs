@@ -24,7 +24,7 @@ async fn offline() -> (tempfile::TempDir, tempfile::TempDir, MockGemini) {
 
 /// Gemini CLI's TUI with the built-in profile's arguments, environment
 /// and ready text. `None`: skip (`DUET_SKIP_GEMINI=1`).
-pub async fn tui() -> Option<Setup<MockGemini>> {
+pub(crate) async fn tui() -> Option<Setup<MockGemini>> {
     let bin = installed::gemini()?;
     let (home, workspace, mock) = offline().await;
     let mut env: BTreeMap<String, String> = config::GEMINI_ENV
@@ -41,7 +41,7 @@ pub async fn tui() -> Option<Setup<MockGemini>> {
 }
 
 /// `gemini --acp`. `None`: skip (`DUET_SKIP_GEMINI=1`).
-pub async fn acp() -> Option<Setup<MockGemini>> {
+pub(crate) async fn acp() -> Option<Setup<MockGemini>> {
     let bin = installed::gemini()?;
     let (home, workspace, mock) = offline().await;
     let env = mock.env(home.path()).into_iter().collect();

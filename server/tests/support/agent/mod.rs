@@ -13,11 +13,11 @@
 
 #![allow(dead_code)]
 
-pub mod claude;
-pub mod codex;
-pub mod gemini;
-pub mod program;
-pub mod qwen;
+pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod gemini;
+pub(crate) mod program;
+pub(crate) mod qwen;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -37,7 +37,7 @@ use crate::mocks::TOOL_FILE;
 use crate::support::{assistant_text, kind, profiles_of, Client, TestServer, DEADLINE};
 
 /// A mock model, as a failure report shows it.
-pub trait Mock {
+pub(crate) trait Mock {
     /// One line per request it received.
     fn summary(&self) -> String;
 }
@@ -54,7 +54,7 @@ macro_rules! mock_summaries {
 mock_summaries!(MockLlm, MockAnthropic, MockGemini, MockResponses);
 
 /// What a [`Run`] runs: an agent's profile and what it needs around it.
-pub trait Agent {
+pub(crate) trait Agent {
     /// Its duet profile; the test server offers it alone.
     fn profile(&self) -> Profile;
     /// Where it runs its tools.
@@ -72,7 +72,7 @@ pub trait Agent {
 
 /// An agent with a workspace, a private HOME and a mock model: what every
 /// real agent but `program`'s needs.
-pub struct Setup<M> {
+pub(crate) struct Setup<M> {
     pub profile: Profile,
     pub workspace: TempDir,
     pub home: TempDir,
@@ -83,7 +83,7 @@ pub struct Setup<M> {
 
 impl<M: Mock> Setup<M> {
     /// A setup for `profile`, whose handshake comes within [`DEADLINE`].
-    pub fn new(profile: Profile, workspace: TempDir, home: TempDir, mock: M) -> Self {
+    pub(crate) fn new(profile: Profile, workspace: TempDir, home: TempDir, mock: M) -> Self {
         Self {
             profile,
             workspace,
@@ -113,7 +113,7 @@ impl<M: Mock> Agent for Setup<M> {
 }
 
 /// A test server offering `program` alone.
-pub async fn serve<A: Agent>(program: &A) -> TestServer {
+pub(crate) async fn serve<A: Agent>(program: &A) -> TestServer {
     let profiles = profiles_of(vec![program.profile()]);
     TestServer::start_with(|o| {
         o.profiles = profiles;
@@ -123,7 +123,7 @@ pub async fn serve<A: Agent>(program: &A) -> TestServer {
 }
 
 /// One session of an agent behind a test server, with one client attached.
-pub struct Run<A: Agent> {
+pub(crate) struct Run<A: Agent> {
     pub program: A,
     pub session: SessionInfo,
     pub client: Client,
@@ -133,7 +133,7 @@ pub struct Run<A: Agent> {
 impl<A: Agent> Run<A> {
     /// Starts a server offering only `program`, creates a session of it and
     /// attaches. Does not wait for the agent's handshake.
-    pub async fn start(program: A) -> Self {
+    pub(crate) async fn start(program: A) -> Self {
         let profile = program.profile();
         let server = serve(&program).await;
         let session = server.create(&profile.name).await;
@@ -145,7 +145,12 @@ impl<A: Agent> Run<A> {
     }
 
     /// A run of a session the caller created and attached to.
-    pub fn attached(program: A, server: TestServer, session: SessionInfo, client: Client) -> Self {
+    pub(crate) fn attached(
+        program: A,
+        server: TestServer,
+        session: SessionInfo,
+        client: Client,
+    ) -> Self {
         Self {
             program,
             session,
@@ -156,7 +161,7 @@ impl<A: Agent> Run<A> {
 
     /// [`Run::start`], then waits for the agent's handshake
     /// (`session_start`); prints how long it took.
-    pub async fn started(program: A) -> Self {
+    pub(crate) async fn started(program: A) -> Self {
         let created = Instant::now();
         let mut run = Self::start(program).await;
         run.handshake().await;
@@ -169,21 +174,21 @@ impl<A: Agent> Run<A> {
     }
 
     /// Waits for `session_start`, as long as the agent's patience.
-    pub async fn handshake(&mut self) -> Value {
+    pub(crate) async fn handshake(&mut self) -> Value {
         handshake(&mut self.client, self.program.patience()).await
     }
 
     /// The session's id.
-    pub fn id(&self) -> duet_protocol::ids::SessionId {
+    pub(crate) fn id(&self) -> duet_protocol::ids::SessionId {
         self.session.id
     }
 
-    pub fn server(&self) -> &TestServer {
+    pub(crate) fn server(&self) -> &TestServer {
         self.server.as_ref().expect("the server runs")
     }
 
     /// The session's directory (events, input, work dir).
-    pub fn session_dir(&self) -> PathBuf {
+    pub(crate) fn session_dir(&self) -> PathBuf {
         self.server()
             .state_dir
             .path()
@@ -192,7 +197,7 @@ impl<A: Agent> Run<A> {
     }
 
     /// The `session_start` this client has received.
-    pub fn session_start(&self) -> Value {
+    pub(crate) fn session_start(&self) -> Value {
         self.client
             .texts
             .iter()
@@ -206,28 +211,28 @@ impl<A: Agent> Run<A> {
     }
 
     /// Waits for an `assistant` message containing `fragment`; its seq.
-    pub async fn reply(&mut self, fragment: &str) -> u64 {
+    pub(crate) async fn reply(&mut self, fragment: &str) -> u64 {
         reply_containing(&mut self.client, fragment).await
     }
 
     /// Waits for the turn's `result`.
-    pub async fn result(&mut self) -> Value {
+    pub(crate) async fn result(&mut self) -> Value {
         self.client.until_event(|e| kind(e) == "result").await.1
     }
 
     /// Approval `request_id` once it is no longer pending (whether or not
     /// the agent confirmed it yet).
-    pub async fn decided(&mut self, request_id: &str) -> Approval {
+    pub(crate) async fn decided(&mut self, request_id: &str) -> Approval {
         decided(&mut self.client, request_id).await
     }
 
     /// Allows or denies approval `request_id` (no answer awaited).
-    pub async fn decide(&mut self, request_id: &str, allowed: bool) {
+    pub(crate) async fn decide(&mut self, request_id: &str, allowed: bool) {
         self.approve(request_id, Some(allowed), None).await;
     }
 
     /// Answers approval `request_id` with the agent's option `option`.
-    pub async fn choose(&mut self, request_id: &str, option: &str) {
+    pub(crate) async fn choose(&mut self, request_id: &str, option: &str) {
         self.approve(request_id, None, Some(option.into())).await;
     }
 
@@ -243,12 +248,12 @@ impl<A: Agent> Run<A> {
     }
 
     /// The file the scripted tool call makes, in the workspace.
-    pub fn tool_file(&self) -> PathBuf {
+    pub(crate) fn tool_file(&self) -> PathBuf {
         self.program.workspace().join(TOOL_FILE)
     }
 
     /// Ends the agent with DELETE and waits for its `exit`.
-    pub async fn delete(&mut self) {
+    pub(crate) async fn delete(&mut self) {
         let resp = self
             .server()
             .delete(&format!("/api/sessions/{}", self.session.id))
@@ -259,7 +264,7 @@ impl<A: Agent> Run<A> {
 
     /// Resumes the ended session: the new session's info, a client of it
     /// and its `session_start` (awaited as long as the agent's patience).
-    pub async fn resume(&self) -> (SessionInfo, Client, Value) {
+    pub(crate) async fn resume(&self) -> (SessionInfo, Client, Value) {
         let resp = self
             .server()
             .post_json(
@@ -276,7 +281,7 @@ impl<A: Agent> Run<A> {
     }
 
     /// Stops the server, which ends the agent and waits for it.
-    pub async fn finish(mut self) {
+    pub(crate) async fn finish(mut self) {
         if let Some(server) = self.server.take() {
             server.shutdown().await;
         }
@@ -330,7 +335,7 @@ impl<A: Agent> Drop for Run<A> {
 /// Waits for `session_start` up to `patience`: in slices shorter than the
 /// client's own deadline, as an agent may say nothing for longer while it
 /// starts (Qwen 7-10 s, the Claude ACP adapter more on 2 busy cores).
-pub async fn handshake(c: &mut Client, patience: Duration) -> Value {
+pub(crate) async fn handshake(c: &mut Client, patience: Duration) -> Value {
     let deadline = Instant::now() + patience;
     loop {
         if let Ok((_, e)) = tokio::time::timeout(
@@ -349,7 +354,7 @@ pub async fn handshake(c: &mut Client, patience: Duration) -> Value {
 }
 
 /// The typed text of a `user` event (`None` for tool results).
-pub fn user_text(ev: &Value) -> Option<String> {
+pub(crate) fn user_text(ev: &Value) -> Option<String> {
     if kind(ev) != "user" {
         return None;
     }
@@ -367,7 +372,7 @@ pub fn user_text(ev: &Value) -> Option<String> {
 }
 
 /// The `tool_result` blocks of a `user` event.
-pub fn tool_results(ev: &Value) -> Vec<Value> {
+pub(crate) fn tool_results(ev: &Value) -> Vec<Value> {
     if kind(ev) != "user" {
         return Vec::new();
     }
@@ -384,21 +389,21 @@ pub fn tool_results(ev: &Value) -> Vec<Value> {
 }
 
 /// Waits for the `user` event carrying `text`; returns its seq.
-pub async fn user_event(c: &mut Client, text: &str) -> u64 {
+pub(crate) async fn user_event(c: &mut Client, text: &str) -> u64 {
     c.until_event(|e| user_text(e).as_deref() == Some(text))
         .await
         .0
 }
 
 /// Waits for an `assistant` message containing `fragment`; returns its seq.
-pub async fn reply_containing(c: &mut Client, fragment: &str) -> u64 {
+pub(crate) async fn reply_containing(c: &mut Client, fragment: &str) -> u64 {
     c.until_event(|e| assistant_text(e).contains(fragment))
         .await
         .0
 }
 
 /// The approval `request_id` once it is no longer pending.
-pub async fn decided(c: &mut Client, request_id: &str) -> Approval {
+pub(crate) async fn decided(c: &mut Client, request_id: &str) -> Approval {
     match c
         .until(|m| {
             matches!(m, ServerMessage::Approval(a)
@@ -413,7 +418,7 @@ pub async fn decided(c: &mut Client, request_id: &str) -> Approval {
 
 /// An ACP profile of `name` running `command args` in `cwd` with `env`,
 /// resumed with the same command (duet loads the conversation).
-pub fn acp_profile(
+pub(crate) fn acp_profile(
     name: &str,
     command: &Path,
     args: Vec<String>,

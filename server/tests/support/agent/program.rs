@@ -20,11 +20,11 @@ use crate::mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
 use crate::support::{demo_profile, Client};
 
 /// A run of a [`Program`].
-pub type Run = super::Run<Program>;
+pub(crate) type Run = super::Run<Program>;
 
 /// Which program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `duet demo-agent`, the embedded default agent.
     Demo,
     /// Real Qwen Code of one version talking to [`MockLlm`].
@@ -33,14 +33,14 @@ pub enum Kind {
 
 impl Kind {
     /// Whether this is real Qwen Code (any version).
-    pub fn is_qwen(self) -> bool {
+    pub(crate) fn is_qwen(self) -> bool {
         matches!(self, Kind::Qwen(_))
     }
 }
 
 /// A program under test: its duet profile, its workspace, and how its
 /// scripted model answers.
-pub struct Program {
+pub(crate) struct Program {
     pub kind: Kind,
     /// The program's cwd, where tools run.
     pub workspace: TempDir,
@@ -54,7 +54,7 @@ pub struct Program {
 impl Program {
     /// Sets the program up. `None` when it is Qwen, Qwen is not installed
     /// and `DUET_SKIP_QWEN=1` (the skip has been printed).
-    pub async fn new(kind: Kind) -> Option<Self> {
+    pub(crate) async fn new(kind: Kind) -> Option<Self> {
         let workspace = tempfile::tempdir().unwrap();
         match kind {
             Kind::Demo => {
@@ -90,7 +90,7 @@ impl Program {
 
     /// Qwen with the profile and settings file of docs/qwen-profile.md
     /// (see [`qwen::documented_profile`]). `None` as for [`Program::new`].
-    pub async fn documented_qwen(version: QwenVersion) -> Option<Self> {
+    pub(crate) async fn documented_qwen(version: QwenVersion) -> Option<Self> {
         let launch = qwen::launch(version)?;
         let workspace = tempfile::tempdir().unwrap();
         let mock = MockLlm::start().await;
@@ -105,7 +105,7 @@ impl Program {
     }
 
     /// `session_start.data.version`.
-    pub fn version(&self) -> &'static str {
+    pub(crate) fn version(&self) -> &'static str {
         match self.kind {
             Kind::Demo => env!("CARGO_PKG_VERSION"),
             Kind::Qwen(v) => v.version(),
@@ -113,7 +113,7 @@ impl Program {
     }
 
     /// `session_start.data.protocol_version`.
-    pub fn protocol_version(&self) -> u64 {
+    pub(crate) fn protocol_version(&self) -> u64 {
         match self.kind {
             Kind::Demo => 1,
             Kind::Qwen(v) => v.protocol_version(),
@@ -121,7 +121,7 @@ impl Program {
     }
 
     /// A prompt whose answer is a `run_shell_command` call of [`TOOL_COMMAND`].
-    pub fn tool_prompt(&self) -> &'static str {
+    pub(crate) fn tool_prompt(&self) -> &'static str {
         match self.kind {
             Kind::Demo => "run touch made_by_tool.txt",
             Kind::Qwen(_) => TOOL_TRIGGER,
@@ -129,7 +129,7 @@ impl Program {
     }
 
     /// Text the reply to an ordinary `prompt` contains.
-    pub fn reply_to(&self, prompt: &str) -> String {
+    pub(crate) fn reply_to(&self, prompt: &str) -> String {
         match self.kind {
             Kind::Demo => format!("You said \u{201c}{prompt}\u{201d}"),
             Kind::Qwen(_) => reply_to(prompt),
@@ -137,7 +137,7 @@ impl Program {
     }
 
     /// Text the reply after the approved tool ran contains.
-    pub fn after_tool(&self) -> String {
+    pub(crate) fn after_tool(&self) -> String {
         match self.kind {
             Kind::Demo => format!("Done: `{TOOL_COMMAND}` exited with code 0"),
             Kind::Qwen(_) => format!("{AFTER_TOOL} Command: {TOOL_COMMAND}"),
@@ -146,7 +146,7 @@ impl Program {
 
     /// Whether `/help` opens a modal box that holds every prompt until a
     /// key closes it (Qwen 0.24; docs/qwen-code.md §8.3).
-    pub fn help_is_a_dialog(&self) -> bool {
+    pub(crate) fn help_is_a_dialog(&self) -> bool {
         self.kind == Kind::Qwen(QwenVersion::V0_24)
     }
 
@@ -155,7 +155,7 @@ impl Program {
     /// (Qwen writes `session_start` before it can take a prompt; duet holds
     /// submits until it can: the profile's `ready_text`, docs/qwen-code.md
     /// §3.18.)
-    pub fn slow_start(&self) -> bool {
+    pub(crate) fn slow_start(&self) -> bool {
         self.kind.is_qwen()
     }
 }
@@ -201,19 +201,19 @@ impl Agent for Program {
 /// Starts a server offering only `kind`, creates a session and attaches.
 /// Does not wait for the program's handshake. `None` as for
 /// [`Program::new`].
-pub async fn start(kind: Kind) -> Option<Run> {
+pub(crate) async fn start(kind: Kind) -> Option<Run> {
     Some(Run::start(Program::new(kind).await?).await)
 }
 
 /// [`start`], then waits for `session_start`.
-pub async fn started(kind: Kind) -> Option<Run> {
+pub(crate) async fn started(kind: Kind) -> Option<Run> {
     let mut run = start(kind).await?;
     run.handshake().await;
     Some(run)
 }
 
 /// Sends `approve` and returns the server's `ack` or `error` for it.
-pub async fn approve(c: &mut Client, request_id: &str, allowed: bool) -> ServerMessage {
+pub(crate) async fn approve(c: &mut Client, request_id: &str, allowed: bool) -> ServerMessage {
     let id = format!("approve-{}", uuid::Uuid::new_v4());
     c.send(&ClientMessage::Approve {
         request_id: request_id.into(),
@@ -230,7 +230,7 @@ pub async fn approve(c: &mut Client, request_id: &str, allowed: bool) -> ServerM
 }
 
 /// Whether a submit's answer says it was held (not written yet).
-pub fn queued(ack: &ServerMessage) -> bool {
+pub(crate) fn queued(ack: &ServerMessage) -> bool {
     match ack {
         ServerMessage::Ack { queued, .. } => *queued,
         other => panic!("submit was refused: {other:?}"),

@@ -15,7 +15,7 @@ use crate::support::installed::{cache_dir, node24_dir};
 /// The Qwen Code releases every scenario runs against: the last one on
 /// Node 20 and the latest (Node 24), installed by scripts/install-qwen.sh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QwenVersion {
+pub(crate) enum QwenVersion {
     /// 0.15.10 on the system's Node 20, through its `qwen` bin.
     V0_15,
     /// 0.24.4 on Node 24 (scripts/install-node.sh), `cli.js` run directly
@@ -25,7 +25,7 @@ pub enum QwenVersion {
 
 impl QwenVersion {
     /// `session_start.data.version`, and the folder install-qwen.sh uses.
-    pub fn version(self) -> &'static str {
+    pub(crate) fn version(self) -> &'static str {
         match self {
             Self::V0_15 => "0.15.10",
             Self::V0_24 => "0.24.4",
@@ -33,7 +33,7 @@ impl QwenVersion {
     }
 
     /// `session_start.data.protocol_version`.
-    pub fn protocol_version(self) -> u64 {
+    pub(crate) fn protocol_version(self) -> u64 {
         match self {
             Self::V0_15 => 1,
             Self::V0_24 => 2,
@@ -43,7 +43,7 @@ impl QwenVersion {
 
 /// How to start one installed Qwen Code.
 #[derive(Debug, Clone)]
-pub struct Launch {
+pub(crate) struct Launch {
     pub version: QwenVersion,
     /// The executable: `qwen`, or Node 24's `node`.
     pub command: PathBuf,
@@ -58,7 +58,7 @@ pub struct Launch {
 /// default `<repo>/.cache`); for 0.24 its `cli.js` and Node 24 there.
 /// `None` means: skip, because `DUET_SKIP_QWEN=1`. Missing otherwise is a
 /// failure, so a machine without Qwen cannot pass these tests by accident.
-pub fn launch(version: QwenVersion) -> Option<Launch> {
+pub(crate) fn launch(version: QwenVersion) -> Option<Launch> {
     let cache = cache_dir();
     let prefix = cache.join(format!("qwen-code-{}", version.version()));
     let (found, missing) = match version {
@@ -118,7 +118,7 @@ pub fn launch(version: QwenVersion) -> Option<Launch> {
 }
 
 /// Writes `$home/.qwen/settings.json` for an unattended, offline run.
-pub fn write_settings(home: &Path, version: QwenVersion) {
+pub(crate) fn write_settings(home: &Path, version: QwenVersion) {
     let dir = home.join(".qwen");
     std::fs::create_dir_all(&dir).unwrap();
     let mut settings = json!({
@@ -170,7 +170,7 @@ fn offline_env(home: &Path, mock: &MockLlm) -> Vec<(&'static str, String)> {
 /// resumes it (stream-json: `--resume <id>`; ACP: the same command, then
 /// `session/load`). Its handshake may take a minute: it takes 7-10 s to
 /// start on 2 busy cores. `None`: skip, as for [`launch`].
-pub async fn headless(channel: ChannelKind, args: &[&str]) -> Option<Setup<MockLlm>> {
+pub(crate) async fn headless(channel: ChannelKind, args: &[&str]) -> Option<Setup<MockLlm>> {
     let launch = launch(QwenVersion::V0_24)?;
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
@@ -208,7 +208,7 @@ pub async fn headless(channel: ChannelKind, args: &[&str]) -> Option<Setup<MockL
 
 /// The duet profile: Qwen with dual output, its own HOME, the mock as its
 /// model, one process (no relauncher, so SIGTERM reaches the TUI itself).
-pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -> Profile {
+pub(crate) fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -> Profile {
     let mut env = offline_env(home, mock);
     env.extend([
         // Keeps ~/.qwen/debug/ (with the [REMOTE_INPUT] lines) in 0.24,
@@ -261,7 +261,7 @@ pub fn profile(launch: &Launch, home: &Path, workspace: &Path, mock: &MockLlm) -
 /// The telling lines of Qwen's debug log (`~/.qwen/debug/latest`): remote
 /// input (the only trace of input it dropped or rejected), startup
 /// milestones, errors.
-pub fn debug_log_summary(home: &Path) -> String {
+pub(crate) fn debug_log_summary(home: &Path) -> String {
     const TELLING: &[&str] = &[
         "REMOTE_INPUT",
         "Config initialization completed",
@@ -280,7 +280,7 @@ pub fn debug_log_summary(home: &Path) -> String {
 /// here: the installed Qwen (for 0.24 its `cli.js` on Node 24, as in
 /// [`profile`]), the mock as the endpoint, the settings file written to
 /// `dir`. Everything else, `ready_text` included, is as documented.
-pub fn documented_profile(launch: &Launch, mock: &MockLlm, dir: &Path) -> Profile {
+pub(crate) fn documented_profile(launch: &Launch, mock: &MockLlm, dir: &Path) -> Profile {
     let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/qwen-profile.md");
     let doc = std::fs::read_to_string(&doc_path).unwrap();
     let toml_text = fenced_block(&doc, "toml", "[[profile]]");

@@ -47,16 +47,16 @@ use super::{
 };
 
 /// Asking for this makes the mock call `Bash` with [`OUTPUT_COMMAND`].
-pub const OUTPUT_TRIGGER: &str = "please run and print";
+pub(crate) const OUTPUT_TRIGGER: &str = "please run and print";
 /// A command with output (which a client shows) that also creates the
 /// file [`TOOL_COMMAND`] creates.
-pub const OUTPUT_COMMAND: &str = "echo printed-by-the-tool; touch made_by_tool.txt";
+pub(crate) const OUTPUT_COMMAND: &str = "echo printed-by-the-tool; touch made_by_tool.txt";
 /// What [`OUTPUT_COMMAND`] prints.
-pub const OUTPUT_TEXT: &str = "printed-by-the-tool";
+pub(crate) const OUTPUT_TEXT: &str = "printed-by-the-tool";
 
 /// What the mock answers.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// Text, one `text_delta` per element.
     Text(Vec<String>),
     /// One `tool_use` block, its input streamed in two `input_json_delta`s.
@@ -65,7 +65,7 @@ pub enum Reply {
 
 /// Whether `body` is a request of Claude Code's main loop: streamed, with
 /// its tools (a side request, such as a title, has neither).
-pub fn is_main(body: &Value) -> bool {
+pub(crate) fn is_main(body: &Value) -> bool {
     body["stream"] == true
         && body["tools"]
             .as_array()
@@ -73,7 +73,7 @@ pub fn is_main(body: &Value) -> bool {
 }
 
 /// The script (see the module documentation).
-pub fn script(body: &Value) -> Reply {
+pub(crate) fn script(body: &Value) -> Reply {
     if !is_main(body) {
         let format = &body["output_config"]["format"];
         let text = if format["type"] == "json_schema" {
@@ -125,7 +125,7 @@ pub fn script(body: &Value) -> Reply {
 }
 
 /// A running mock on 127.0.0.1 (random port); stops when dropped.
-pub struct MockAnthropic {
+pub(crate) struct MockAnthropic {
     /// What `ANTHROPIC_BASE_URL` should be: `http://127.0.0.1:PORT` (Claude
     /// Code appends `/v1/messages`).
     pub base_url: String,
@@ -134,7 +134,7 @@ pub struct MockAnthropic {
 
 impl MockAnthropic {
     /// Binds 127.0.0.1:0 and serves in the background.
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let app = Router::new()
             .route("/v1/messages", post(messages))
             .route("/v1/messages/count_tokens", post(count_tokens))
@@ -149,12 +149,12 @@ impl MockAnthropic {
     }
 
     /// Every request received so far, in order (any path).
-    pub fn all_requests(&self) -> Vec<Request> {
+    pub(crate) fn all_requests(&self) -> Vec<Request> {
         self.served.all()
     }
 
     /// The bodies of the main-loop `POST /v1/messages` requests, in order.
-    pub fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         self.all_requests()
             .into_iter()
             .filter(|r| r.uri.starts_with("/v1/messages") && !r.uri.contains("count_tokens"))
@@ -164,7 +164,7 @@ impl MockAnthropic {
     }
 
     /// One line per request (what was answered), for failure reports.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         self.served.summary(|body| {
             if body["messages"].is_null() {
                 return String::new();

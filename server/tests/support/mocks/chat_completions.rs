@@ -24,13 +24,13 @@ use super::{
 };
 
 /// The model name the mock reports (and Qwen is configured with).
-pub const MODEL: &str = "mock-model";
+pub(crate) const MODEL: &str = "mock-model";
 /// How an OpenAI stream ends, after its last chunk.
 const DONE: &str = "data: [DONE]\n\n";
 
 /// What the mock answers.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// Text, one SSE chunk per element.
     Text(Vec<String>),
     /// One tool call, its arguments streamed in two pieces.
@@ -40,7 +40,7 @@ pub enum Reply {
 /// The script: decided on the last message, as Qwen sends a denied tool's
 /// result only with the *next* prompt (so then the last message is the
 /// prompt, not the tool result).
-pub fn script(body: &Value) -> Reply {
+pub(crate) fn script(body: &Value) -> Reply {
     let messages = body["messages"]
         .as_array()
         .map(Vec::as_slice)
@@ -71,7 +71,7 @@ pub fn script(body: &Value) -> Reply {
 /// The prompt in a user message's content: its last text part that is not
 /// context Qwen adds. Qwen 0.24 sends ~9 KB of `<system-reminder>` parts
 /// before the prompt in the same message (docs/qwen-code.md §8.6).
-pub fn prompt_of(content: &Value) -> String {
+pub(crate) fn prompt_of(content: &Value) -> String {
     match content {
         Value::Array(parts) => parts
             .iter()
@@ -86,7 +86,7 @@ pub fn prompt_of(content: &Value) -> String {
 /// How many of `requests` ask the model about `prompt`: their last message
 /// is a user message whose prompt is exactly `prompt` (a prompt Qwen merged
 /// with others or sent twice shows up as a count other than 1).
-pub fn times_asked(requests: &[Value], prompt: &str) -> usize {
+pub(crate) fn times_asked(requests: &[Value], prompt: &str) -> usize {
     requests
         .iter()
         .filter(|body| {
@@ -104,7 +104,7 @@ fn is_chat(body: &Value) -> bool {
 }
 
 /// A running mock on 127.0.0.1 (random port); stops when dropped.
-pub struct MockLlm {
+pub(crate) struct MockLlm {
     /// What `OPENAI_BASE_URL` should be: `http://127.0.0.1:PORT/v1`.
     pub base_url: String,
     served: Served,
@@ -112,7 +112,7 @@ pub struct MockLlm {
 
 impl MockLlm {
     /// Binds 127.0.0.1:0 and serves in the background.
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
             .fallback(not_found);
@@ -124,12 +124,12 @@ impl MockLlm {
     }
 
     /// Every chat-completions request body received so far, in order.
-    pub fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         self.served.bodies(is_chat)
     }
 
     /// One line per request (its last message, shortened), for failure reports.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         self.served.summary(|body| {
             let last = body["messages"]
                 .as_array()

@@ -37,17 +37,17 @@ use super::{
 };
 
 /// Asking for this makes the mock call `write_file` for [`WRITE_FILE`].
-pub const WRITE_TRIGGER: &str = "please write notes";
+pub(crate) const WRITE_TRIGGER: &str = "please write notes";
 /// The file the `write_file` call writes, relative to the workspace.
-pub const WRITE_FILE: &str = "notes.txt";
+pub(crate) const WRITE_FILE: &str = "notes.txt";
 /// What it writes there.
-pub const WRITE_CONTENT: &str = "hello\n";
+pub(crate) const WRITE_CONTENT: &str = "hello\n";
 /// The model version the mock reports.
-pub const MODEL_VERSION: &str = "gemini-mock";
+pub(crate) const MODEL_VERSION: &str = "gemini-mock";
 
 /// What the mock answers.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// Text, one event per element.
     Text(Vec<String>),
     /// One function call, sent whole (as Gemini does).
@@ -56,12 +56,12 @@ pub enum Reply {
 
 /// Whether `body` is a request of the agent's main loop: one that offers
 /// tools.
-pub fn is_main(body: &Value) -> bool {
+pub(crate) fn is_main(body: &Value) -> bool {
     body["tools"].as_array().is_some_and(|t| !t.is_empty())
 }
 
 /// The script (see the module documentation).
-pub fn script(body: &Value) -> Reply {
+pub(crate) fn script(body: &Value) -> Reply {
     if !is_main(body) {
         let config = &body["generationConfig"];
         let schema = [&config["responseJsonSchema"], &config["responseSchema"]]
@@ -115,7 +115,7 @@ pub fn script(body: &Value) -> Reply {
 /// against this mock: the API key as the auth type (no dialog), no update
 /// check or notice, no usage statistics or telemetry (docs/gemini-cli.md
 /// §2).
-pub fn write_settings(home: &std::path::Path) {
+pub(crate) fn write_settings(home: &std::path::Path) {
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir).unwrap();
     let settings = json!({
@@ -128,7 +128,7 @@ pub fn write_settings(home: &std::path::Path) {
 }
 
 /// A running mock; stops when dropped.
-pub struct MockGemini {
+pub(crate) struct MockGemini {
     /// What `GOOGLE_GEMINI_BASE_URL` should be: `http://127.0.0.1:PORT`
     /// (Gemini CLI appends `/v1beta/models/…`).
     pub base_url: String,
@@ -138,7 +138,7 @@ pub struct MockGemini {
 impl MockGemini {
     /// The environment that points Gemini CLI at this mock, with `home`
     /// as its HOME (see [`write_settings`]).
-    pub fn env(&self, home: &std::path::Path) -> Vec<(String, String)> {
+    pub(crate) fn env(&self, home: &std::path::Path) -> Vec<(String, String)> {
         [
             ("HOME", home.to_string_lossy().into_owned()),
             ("GOOGLE_GEMINI_BASE_URL", self.base_url.clone()),
@@ -151,7 +151,7 @@ impl MockGemini {
     }
 
     /// Binds 127.0.0.1:0 and serves in the background.
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let app = Router::new()
             .route("/v1beta/models/{*call}", post(call))
             .fallback(not_found);
@@ -163,17 +163,17 @@ impl MockGemini {
     }
 
     /// Every request so far, in order (any path).
-    pub fn all_requests(&self) -> Vec<Request> {
+    pub(crate) fn all_requests(&self) -> Vec<Request> {
         self.served.all()
     }
 
     /// The bodies of the main-loop requests, in order.
-    pub fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         self.served.bodies(is_main)
     }
 
     /// One line per request (what was answered), for failure reports.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         self.served.summary(|body| match script(body) {
             Reply::Text(pieces) => describe_text(&pieces),
             Reply::Call { name, .. } => format!("functionCall {name}"),

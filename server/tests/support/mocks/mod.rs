@@ -14,12 +14,12 @@
 
 #![allow(dead_code)]
 
-pub mod anthropic;
-pub mod chat_completions;
-pub mod gemini;
-pub mod openai_responses;
+pub(crate) mod anthropic;
+pub(crate) mod chat_completions;
+pub(crate) mod gemini;
+pub(crate) mod openai_responses;
 mod responses_stream;
-pub mod sse;
+pub(crate) mod sse;
 
 use std::sync::{Arc, Mutex};
 
@@ -32,35 +32,35 @@ use serde_json::{json, Value};
 /// The answer to a request that is not the agent's main loop (a title, a
 /// router's or a reviewer's question), so that a test cannot mistake it for
 /// a scripted reply.
-pub const SIDE_REPLY: &str = "(mock side reply)";
+pub(crate) const SIDE_REPLY: &str = "(mock side reply)";
 /// Asking for this makes a mock call the agent's shell tool with
 /// [`TOOL_COMMAND`].
-pub const TOOL_TRIGGER: &str = "please run touch";
+pub(crate) const TOOL_TRIGGER: &str = "please run touch";
 /// A command that changes the workspace, so an agent asks before it runs.
-pub const TOOL_COMMAND: &str = "touch made_by_tool.txt";
+pub(crate) const TOOL_COMMAND: &str = "touch made_by_tool.txt";
 /// The file [`TOOL_COMMAND`] makes.
-pub const TOOL_FILE: &str = "made_by_tool.txt";
+pub(crate) const TOOL_FILE: &str = "made_by_tool.txt";
 /// Why the mock wants to run [`TOOL_COMMAND`] (shown in approval dialogs).
-pub const TOOL_DESCRIPTION: &str = "Create a file";
+pub(crate) const TOOL_DESCRIPTION: &str = "Create a file";
 /// A prompt containing this gets a long reply (a few seconds of streaming),
 /// so that a test can act while a turn runs.
-pub const SLOW_TRIGGER: &str = "slow story";
+pub(crate) const SLOW_TRIGGER: &str = "slow story";
 /// Words of a slow reply after it names its prompt. Each is different:
 /// Gemini CLI stops a stream that repeats itself ("A potential loop was
 /// detected").
 const SLOW_WORDS: usize = 150;
 /// How a reply to a tool result starts.
-pub const AFTER_TOOL: &str = "Tool finished:";
+pub(crate) const AFTER_TOOL: &str = "Tool finished:";
 
 /// The text reply to any other prompt (it names the prompt, so a test can
 /// tell which prompt a reply answers).
-pub fn reply_to(prompt: &str) -> String {
+pub(crate) fn reply_to(prompt: &str) -> String {
     format!("Mock reply to: {prompt}")
 }
 
 /// The words of the reply to `prompt`, each keeping its trailing space
 /// (one streamed piece each); a [`SLOW_TRIGGER`] prompt gets many more.
-pub fn reply_words(prompt: &str) -> Vec<String> {
+pub(crate) fn reply_words(prompt: &str) -> Vec<String> {
     let mut out = words(&reply_to(prompt));
     if prompt.contains(SLOW_TRIGGER) {
         out.extend((1..=SLOW_WORDS).map(|i| format!(" word{i}")));
@@ -70,7 +70,7 @@ pub fn reply_words(prompt: &str) -> Vec<String> {
 
 /// The text of a message's content: a string, or an array of text parts
 /// (the chat-completions and Messages APIs both allow either).
-pub fn text_of(content: &Value) -> String {
+pub(crate) fn text_of(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
@@ -79,7 +79,7 @@ pub fn text_of(content: &Value) -> String {
 }
 
 /// Splits text into word pieces that keep their trailing space.
-pub fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     text.split_inclusive(' ').map(str::to_string).collect()
 }
 
@@ -87,7 +87,7 @@ pub fn words(text: &str) -> Vec<String> {
 /// in capitals): strings are [`SIDE_REPLY`], numbers 1, booleans false, an
 /// enum its first value, objects every property. What a side request asking
 /// for structured output gets.
-pub fn fill(schema: &Value) -> Value {
+pub(crate) fn fill(schema: &Value) -> Value {
     if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
         return first.clone();
     }
@@ -117,7 +117,7 @@ pub fn fill(schema: &Value) -> Value {
 
 /// One recorded request.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     pub method: String,
     /// Path and query, e.g. `/v1/responses`.
     pub uri: String,
@@ -127,13 +127,13 @@ pub struct Request {
 
 /// Every request a mock received, in order, shared with its handlers.
 #[derive(Clone, Default)]
-pub struct Recorder(Arc<Mutex<Vec<Request>>>);
+pub(crate) struct Recorder(Arc<Mutex<Vec<Request>>>);
 
 impl Recorder {
     /// Records a request whose body is `body` (kept as JSON, `Null` when it
     /// is not JSON); returns its 1-based number (which makes ids unique per
     /// mock) and the body parsed, or why it is not JSON.
-    pub fn record(
+    pub(crate) fn record(
         &self,
         method: &Method,
         uri: &Uri,
@@ -150,14 +150,14 @@ impl Recorder {
     }
 
     /// Every request so far, in order.
-    pub fn all(&self) -> Vec<Request> {
+    pub(crate) fn all(&self) -> Vec<Request> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
 /// A mock serving on 127.0.0.1 (random port) in the background, with its
 /// request log; stops when dropped.
-pub struct Served {
+pub(crate) struct Served {
     /// `http://127.0.0.1:PORT`.
     pub origin: String,
     recorder: Recorder,
@@ -169,7 +169,7 @@ impl Served {
     /// log as their state. Bodies up to 32 MiB: an agent's first request is
     /// 30 to 100 KB (system prompt, tool schemas) and grows with the
     /// conversation.
-    pub async fn start(app: Router<Recorder>) -> Self {
+    pub(crate) async fn start(app: Router<Recorder>) -> Self {
         let recorder = Recorder::default();
         let app = app
             .layer(DefaultBodyLimit::max(32 << 20))
@@ -187,12 +187,12 @@ impl Served {
     }
 
     /// Every request so far, in order (any path).
-    pub fn all(&self) -> Vec<Request> {
+    pub(crate) fn all(&self) -> Vec<Request> {
         self.recorder.all()
     }
 
     /// The bodies of the requests `keep` accepts, in order.
-    pub fn bodies(&self, keep: impl Fn(&Value) -> bool) -> Vec<Value> {
+    pub(crate) fn bodies(&self, keep: impl Fn(&Value) -> bool) -> Vec<Value> {
         self.all()
             .into_iter()
             .map(|r| r.body)
@@ -202,7 +202,7 @@ impl Served {
 
     /// One line per request (`describe` says what was answered), for
     /// failure reports.
-    pub fn summary(&self, describe: impl Fn(&Value) -> String) -> String {
+    pub(crate) fn summary(&self, describe: impl Fn(&Value) -> String) -> String {
         self.all()
             .iter()
             .enumerate()
@@ -219,7 +219,7 @@ impl Drop for Served {
 }
 
 /// How a summary line shows a text reply: its first 80 characters.
-pub fn describe_text(pieces: &[String]) -> String {
+pub(crate) fn describe_text(pieces: &[String]) -> String {
     format!(
         "text {:?}",
         pieces.concat().chars().take(80).collect::<String>()

@@ -46,18 +46,18 @@ use super::{
 
 /// The model the tests configure (`model = "mock-model"`); Codex warns that
 /// it has no metadata for it and carries on.
-pub const MODEL: &str = "mock-model";
+pub(crate) const MODEL: &str = "mock-model";
 /// Asking for this makes the mock call `exec_command` with [`TOOL_COMMAND`]
 /// without asking for escalation: Codex then runs it in its sandbox, or
 /// outside it with `--dangerously-bypass-approvals-and-sandbox` (an
 /// escalation request is refused when the approval policy is `never`).
-pub const QUIET_TRIGGER: &str = "please run touch quietly";
+pub(crate) const QUIET_TRIGGER: &str = "please run touch quietly";
 /// How the approval reviewer's request starts (codex-acp "Auto review").
 const REVIEWER: &str = "The following is the Codex agent history";
 
 /// What the mock answers.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// Text, one `response.output_text.delta` per element.
     Text(Vec<String>),
     /// One function call, its arguments (a JSON string) in two deltas.
@@ -85,7 +85,7 @@ fn last_prompt(input: &[Value]) -> String {
 
 /// Whether `body` is a request of Codex's main loop: it offers
 /// `exec_command` and is not the approval reviewer's.
-pub fn is_main(body: &Value) -> bool {
+pub(crate) fn is_main(body: &Value) -> bool {
     let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     let input = body["input"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     tools.iter().any(|t| t["name"] == "exec_command") && !last_prompt(input).starts_with(REVIEWER)
@@ -107,7 +107,7 @@ fn output_line(output: &Value) -> String {
 }
 
 /// The script (see the module documentation).
-pub fn script(body: &Value) -> Reply {
+pub(crate) fn script(body: &Value) -> Reply {
     if !is_main(body) {
         let schema = &body["text"]["format"]["schema"];
         let text = if schema.is_object() {
@@ -152,7 +152,7 @@ pub fn script(body: &Value) -> Reply {
 /// mock at `base_url`: it as a custom model provider speaking the
 /// Responses API, its key from `MOCK_API_KEY`, no update check, no
 /// analytics (docs/codex.md §2).
-pub fn write_config(codex_home: &std::path::Path, base_url: &str) {
+pub(crate) fn write_config(codex_home: &std::path::Path, base_url: &str) {
     std::fs::create_dir_all(codex_home).unwrap();
     let toml = format!(
         "model = \"{MODEL}\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\n\
@@ -163,7 +163,7 @@ pub fn write_config(codex_home: &std::path::Path, base_url: &str) {
 }
 
 /// A running mock; stops when dropped.
-pub struct MockResponses {
+pub(crate) struct MockResponses {
     /// What a Codex `model_providers.<id>.base_url` should be:
     /// `http://127.0.0.1:PORT/v1` (Codex appends `/responses`).
     pub base_url: String,
@@ -173,7 +173,7 @@ pub struct MockResponses {
 impl MockResponses {
     /// The environment that points Codex at this mock: `home` as HOME,
     /// `home/.codex` as CODEX_HOME (with [`write_config`] written there).
-    pub fn env(&self, home: &std::path::Path) -> Vec<(String, String)> {
+    pub(crate) fn env(&self, home: &std::path::Path) -> Vec<(String, String)> {
         let codex_home = home.join(".codex");
         write_config(&codex_home, &self.base_url);
         [
@@ -187,7 +187,7 @@ impl MockResponses {
     }
 
     /// Binds 127.0.0.1:0 and serves in the background.
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let app = Router::new()
             .route("/v1/responses", post(responses))
             .fallback(not_found);
@@ -199,17 +199,17 @@ impl MockResponses {
     }
 
     /// Every request so far, in order (any path).
-    pub fn all_requests(&self) -> Vec<Request> {
+    pub(crate) fn all_requests(&self) -> Vec<Request> {
         self.served.all()
     }
 
     /// The bodies of the main-loop requests, in order.
-    pub fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         self.served.bodies(is_main)
     }
 
     /// One line per request (what was answered), for failure reports.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         self.served.summary(|body| match script(body) {
             Reply::Text(pieces) => describe_text(&pieces),
             Reply::Call { name, .. } => format!("function_call {name}"),

@@ -15,26 +15,26 @@ use tokio::sync::mpsc;
 
 /// Pause between events: long enough that each event is its own network
 /// read, short enough to keep turns well under a second.
-pub const EVENT_DELAY: Duration = Duration::from_millis(15);
+pub(crate) const EVENT_DELAY: Duration = Duration::from_millis(15);
 
 /// Events in flight between the writer task and the response body.
 const QUEUE: usize = 16;
 
 /// One event: its name (`event:`), if the API names them, and its data.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Event {
+pub(crate) struct Event {
     pub name: Option<String>,
     pub data: Value,
 }
 
 impl Event {
     /// An unnamed event (Gemini's stream).
-    pub fn data(data: Value) -> Self {
+    pub(crate) fn data(data: Value) -> Self {
         Self { name: None, data }
     }
 
     /// A named event (OpenAI's Responses stream names each by its `type`).
-    pub fn named(name: &str, data: Value) -> Self {
+    pub(crate) fn named(name: &str, data: Value) -> Self {
         Self {
             name: Some(name.to_string()),
             data,
@@ -42,7 +42,7 @@ impl Event {
     }
 
     /// The event as written on the wire.
-    pub fn frame(&self) -> String {
+    pub(crate) fn frame(&self) -> String {
         match &self.name {
             Some(name) => format!("event: {name}\ndata: {}\n\n", self.data),
             None => format!("data: {}\n\n", self.data),
@@ -52,14 +52,14 @@ impl Event {
 
 /// A `text/event-stream` response that writes `events` in order,
 /// [`EVENT_DELAY`] apart.
-pub fn response(events: Vec<Event>) -> Response {
+pub(crate) fn response(events: Vec<Event>) -> Response {
     frames(events.iter().map(Event::frame).collect())
 }
 
 /// A `text/event-stream` response that writes `frames` (each a whole frame
 /// as on the wire, such as OpenAI's closing `data: [DONE]`) in order,
 /// [`EVENT_DELAY`] apart.
-pub fn frames(frames: Vec<String>) -> Response {
+pub(crate) fn frames(frames: Vec<String>) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(QUEUE);
     tokio::spawn(async move {
         let last = frames.len();
@@ -85,7 +85,7 @@ pub fn frames(frames: Vec<String>) -> Response {
 
 /// Reads a whole stream back into events (for the mocks' own tests).
 /// Panics on a frame that is not `[event: NAME\n]data: JSON`.
-pub fn parse(stream: &str) -> Vec<Event> {
+pub(crate) fn parse(stream: &str) -> Vec<Event> {
     stream
         .split("\n\n")
         .filter(|frame| !frame.trim().is_empty())

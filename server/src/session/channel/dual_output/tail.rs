@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// One line of the events file, as found.
 #[derive(Debug, PartialEq)]
-pub enum Line {
+pub(crate) enum Line {
     /// A complete line (newline and trailing `\r` removed) starting at `offset`.
     Text { offset: u64, text: String },
     /// A complete line that was not UTF-8.
@@ -22,7 +22,7 @@ pub enum Line {
 }
 
 /// Reader state for one events file.
-pub struct Tail {
+pub(crate) struct Tail {
     /// Kept open between reads: re-opening would be an inotify event of its own.
     file: Option<File>,
     pos: u64,
@@ -34,7 +34,7 @@ pub struct Tail {
 }
 
 /// What one [`Tail::read`] found.
-pub struct Batch {
+pub(crate) struct Batch {
     pub lines: Vec<Line>,
     /// The file got shorter than what was already read: it was truncated,
     /// and reading restarted at its beginning.
@@ -46,7 +46,7 @@ pub struct Batch {
 
 impl Tail {
     /// A reader at the start of the file.
-    pub fn new(max_line: usize) -> Self {
+    pub(crate) fn new(max_line: usize) -> Self {
         Self {
             file: None,
             pos: 0,
@@ -59,14 +59,14 @@ impl Tail {
 
     /// Bytes appended since the last read, when the file is already open
     /// (a cheap `fstat`); `None` before the first read.
-    pub fn unread(&self) -> Option<u64> {
+    pub(crate) fn unread(&self) -> Option<u64> {
         let len = self.file.as_ref()?.metadata().ok()?.len();
         Some(len.saturating_sub(self.pos))
     }
 
     /// Reads everything appended since the last call. A file that does not
     /// exist (yet) reads as empty.
-    pub fn read(&mut self, path: &Path) -> std::io::Result<Batch> {
+    pub(crate) fn read(&mut self, path: &Path) -> std::io::Result<Batch> {
         let mut batch = Batch {
             lines: Vec::new(),
             truncated: false,
@@ -105,7 +105,7 @@ impl Tail {
 
     /// What the last line holds when it never got its newline: the program
     /// exited (or replaced the file) after writing it.
-    pub fn flush_partial(&mut self) -> Option<Line> {
+    pub(crate) fn flush_partial(&mut self) -> Option<Line> {
         if self.oversized {
             self.oversized = false;
             return Some(Line::TooLong {

@@ -24,7 +24,7 @@ use crate::sync::lock;
 type Targets = Arc<Mutex<HashMap<PathBuf, Vec<Arc<Notify>>>>>;
 
 /// See the module docs.
-pub struct Watcher {
+pub(crate) struct Watcher {
     inner: Mutex<notify::RecommendedWatcher>,
     targets: Targets,
     /// Each watched directory and how many followed files are in it. Its
@@ -45,7 +45,7 @@ fn changes_data(kind: &notify::EventKind) -> bool {
 
 impl Watcher {
     /// Starts the inotify thread.
-    pub fn new() -> Result<Self> {
+    pub(crate) fn new() -> Result<Self> {
         let targets: Targets = Arc::default();
         let dispatch = targets.clone();
         let inner = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -76,7 +76,7 @@ impl Watcher {
 
     /// Wakes `notify` whenever `file` (inside `dir`) changes. Wakes it once
     /// right away too, for anything written before the watch existed.
-    pub fn watch(&self, dir: &Path, file: PathBuf, notify: Arc<Notify>) -> Result<()> {
+    pub(crate) fn watch(&self, dir: &Path, file: PathBuf, notify: Arc<Notify>) -> Result<()> {
         {
             let mut dirs = lock(&self.dirs);
             let count = dirs.entry(dir.to_path_buf()).or_insert(0);
@@ -98,7 +98,7 @@ impl Watcher {
 
     /// Stops waking `notify` for `file`, and watching `dir` once no
     /// followed file is left in it.
-    pub fn unwatch(&self, dir: &Path, file: &Path, notify: &Arc<Notify>) {
+    pub(crate) fn unwatch(&self, dir: &Path, file: &Path, notify: &Arc<Notify>) {
         {
             let mut targets = lock(&self.targets);
             let Some(woken) = targets.get_mut(file) else {
