@@ -162,18 +162,18 @@ mod tests {
 
     #[test]
     fn paths_are_placed_against_the_work_dir() {
-        let work = Path::new("/w/work");
+        let work = Path::new("/srv/project");
         let inside = |input: Value| Facts::of("t", &input, work, &Lexical).inside;
         assert_eq!(inside(json!({"file_path": "a/b.rs"})), Some(true));
-        assert_eq!(inside(json!({"file_path": "/w/work/x"})), Some(true));
-        assert_eq!(inside(json!({"file_path": "../work/x"})), Some(true));
+        assert_eq!(inside(json!({"file_path": "/srv/project/x"})), Some(true));
+        assert_eq!(inside(json!({"file_path": "../project/x"})), Some(true));
         assert_eq!(inside(json!({"file_path": "../x"})), Some(false));
         assert_eq!(inside(json!({"path": "/etc/passwd"})), Some(false));
         // A sibling whose name starts with the work dir's is outside.
-        assert_eq!(inside(json!({"path": "/w/workshop/x"})), Some(false));
+        assert_eq!(inside(json!({"path": "/srv/projectshop/x"})), Some(false));
         assert_eq!(inside(json!({"paths": ["a", "/tmp/b"]})), Some(false));
         assert_eq!(
-            inside(json!({"locations": [{"path": "/w/work/a", "line": 3}]})),
+            inside(json!({"locations": [{"path": "/srv/project/a", "line": 3}]})),
             Some(true)
         );
         assert_eq!(inside(json!({"command": "cat /etc/passwd"})), None);
