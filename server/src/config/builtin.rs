@@ -75,9 +75,12 @@ pub const CODEX_RESUME_ARGS: [&str; 4] =
 /// What every Gemini CLI profile sets: the session's directory counts as
 /// trusted (Gemini runs no hooks in a folder it does not trust, and asks
 /// in a dialog first), and one Node process instead of two.
-pub const GEMINI_ENV: [(&str, &str); 2] = [
+pub const GEMINI_ENV: [(&str, &str); 3] = [
     ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
     ("GEMINI_CLI_NO_RELAUNCH", "true"),
+    // Gemini CLI draws no TUI when it believes it runs in CI (CI=true in
+    // the environment duet was started from): its TUI is the point here.
+    ("CI", "false"),
 ];
 
 impl Profiles {
