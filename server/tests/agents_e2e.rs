@@ -24,6 +24,8 @@
 
 #[path = "support/agent/mod.rs"]
 mod agent;
+#[path = "agents_e2e/dialog_choices.rs"]
+mod dialog_choices;
 #[path = "support/mocks/mod.rs"]
 mod mocks;
 #[path = "agents_e2e/prompt_delivery.rs"]
@@ -463,4 +465,20 @@ async fn qwen_0_24_mode_is_shown_and_switched() {
     );
     assert!(run.program.workspace.path().join(TOOL_FILE).is_file());
     run.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_0_15_always_allow_in_this_project_is_answered_with_the_dialogs_key() {
+    dialog_choices::always_allow_in_this_project_is_answered_with_the_dialogs_key(
+        QwenVersion::V0_15,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_0_24_always_allow_in_this_project_is_answered_with_the_dialogs_key() {
+    dialog_choices::always_allow_in_this_project_is_answered_with_the_dialogs_key(
+        QwenVersion::V0_24,
+    )
+    .await
 }

@@ -254,6 +254,23 @@ describe('approvals decided elsewhere', () => {
   const req = seqOf(events, (e) => typeOf(e) === 'control_request');
   const pending = upTo(req);
 
+  it("offers the agent's dialog's choices once the server reads them from its screen", () => {
+    const two = [
+      { id: 'allow', label: 'Yes, allow once', kind: 'allow_once' as const },
+      { id: 'deny', label: 'No, suggest changes', kind: 'reject_once' as const },
+    ];
+    const four = [two[0]!, { id: '2', label: "Always allow run 'touch *' commands in this project", kind: 'allow_always' as const },
+      { id: '3', label: "Always allow run 'touch *' commands for this user", kind: 'allow_always' as const }, two[1]!];
+    const asked = reduce(pending, approvalMessage('pending', { options: two }));
+    expect(asked.approvals[REQUEST_ID]?.options).toEqual(two);
+    const reoffered = reduce(asked, approvalMessage('pending', { options: four }));
+    expect(reoffered.approvals[REQUEST_ID]?.options.map((o) => o.id)).toEqual(['allow', '2', '3', 'deny']);
+    expect(tools(reoffered)[0]?.status).toBe('awaiting_approval');
+    // Decided with a key choice: the card names it.
+    const chosen = reduce(reoffered, approvalMessage('allowed', { options: four, chosen: '2', decided_by: 'client' }));
+    expect(chosen.approvals[REQUEST_ID]?.chosen).toBe('2');
+  });
+
   it('flips the card when the terminal answers', () => {
     const s = reduce(pending, approvalMessage('denied', { decided_by: 'terminal' }));
     expect(s.approvals[REQUEST_ID]).toMatchObject({ state: 'denied', decidedBy: 'terminal' });

@@ -35,6 +35,7 @@ pub(crate) mod held;
 mod hook_socket;
 pub(crate) mod log;
 pub(crate) mod piped;
+mod screen_dialog;
 mod screen_modes;
 mod start;
 pub(crate) mod stream_json;
@@ -102,6 +103,12 @@ pub(crate) trait Channel: Send + Sync + 'static {
     fn options(&self, _request: &CanUseTool) -> Vec<ApprovalOption> {
         allow_deny()
     }
+
+    /// Clients were asked about tool request `request_id` (not a replay,
+    /// not decided by a policy). A channel whose agent shows more choices
+    /// than its request carried (a dialog on its screen) may offer them
+    /// with [`Conversation::reoffer`].
+    fn asked(&self, _request_id: &str) {}
 
     /// Keys that interrupt the agent's turn in its terminal.
     fn cancel_keys(&self) -> &'static [u8] {

@@ -41,6 +41,8 @@ impl Conversation {
     fn on_event(&self, seq: u64, ev: KnownEvent) {
         let mut st = lock(&self.state);
         let mut changed = Vec::new();
+        // A request clients are asked (not a replay, not a policy's).
+        let mut asked = None;
         match ev {
             KnownEvent::System(sys) if sys.subtype == "session_start" => {
                 st.agent_session_id = sys
@@ -108,6 +110,9 @@ impl Conversation {
                     let decided = (!replayed)
                         .then(|| self.apply_policy(&mut st, &approval))
                         .flatten();
+                    if !replayed && decided.is_none() {
+                        asked = Some(req.request_id.clone());
+                    }
                     changed.push(approval);
                     changed.extend(decided);
                 }
@@ -162,6 +167,9 @@ impl Conversation {
         self.pump(&mut st);
         drop(st);
         self.announce(changed);
+        if let (Some(id), Some(channel)) = (asked, self.channel.get()) {
+            channel.asked(&id);
+        }
     }
 
     fn signal(&self, signal: Signal) {

@@ -11,6 +11,7 @@
 
 mod ingest;
 pub(crate) mod modes;
+mod offers;
 mod peek;
 mod policy;
 mod sink;

@@ -8,8 +8,11 @@
 //! `tail` reads complete lines → `ingest` numbers and validates them
 //! → the conversation and the log. Commands path: the conversation →
 //! [`DualOutput`] as [`Channel`] → `input` appends one line. Qwen's
-//! approval mode, which no event carries, comes from its screen (`modes`).
+//! approval mode, which no event carries, comes from its screen (`modes`),
+//! and so do the choices of its approval dialog that the input file cannot
+//! carry (`dialog`): those are answered with the dialog's keys.
 
+mod dialog;
 pub(crate) mod ingest;
 pub(crate) mod input;
 pub(crate) mod modes;
@@ -18,6 +21,7 @@ pub(crate) mod watcher;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use duet_protocol::command::InputCommand;
@@ -28,13 +32,19 @@ use tokio::task::JoinHandle;
 use tracing::{warn, Instrument};
 
 use super::conversation::Sink;
+use super::screen_dialog::{self, Answer, Unanswered};
 use super::screen_modes::ScreenModes;
 use super::{Channel, ChannelError, Conversation, Setup, Started, Tasks};
-use crate::session::terminal::output::Output;
+use crate::session::terminal::Terminal;
+use crate::session::WarningCode;
 use crate::sync::lock;
 use input::InputFile;
 use tail::Tail;
 use watcher::{LinkTarget, Watcher};
+
+/// How long after its request the agent's dialog may take to show (Qwen
+/// draws it within ~0.1 s; a loaded machine takes longer).
+const DIALOG_WAIT: Duration = Duration::from_secs(10);
 
 /// The most unread events-file bytes read on the runtime rather than on the
 /// blocking pool.
@@ -49,9 +59,10 @@ pub(crate) struct DualOutputOptions {
     pub(crate) input_path: Option<PathBuf>,
     pub(crate) max_line: usize,
     pub(crate) watcher: Arc<Watcher>,
-    /// The agent's screen, where Qwen shows its approval mode; none in
-    /// tests of the files alone.
-    pub(crate) output: Option<Arc<Output>>,
+    /// The agent's terminal, whose screen shows Qwen's approval mode and
+    /// dialog, and which takes the dialog's keys; none in tests of the
+    /// files alone.
+    pub(crate) terminal: Option<Arc<Terminal>>,
 }
 
 /// See the module docs.
@@ -60,6 +71,10 @@ pub(crate) struct DualOutput {
     follow: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
     /// The approval mode on the agent's screen, if it has one.
     modes: Option<Arc<ScreenModes>>,
+    /// Where its approval dialog is read and answered (an agent that takes
+    /// commands, on a terminal).
+    dialogs: Option<Arc<Terminal>>,
+    conversation: Sink,
     /// Ends the follow task (and the mode's) if the channel goes without
     /// finishing.
     tasks: Tasks,
@@ -80,7 +95,7 @@ pub(super) fn start(setup: &Setup<'_>) -> Result<Started> {
             input_path: profile.has_input.then(|| setup.files.input.to_path_buf()),
             max_line: setup.limits.max_sidecar_line,
             watcher: setup.watcher.clone(),
-            output: Some(setup.terminal.output.clone()),
+            terminal: Some(setup.terminal.clone()),
         },
         setup.sink(),
     )?;
@@ -102,10 +117,9 @@ impl DualOutput {
             .watch(&opts.dir, opts.events_path.clone(), wake.clone())
             .context("watching the events file")?;
         let (stop, stopped) = watch::channel(false);
-        let conversation_for_modes = conversation.clone();
         let task = tokio::spawn(
             follow(
-                conversation,
+                conversation.clone(),
                 opts.events_path.clone(),
                 LinkTarget::new(opts.watcher.clone(), wake.clone()),
                 stopped,
@@ -116,10 +130,14 @@ impl DualOutput {
         let tasks = Tasks::default();
         tasks.add(&task);
         // Only an agent that takes commands can be switched.
-        let modes = match (&opts.output, &input) {
-            (Some(output), Some(_)) => {
-                let modes =
-                    ScreenModes::new(output.clone(), conversation_for_modes, modes::READING);
+        let dialogs = opts.terminal.filter(|_| input.is_some());
+        let modes = match &dialogs {
+            Some(terminal) => {
+                let modes = ScreenModes::new(
+                    terminal.output.clone(),
+                    conversation.clone(),
+                    modes::READING,
+                );
                 tasks.spawn(modes.clone().follow().in_current_span());
                 Some(modes)
             }
@@ -129,6 +147,8 @@ impl DualOutput {
             input,
             follow: Mutex::new(Some((stop, task))),
             modes,
+            dialogs,
+            conversation,
             tasks,
             dir: opts.dir,
             events_path: opts.events_path,
@@ -160,10 +180,38 @@ impl Channel for DualOutput {
     }
 
     fn decide(&self, request_id: &str, option: &ApprovalOption) -> Result<(), ChannelError> {
-        sent(self.input()?.send(&InputCommand::ConfirmationResponse {
-            request_id: request_id.to_string(),
-            allowed: option.kind.allows(),
-        }))
+        if !dialog::by_key(option) {
+            return sent(self.input()?.send(&InputCommand::ConfirmationResponse {
+                request_id: request_id.to_string(),
+                allowed: option.kind.allows(),
+            }));
+        }
+        let terminal = self.dialogs.clone().ok_or_else(|| {
+            ChannelError::Refused("this choice is made in the agent's terminal".into())
+        })?;
+        self.tasks.spawn(
+            press(
+                terminal,
+                self.conversation.clone(),
+                request_id.to_string(),
+                option.label.clone(),
+            )
+            .in_current_span(),
+        );
+        Ok(())
+    }
+
+    fn asked(&self, request_id: &str) {
+        if let Some(terminal) = &self.dialogs {
+            self.tasks.spawn(
+                offer(
+                    terminal.clone(),
+                    self.conversation.clone(),
+                    request_id.to_string(),
+                )
+                .in_current_span(),
+            );
+        }
     }
 
     fn set_mode(&self, mode: &str) -> Result<(), ChannelError> {
@@ -198,6 +246,42 @@ impl Channel for DualOutput {
                 input.close();
             }
         })
+    }
+}
+
+/// Offers the choices of the agent's dialog once it is on screen, if it
+/// has any the input file cannot carry.
+async fn offer(terminal: Arc<Terminal>, conversation: Sink, request_id: String) {
+    let Some(choices) = screen_dialog::shown(&terminal.output, DIALOG_WAIT).await else {
+        return;
+    };
+    if let (Some(options), Some(c)) = (dialog::options(&choices), conversation.get()) {
+        c.reoffer(&request_id, options);
+    }
+}
+
+/// Answers the dialog with the key of `label`; the agent's
+/// `control_response` confirms it.
+async fn press(terminal: Arc<Terminal>, conversation: Sink, request_id: String, label: String) {
+    let answered = screen_dialog::answer(Answer {
+        terminal: &terminal,
+        label: &label,
+        reject: false,
+        open: || {
+            conversation
+                .get()
+                .is_some_and(|c| c.awaits_agent(&request_id))
+        },
+    })
+    .await;
+    if answered == Err(Unanswered::NoChoice) {
+        conversation.warn(
+            WarningCode::ApprovalUnanswered,
+            format!(
+                "the agent's dialog on screen has no choice {label:?}; answer it in the terminal"
+            ),
+            None,
+        );
     }
 }
 

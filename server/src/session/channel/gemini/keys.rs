@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 use tracing::warn;
 
 use super::{dialog, Inner};
-use crate::session::terminal::output::Output;
+use crate::session::channel::screen_dialog::{self, until_screen, Unanswered};
 use crate::session::WarningCode;
 
 /// The time between the screen showing a paste and its Enter (Gemini's
@@ -69,23 +69,6 @@ async fn write(inner: &Inner, bytes: Vec<u8>) -> bool {
             false
         }
     }
-}
-
-/// Waits (at most `limit`) until `ready` holds for the screen.
-async fn until_screen(output: &Output, limit: Duration, ready: impl Fn(&str) -> bool) -> bool {
-    let mut changed = output.subscribe_screen();
-    tokio::time::timeout(limit, async {
-        loop {
-            if ready(&output.screen_text()) {
-                return;
-            }
-            if changed.changed().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }
-    })
-    .await
-    .is_ok()
 }
 
 /// A piece of the prompt the input box shows once it is pasted: the start
@@ -230,34 +213,21 @@ fn empty(screen: &str) -> bool {
 }
 
 async fn answer(inner: &Inner, request_id: &str, label: &str, reject: bool) {
-    let output = &inner.terminal.output;
-    for _ in 0..TRIES {
-        if !inner.is_open(request_id) {
-            return;
-        }
-        let on_screen = until_screen(output, SHOWN_WAIT, |s| dialog::parse(s).is_some()).await;
-        if !inner.is_open(request_id) {
-            return;
-        }
-        let key = on_screen
-            .then(|| dialog::key_for(&output.screen_text(), label, reject))
-            .flatten();
-        let Some(key) = key else {
-            inner.conversation.warn(
-                WarningCode::ApprovalUnanswered,
-                format!("the dialog on Gemini's screen has no choice {label:?}; answer it in the terminal"),
-                None,
-            );
-            return;
-        };
-        if !write(inner, vec![key]).await {
-            return;
-        }
-        // Taken once the dialog is gone from the screen (the agent's own
-        // report, AfterTool or the transcript, settles the approval).
-        if until_screen(output, SHOWN_WAIT, |s| dialog::parse(s).is_none()).await {
-            return;
-        }
+    let answered = screen_dialog::answer(screen_dialog::Answer {
+        terminal: &inner.terminal,
+        label,
+        reject,
+        open: || inner.is_open(request_id),
+    })
+    .await;
+    if answered == Err(Unanswered::NoChoice) {
+        inner.conversation.warn(
+            WarningCode::ApprovalUnanswered,
+            format!(
+                "the dialog on Gemini's screen has no choice {label:?}; answer it in the terminal"
+            ),
+            None,
+        );
     }
 }
 

@@ -16,69 +16,11 @@ use duet_protocol::sidecar::{CanUseTool, ControlResponseBody};
 
 use super::decisions::Decision;
 
+mod choice;
+pub(crate) use choice::{Choice, DecideError, DecidedBy};
+
 /// Resolved approvals kept for clients that attach later.
 const KEEP_RESOLVED: usize = 100;
-
-/// Why a client's decision was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum DecideError {
-    #[error("no approval request {0:?} was seen in this session")]
-    Unknown(String),
-    #[error("approval request {0:?} was already decided ({1})")]
-    AlreadyResolved(String, &'static str),
-    #[error("approval request {0:?} has no option {1:?}")]
-    UnknownOption(String, String),
-}
-
-/// Who decides inside duet, as the approval records it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DecidedBy {
-    /// A client, a notification's button or a policy (never the terminal:
-    /// the agent reports those).
-    pub decider: Decider,
-    /// The credential (a client, a notification) or the rule (a policy).
-    pub name: Option<String>,
-    /// What the agent is told of a denial, when duet says why.
-    pub reason: Option<String>,
-}
-
-impl DecidedBy {
-    /// A client holding credential `name`.
-    pub(crate) fn client(name: Option<&str>) -> Self {
-        Self {
-            decider: Decider::Client,
-            name: name.map(str::to_string),
-            reason: None,
-        }
-    }
-}
-
-/// What a client chose.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Choice {
-    /// The first option that allows (true) or rejects (false).
-    Allowed(bool),
-    /// One of the approval's options, by id.
-    Option(String),
-}
-
-impl Choice {
-    /// The choice of a request's `option` and `allowed` fields (REST body,
-    /// WebSocket `approve`): exactly one of them. Both is refused rather
-    /// than one of them picked: `{"option": "allow", "allowed": false}`
-    /// contradicts itself, and which option ids allow is the agent's to say.
-    pub(crate) fn from_fields(
-        option: Option<String>,
-        allowed: Option<bool>,
-    ) -> Result<Self, &'static str> {
-        match (option, allowed) {
-            (Some(option), None) => Ok(Choice::Option(option)),
-            (None, Some(allowed)) => Ok(Choice::Allowed(allowed)),
-            (None, None) => Err("send \"option\" (one of the approval's options) or \"allowed\""),
-            (Some(_), Some(_)) => Err("send \"option\" or \"allowed\", not both"),
-        }
-    }
-}
 
 struct Entry {
     approval: Approval,
@@ -341,6 +283,31 @@ impl Approvals {
         Some(entry.approval.clone())
     }
 
+    /// The agent's dialog offers other choices than its request carried
+    /// (read from its screen once drawn): a pending approval offers those
+    /// from now on. Returns it when its options changed.
+    pub(crate) fn reoffer(
+        &mut self,
+        request_id: &str,
+        options: Vec<ApprovalOption>,
+    ) -> Option<Approval> {
+        let entry = self.entries.get_mut(request_id)?;
+        if entry.approval.state != ApprovalState::Pending
+            || options.is_empty()
+            || entry.approval.options == options
+        {
+            return None;
+        }
+        entry.approval.options = options;
+        Some(entry.approval.clone())
+    }
+
+    /// Whether the agent has yet to report the outcome of `request_id`
+    /// (pending, or decided in duet and not yet confirmed).
+    pub(crate) fn awaits_agent(&self, request_id: &str) -> bool {
+        self.entries.get(request_id).is_some_and(|e| !e.confirmed)
+    }
+
     /// All kept approvals, oldest first.
     pub(crate) fn list(&self) -> Vec<Approval> {
         self.order
@@ -379,167 +346,4 @@ impl Approvals {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn tool() -> CanUseTool {
-        serde_json::from_value(json!({"subtype":"can_use_tool","tool_name":"run_shell_command","tool_use_id":"t1","input":{"command":"ls"}})).unwrap()
-    }
-
-    fn success(id: &str, allowed: bool) -> ControlResponseBody {
-        serde_json::from_value(
-            json!({"subtype":"success","request_id":id,"response":{"allowed":allowed}}),
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn first_answer_wins_and_the_program_confirms() {
-        let mut a = Approvals::default();
-        a.requested("r1", &tool(), 5, super::super::allow_deny());
-        assert_eq!(a.pending(), 1);
-        let (d, option) = a
-            .decide("r1", &Choice::Allowed(true), &DecidedBy::client(Some("ci")))
-            .unwrap();
-        assert_eq!(d.decided_by_name.as_deref(), Some("ci"));
-        assert_eq!(d.decided_by, Some(Decider::Client));
-        assert_eq!(option.id, "allow");
-        assert!(!d.confirmed, "sent, waiting for the agent");
-        assert!(matches!(
-            a.decide("r1", &Choice::Allowed(false), &DecidedBy::client(None)),
-            Err(DecideError::AlreadyResolved(_, "allowed"))
-        ));
-        assert!(matches!(
-            a.decide("nope", &Choice::Allowed(true), &DecidedBy::client(None)),
-            Err(DecideError::Unknown(_))
-        ));
-        // Confirmation that agrees keeps the decision and marks it confirmed.
-        let confirmed = a.responded(&success("r1", true)).unwrap();
-        assert!(confirmed.confirmed);
-        assert_eq!(confirmed.state, ApprovalState::Allowed);
-        assert_eq!(confirmed.decided_by, Some(Decider::Client));
-        assert_eq!(a.responded(&success("r1", true)), None);
-    }
-
-    #[test]
-    fn the_terminal_answering_first_overrides_a_client() {
-        let mut a = Approvals::default();
-        a.requested("r1", &tool(), 5, super::super::allow_deny());
-        a.decide(
-            "r1",
-            &Choice::Option("allow".into()),
-            &DecidedBy::client(None),
-        )
-        .unwrap();
-        assert!(matches!(
-            a.decide(
-                "r1",
-                &Choice::Option("nope".into()),
-                &DecidedBy::client(None)
-            ),
-            Err(DecideError::AlreadyResolved(..))
-        ));
-        let changed = a.responded(&success("r1", false)).unwrap();
-        assert_eq!(changed.state, ApprovalState::Denied);
-        assert_eq!(changed.decided_by, Some(Decider::Terminal));
-    }
-
-    #[test]
-    fn unconfirmed_decisions_are_settled_at_turn_end() {
-        let mut a = Approvals::default();
-        a.requested("r1", &tool(), 5, super::super::allow_deny());
-        a.decide("r1", &Choice::Allowed(false), &DecidedBy::client(None))
-            .unwrap();
-        let changed = a.abandon_pending();
-        assert_eq!(changed.len(), 1);
-        assert!(changed[0].confirmed);
-        assert_eq!(changed[0].state, ApprovalState::Denied);
-        assert!(a.abandon_pending().is_empty());
-    }
-
-    #[test]
-    fn pending_requests_are_abandoned_at_turn_end() {
-        let mut a = Approvals::default();
-        a.requested("r1", &tool(), 5, super::super::allow_deny());
-        assert!(matches!(
-            a.decide(
-                "r1",
-                &Choice::Option("maybe".into()),
-                &DecidedBy::client(None)
-            ),
-            Err(DecideError::UnknownOption(..))
-        ));
-        let changed = a.abandon_pending();
-        assert_eq!(changed.len(), 1);
-        assert_eq!(a.pending(), 0);
-        assert!(matches!(
-            a.decide("r1", &Choice::Allowed(true), &DecidedBy::client(None)),
-            Err(DecideError::AlreadyResolved(_, "abandoned"))
-        ));
-    }
-
-    #[test]
-    fn a_replay_restores_who_decided_and_the_program_still_has_the_last_word() {
-        let mut a = Approvals::default();
-        a.requested("r1", &tool(), 5, super::super::allow_deny());
-        a.requested("r2", &tool(), 6, super::super::allow_deny());
-        let decision = |id: &str, seq, state| Decision {
-            request_id: id.into(),
-            seq,
-            state,
-            by: Some("ci".into()),
-            chosen: Some("allow".into()),
-            decider: None,
-            reason: None,
-        };
-        let r1 = a
-            .restore(decision("r1", 5, ApprovalState::Allowed))
-            .unwrap();
-        assert_eq!(
-            (r1.state, r1.decided_by, r1.decided_by_name.as_deref()),
-            (ApprovalState::Allowed, Some(Decider::Client), Some("ci"))
-        );
-        // The program confirms it: still the client's.
-        let r1 = a.responded(&success("r1", true)).unwrap();
-        assert_eq!(r1.decided_by, Some(Decider::Client));
-        // The terminal answered first: the program's word stands.
-        a.restore(decision("r2", 6, ApprovalState::Allowed));
-        let r2 = a.responded(&success("r2", false)).unwrap();
-        assert_eq!(
-            (r2.state, r2.decided_by),
-            (ApprovalState::Denied, Some(Decider::Terminal))
-        );
-        // Only a pending request takes a decision, and only a decision.
-        assert_eq!(a.restore(decision("r2", 6, ApprovalState::Allowed)), None);
-        a.requested("r3", &tool(), 7, super::super::allow_deny());
-        assert_eq!(a.restore(decision("r3", 7, ApprovalState::Pending)), None);
-        assert_eq!(a.pending(), 1);
-    }
-
-    #[test]
-    fn without_the_record_the_decider_is_unknown_not_the_terminal() {
-        let mut a = Approvals::default();
-        a.deciders_unknown();
-        a.requested("r1", &tool(), 5, super::super::allow_deny());
-        let r1 = a.responded(&success("r1", true)).unwrap();
-        assert_eq!((r1.state, r1.decided_by), (ApprovalState::Allowed, None));
-        a.requested("r2", &tool(), 6, super::super::allow_deny());
-        let r2 = a.tool_finished("t1", false).unwrap();
-        assert_eq!((r2.state, r2.decided_by), (ApprovalState::Allowed, None));
-    }
-
-    #[test]
-    fn resolved_history_is_bounded() {
-        let mut a = Approvals::default();
-        for i in 0..(KEEP_RESOLVED + 50) {
-            let id = format!("r{i}");
-            a.requested(&id, &tool(), i as u64, super::super::allow_deny());
-            a.decide(&id, &Choice::Allowed(true), &DecidedBy::client(None))
-                .unwrap();
-        }
-        a.requested("last", &tool(), 999, super::super::allow_deny());
-        assert!(a.list().len() <= KEEP_RESOLVED + 1);
-        assert_eq!(a.pending(), 1);
-    }
-}
+mod tests;
