@@ -17,6 +17,7 @@ mod mocks;
 mod support;
 
 use duet_protocol::rest::{Approval, ApprovalState, Decider};
+use duet_protocol::ws::ServerMessage;
 use mocks::anthropic::MockAnthropic;
 use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
 use serde_json::json;
@@ -100,6 +101,45 @@ async fn a_tool_approved_in_the_browser_runs() {
         .await;
     run.reply(AFTER_TOOL).await;
     assert!(run.tool_file().exists());
+    run.finish().await;
+}
+
+/// The dialog's third choice, which no hook suggestion carries, is read
+/// from the screen and offered in its words; chosen in the browser, the
+/// tool runs and Claude is in auto mode, as with the terminal's choice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn switch_to_auto_mode_is_offered_from_its_dialog_and_switches() {
+    let Some(mut run) = start().await else {
+        return;
+    };
+    run.client.submit(TOOL_TRIGGER).await;
+    let a = match run
+        .client
+        .until(|m| {
+            matches!(m, ServerMessage::Approval(a)
+                if a.state == ApprovalState::Pending
+                    && a.options.iter().any(|o| o.id == "switch:auto"))
+        })
+        .await
+    {
+        ServerMessage::Approval(a) => a,
+        _ => unreachable!(),
+    };
+    let labels: Vec<&str> = a.options.iter().map(|o| o.label.as_str()).collect();
+    assert_eq!(labels.len(), 4, "{labels:?}");
+    assert_eq!(labels[2], "Yes, and switch to auto mode");
+    assert_eq!(labels[3], "No");
+    run.choose(&a.request_id, "switch:auto").await;
+    let done = run.client.settled(&a.request_id).await;
+    assert_eq!(done.state, ApprovalState::Allowed);
+    assert_eq!(done.chosen.as_deref(), Some("switch:auto"));
+    run.reply(AFTER_TOOL).await;
+    assert!(run.tool_file().exists());
+    let modes = run
+        .client
+        .until_modes(|m| m.current.as_deref() == Some("auto"))
+        .await;
+    assert_eq!(modes.current.as_deref(), Some("auto"));
     run.finish().await;
 }
 

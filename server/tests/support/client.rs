@@ -25,6 +25,10 @@ pub(crate) struct Client {
     /// another).
     pub pending: std::collections::VecDeque<ServerMessage>,
     pub term_bytes: u64,
+    /// The approvals `pending_approval` returned: a request is news once,
+    /// though the server may tell it again while pending (its options
+    /// read from the agent's screen a moment later).
+    pub asked: std::collections::HashSet<String>,
 }
 
 impl Client {
@@ -43,6 +47,7 @@ impl Client {
             texts: Vec::new(),
             pending: Default::default(),
             term_bytes: 0,
+            asked: Default::default(),
         };
         match client.next().await {
             ServerMessage::Hello(_) => {}
@@ -62,14 +67,20 @@ impl Client {
 
     /// The next approval request that is still pending.
     pub(crate) async fn pending_approval(&mut self) -> duet_protocol::rest::Approval {
-        match self
+        let asked = std::mem::take(&mut self.asked);
+        let found = self
             .until(|m| {
                 matches!(m, ServerMessage::Approval(a)
-                    if a.state == duet_protocol::rest::ApprovalState::Pending)
+                    if a.state == duet_protocol::rest::ApprovalState::Pending
+                        && !asked.contains(&a.request_id))
             })
-            .await
-        {
-            ServerMessage::Approval(a) => a,
+            .await;
+        self.asked = asked;
+        match found {
+            ServerMessage::Approval(a) => {
+                self.asked.insert(a.request_id.clone());
+                a
+            }
             _ => unreachable!(),
         }
     }

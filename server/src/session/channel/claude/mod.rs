@@ -15,6 +15,7 @@
 //! kills the waiting hook, which duet sees as its connection closing.
 //! (docs/claude-code.md §5 has the observations behind each rule.)
 
+mod dialog;
 pub(crate) mod hooks;
 mod modes;
 
@@ -39,6 +40,7 @@ use tracing::{warn, Instrument};
 use super::conversation::Sink;
 use super::screen_modes::ScreenModes;
 use super::{hook_socket, option, Channel, ChannelError, Setup, Started, Tasks};
+use crate::session::terminal::output::Output;
 use crate::session::terminal::Terminal;
 use crate::sync::lock;
 use hooks::Normalizer;
@@ -94,6 +96,9 @@ pub(crate) struct ClaudeHooks {
     server: Mutex<Option<JoinHandle<()>>>,
     /// The permission mode on Claude's footer (see `modes.rs`).
     modes: Arc<ScreenModes>,
+    /// Claude's screen, where its dialog shows choices its hooks do not
+    /// carry (`dialog.rs`).
+    screen: Arc<Output>,
     /// Ends the hook server (and the mode's tasks) if the channel goes
     /// without finishing.
     tasks: Tasks,
@@ -126,6 +131,7 @@ impl ClaudeHooks {
     ) -> Result<Arc<Self>> {
         let listener = hook_socket::bind(&socket)?;
         let raw = hook_socket::raw_log(raw_log)?;
+        let screen = terminal.output.clone();
         let modes = ScreenModes::new(
             terminal.output.clone(),
             conversation.clone(),
@@ -159,6 +165,7 @@ impl ClaudeHooks {
             keys,
             server: Mutex::new(Some(server)),
             modes,
+            screen,
             tasks,
             socket,
         }))
@@ -190,7 +197,7 @@ impl Channel for ClaudeHooks {
         let waiting = lock(&self.inner.waiting)
             .remove(request_id)
             .ok_or(ChannelError::Closed)?;
-        let decision = match option.kind {
+        let decision = dialog::switch_decision(option).unwrap_or_else(|| match option.kind {
             ApprovalOptionKind::AllowOnce => json!({"behavior": "allow"}),
             ApprovalOptionKind::AllowAlways => {
                 // Like the terminal's "always allow": the grants Claude
@@ -211,7 +218,7 @@ impl Channel for ClaudeHooks {
                 "message": why,
                 "interrupt": true,
             }),
-        };
+        });
         let stdout = json!({
             "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
         })
@@ -234,6 +241,15 @@ impl Channel for ClaudeHooks {
         }
         options.push(option("deny", "No", ApprovalOptionKind::RejectOnce));
         options
+    }
+
+    fn asked(&self, request_id: &str) {
+        let offer = dialog::offer(
+            self.screen.clone(),
+            self.inner.conversation.clone(),
+            request_id.to_string(),
+        );
+        self.tasks.spawn(offer.in_current_span());
     }
 
     fn set_mode(&self, mode: &str) -> Result<(), ChannelError> {

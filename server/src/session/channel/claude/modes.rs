@@ -28,7 +28,7 @@ const MODES: [(&str, &str); 4] = [
 
 /// The words of the footer for each mode (its `indicator`), after the
 /// mode's symbol and before " on".
-const FOOTER: [(&str, &str); 4] = [
+pub(super) const FOOTER: [(&str, &str); 4] = [
     ("default", "manual mode"),
     ("acceptEdits", "accept edits"),
     ("plan", "plan mode"),
