@@ -54,10 +54,13 @@ impl std::str::FromStr for Role {
 /// One client attached to a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ConnectedClient {
+    /// The connection's id, as its `hello.client_id` said (numbered from 1
+    /// per server run).
     pub client_id: ClientId,
     /// The principal: `owner` for the main token, a `[[token]]` name, or
     /// `share:<share id>`.
     pub name: String,
+    /// What this client may do (its credential's role).
     pub role: Role,
     /// What the client calls its device ("Chrome on Android"), as it said
     /// when it connected (`?device=` on the WebSocket); tells two tabs of
@@ -85,6 +88,7 @@ pub struct CreateShare {
 pub struct Me {
     /// `owner` for the main token, a `[[token]]` name, or `share:<share id>`.
     pub name: String,
+    /// The credential's role: what the caller may do.
     pub role: Role,
     /// For a share link: the one session it opens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -100,9 +104,12 @@ pub struct Me {
 /// to its creation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct Share {
+    /// The share's id: `DELETE /api/sessions/{id}/shares/{share_id}` revokes
+    /// it, and its holder's principal is `share:<id>`.
     pub id: String,
+    /// What the link lets its holder do (never `owner`).
     pub role: Role,
-    /// Unix time in milliseconds.
+    /// When the link stops working, Unix time in milliseconds.
     #[ts(type = "number")]
     pub expires_at: u64,
     /// A relative URL (`/?share=<secret>`) that opens the session with

@@ -9,6 +9,9 @@ use ts_rs::TS;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitRequest {
+    /// The prompt, as if typed into the agent (a slash command such as
+    /// `/compact` too): not blank, at most 256 KiB of UTF-8
+    /// ([`crate::command::MAX_SUBMIT_BYTES`]), else `too_large`.
     pub text: String,
 }
 
@@ -39,6 +42,8 @@ pub struct AgentMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct SetModeRequest {
+    /// The `id` of one of `hello.modes.available`, e.g. `plan`, `default`
+    /// or `acceptEdits` (each agent names its own).
     pub mode: String,
 }
 
@@ -48,6 +53,7 @@ pub struct SetModeRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct SetModelRequest {
+    /// The `modelId` of one of the handshake's `availableModels`.
     pub model: String,
 }
 

@@ -12,9 +12,13 @@ use ts_rs::TS;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalDecision {
+    /// `true` chooses the approval's first allowing option, `false` its
+    /// first rejecting one. Send this or `option`, not both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub allowed: Option<bool>,
+    /// The `id` of one of the approval's `options` (e.g. `allow`, `deny`;
+    /// ACP agents name their own). Send this or `allowed`, not both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub option: Option<String>,
@@ -24,13 +28,21 @@ pub struct ApprovalDecision {
 /// `can_use_tool`) and what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct Approval {
+    /// The `control_request`'s id: the agent's own (Qwen Code), or one duet
+    /// made (a UUID for Claude Code's hooks, `acp-<n>`, `codex-<n>`). What
+    /// `POST .../approvals/{request_id}` and `approve` name.
     pub request_id: String,
+    /// The tool the agent wants to run, in its own name for it (e.g.
+    /// `run_shell_command`, `Bash`, `edit`).
     pub tool_name: String,
+    /// The tool call's id in the conversation (its `tool_use` block), when
+    /// the agent says: ties the approval to the call in the chat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tool_use_id: Option<String>,
     /// The tool's arguments as the program reported them.
     pub input: Value,
+    /// Where the approval stands: pending, allowed, denied or abandoned.
     pub state: ApprovalState,
     /// Who decided, once decided; absent for an abandoned request, and
     /// for a decision of a session from an earlier run of duet that did
@@ -74,6 +86,7 @@ pub struct ApprovalOption {
     pub id: String,
     /// The agent's own wording, e.g. "Yes, allow once".
     pub label: String,
+    /// What choosing it does, whatever the agent calls it.
     pub kind: ApprovalOptionKind,
 }
 
@@ -108,7 +121,9 @@ impl ApprovalOptionKind {
 pub enum ApprovalState {
     /// Waiting for an answer from a client or the terminal.
     Pending,
+    /// The tool may run (whoever decided: see `decided_by`).
     Allowed,
+    /// The tool must not run.
     Denied,
     /// The program stopped waiting without a decision we saw (turn
     /// cancelled, a new prompt started, the program exited).

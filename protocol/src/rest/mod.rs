@@ -28,12 +28,16 @@ pub use session::{
 /// The body of every REST error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ApiError {
+    /// What went wrong.
     pub error: ApiErrorBody,
 }
 
 /// `code` + human-readable `message`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ApiErrorBody {
+    /// Which error, for a program to branch on (e.g. `session_not_found`).
     pub code: ErrorCode,
+    /// What went wrong, in words for a person (e.g. "cols and rows must be
+    /// positive"); may change between versions.
     pub message: String,
 }

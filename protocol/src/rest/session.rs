@@ -21,9 +21,13 @@ pub struct CreateSession {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub profile: Option<String>,
+    /// Terminal width in columns (character cells): 120 when absent,
+    /// clamped to 2..=1000; 0 is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub cols: Option<u16>,
+    /// Terminal height in rows (character cells): 36 when absent, clamped
+    /// to 1..=500; 0 is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rows: Option<u16>,
@@ -47,9 +51,11 @@ pub struct CreateSession {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct ResumeSession {
+    /// Terminal width in columns (character cells), clamped to 2..=1000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub cols: Option<u16>,
+    /// Terminal height in rows (character cells), clamped to 1..=500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rows: Option<u16>,
@@ -58,31 +64,46 @@ pub struct ResumeSession {
 /// A session as `GET /api/sessions[/{id}]` and `POST /api/sessions` show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SessionInfo {
+    /// duet's id for the session: what `/api/sessions/{id}/...` and the
+    /// WebSocket (`/api/sessions/{id}/ws`) take.
     pub id: SessionId,
     /// The name an owner gave the session (`PATCH /api/sessions/{id}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub name: Option<String>,
+    /// The profile it runs, by name (`qwen`, `claude`, `demo`, ...; see
+    /// `GET /api/profiles`).
     pub profile: String,
+    /// Whether the program still runs.
     pub status: SessionStatus,
-    /// Unix time in milliseconds.
+    /// When the session was started, Unix time in milliseconds.
     #[ts(type = "number")]
     pub created_at: u64,
+    /// When the program ended, Unix time in milliseconds; absent while it
+    /// runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]
     pub ended_at: Option<u64>,
+    /// How the program ended; absent while it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub exit: Option<ExitInfo>,
+    /// The program's process id on the server (it leads a process group of
+    /// its own); absent when the session has no long-lived process (a
+    /// headless agent started once per turn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub pid: Option<u32>,
+    /// The terminal's width now, in columns (character cells).
     pub cols: u16,
+    /// The terminal's height now, in rows (character cells).
     pub rows: u16,
     /// Highest event seq so far (0 before the first event).
     #[ts(type = "number")]
     pub last_seq: u64,
+    /// Tool approvals waiting for a decision now.
     pub pending_approvals: u32,
+    /// WebSocket clients attached now (`connected` lists them).
     pub clients: u32,
     /// Who is attached (the principal and role of each client).
     #[serde(default)]
@@ -134,7 +155,10 @@ pub struct SessionInfo {
 /// Which structured side channel a session has, and what it can do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ChannelInfo {
-    /// `dual_output`, `claude_hooks`, or `none` (terminal only).
+    /// The profile's `channel`: `dual_output` (an events file and an input
+    /// file), `claude` or `gemini` (the agent's hooks), `codex` (its app
+    /// server), `stream_json`, `stream_json_per_turn` or `acp` (a headless
+    /// agent on pipes), or `none` (terminal only).
     pub kind: String,
     /// Events flow, so there is a chat view.
     pub events: bool,
@@ -148,7 +172,10 @@ pub struct ChannelInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
+    /// The program runs: output and events may still come.
     Running,
+    /// The program has ended (see `exit`); the session stays readable (and
+    /// resumable) for `--retain` after that.
     Exited,
 }
 
@@ -163,6 +190,7 @@ pub struct ExitInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub signal: Option<String>,
+    /// Whether the program exited by itself with code 0.
     pub success: bool,
     /// duet ended the program because duet itself was stopping (a SIGTERM
     /// to the server, e.g. `systemctl stop`), or an earlier duet went away
@@ -182,7 +210,10 @@ pub struct ExitInfo {
 /// A profile a client may start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ProfileInfo {
+    /// What `POST /api/sessions` takes as `profile`, e.g. `qwen` or `demo`.
     pub name: String,
+    /// One line about the profile from its config, for a picker (e.g. "Qwen
+    /// Code with dual output"); absent when the config gives none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub description: Option<String>,

@@ -14,12 +14,15 @@ use super::{Envelope, Extra};
 pub struct SystemEvent {
     /// `session_start`, `session_end`, or another subtype.
     pub subtype: String,
+    /// The session id, uuid and parent tool call, at the event's top level.
     #[serde(flatten)]
     pub envelope: Envelope,
     /// Subtype-specific payload; see [`SessionStartData`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub data: Option<Value>,
+    /// Fields this crate does not model, kept verbatim (e.g. the `update`,
+    /// `method` and `params` of duet's `acp_*` subtypes).
     #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
@@ -38,9 +41,12 @@ impl SystemEvent {
 /// `data` of `system/session_start`: the capability handshake.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SessionStartData {
+    /// The program's own id for its conversation: what a resume hands back
+    /// to it (`SessionInfo.agent_session_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub session_id: Option<String>,
+    /// The directory the program works in, as it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub cwd: Option<String>,
@@ -56,6 +62,8 @@ pub struct SessionStartData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub supported_events: Option<Vec<String>>,
+    /// The rest of the handshake, kept verbatim (e.g. an ACP agent's
+    /// `models` and `modes`).
     #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
@@ -64,20 +72,28 @@ pub struct SessionStartData {
 /// `type: "result"`: the end-of-turn summary of stream-json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ResultEvent {
+    /// How the turn ended: `success`, or an `error_*` kind (e.g.
+    /// `error_max_turns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub subtype: Option<String>,
+    /// `true` when the turn failed: the chat shows `result` as the error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub is_error: Option<bool>,
+    /// How long the turn took, in milliseconds, as the agent measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub duration_ms: Option<f64>,
+    /// The turn's final text (the last answer, or what went wrong).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub result: Option<String>,
+    /// The session id, uuid and parent tool call, at the event's top level.
     #[serde(flatten)]
     pub envelope: Envelope,
+    /// Fields this crate does not model, kept verbatim (e.g. `usage`,
+    /// `duration_api_ms`, `total_cost_usd`, which duet's usage reads).
     #[ts(skip)]
     #[serde(flatten)]
     pub extra: Extra,
