@@ -13,6 +13,8 @@ use crate::rest::{Approval, SessionInfo};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct RenameSession {
+    /// The new name, e.g. "nightly refactor"; `""` clears it (the session
+    /// is then called by its first prompt again).
     pub name: String,
 }
 
@@ -22,6 +24,7 @@ pub const MAX_NAME_CHARS: usize = 120;
 /// One session on the board.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct BoardEntry {
+    /// The session as `GET /api/sessions/{id}` shows it.
     pub session: SessionInfo,
     /// When the program last did something: an event, terminal output (to
     /// the second), a change of clients or approvals; Unix time in ms.
@@ -40,5 +43,7 @@ pub struct BoardEntry {
 /// [`BoardEntry`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct Board {
+    /// Every session the caller may see: those with approvals waiting
+    /// first, then running ones, then ended ones; newest first within each.
     pub sessions: Vec<BoardEntry>,
 }

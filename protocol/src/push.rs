@@ -31,7 +31,10 @@ pub struct PushSubscriptionKeys {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct PushSubscribe {
+    /// The push service's URL for this browser (https, at most 2048
+    /// characters); it also names the device in `DELETE` and `mute`.
     pub endpoint: String,
+    /// The keys duet encrypts each message with (RFC 8291).
     pub keys: PushSubscriptionKeys,
     /// What browsers send (usually `null`); not used.
     #[serde(
@@ -47,6 +50,7 @@ pub struct PushSubscribe {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct PushUnsubscribe {
+    /// The device to turn off: its push endpoint, as it subscribed.
     pub endpoint: String,
 }
 
@@ -55,8 +59,11 @@ pub struct PushUnsubscribe {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct PushMute {
+    /// The device: its push endpoint, as it subscribed.
     pub endpoint: String,
+    /// The session to mute or unmute on that device.
     pub session: SessionId,
+    /// `true`: no more pushes about the session; `false`: they come again.
     pub muted: bool,
 }
 
@@ -64,6 +71,7 @@ pub struct PushMute {
 /// the caller's; `POST` and `PUT .../mute` answer with it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct PushDevice {
+    /// The push service's URL for the device, as it subscribed.
     pub endpoint: String,
     /// Sessions this device hears nothing about.
     pub muted: Vec<SessionId>,
@@ -89,11 +97,18 @@ pub enum PushKind {
 /// `duet-exit-<session>`), so the two never double up.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct PushShow {
+    /// The notification's tag: a later one with the same tag replaces it,
+    /// and `close` names it.
     pub tag: String,
+    /// The notification's title, e.g. "nightly: allow edit?" or "nightly:
+    /// turn finished".
     pub title: String,
+    /// Its text, e.g. the tool's input in short ("a b.rs (−1 +1 line)"), or
+    /// "The program exited with status 2.".
     pub body: String,
     /// Where a click goes, relative to the app (`./#/session/<id>…`).
     pub url: String,
+    /// What it is about: an approval, a finished turn, or an exit.
     pub kind: PushKind,
     /// The session it is about (the worker does not show it while a tab
     /// shows the session).
@@ -119,6 +134,7 @@ pub struct PushShow {
 pub struct PushAction {
     /// `allow` or `deny`: what the worker sends as `allowed`.
     pub action: String,
+    /// The button's label ("Allow", "Deny").
     pub title: String,
 }
 
@@ -140,7 +156,9 @@ pub struct PushDecide {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct PushDecision {
+    /// The secret from the notification's `decide`: it is the credential.
     pub capability: String,
+    /// `true` allows the tool call, `false` denies it.
     pub allowed: bool,
     /// The approval the worker means (its notification's `request_id`):
     /// refused when it is not the capability's own.
@@ -153,9 +171,11 @@ pub struct PushDecision {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(untagged)]
 pub enum PushPayload {
+    /// Show a notification.
     Show(PushShow),
     /// Close the notification with this tag (decided elsewhere).
     Close {
+        /// The `tag` of the notification to close.
         close: String,
     },
 }

@@ -36,6 +36,8 @@ impl TokenCounts {
 /// (ACP's `usage_update`; the last API call's prompt otherwise).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct ContextUse {
+    /// Tokens the conversation fills now: as the agent says (ACP), else
+    /// the last model call's prompt, cached tokens included.
     #[ts(type = "number")]
     pub used: u64,
     /// The context window, when the agent says.
@@ -60,6 +62,7 @@ pub struct TurnUsage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]
     pub api_ms: Option<u64>,
+    /// Tokens the turn's model calls used.
     pub tokens: TokenCounts,
     /// Cost, where the agent reports it (see [`UsageTotals::currency`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,6 +77,7 @@ pub struct TurnUsage {
 pub struct UsageTotals {
     /// Turns begun.
     pub turns: u32,
+    /// Tokens of every turn so far, added up.
     pub tokens: TokenCounts,
     /// Cost, where the agent reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,7 +97,9 @@ pub struct UsageTotals {
     pub api_ms: Option<u64>,
     /// Tool calls that finished (`ok` and `error`).
     pub tool_calls: u32,
+    /// Of `tool_calls`, those whose result was an error (`is_error`).
     pub tool_errors: u32,
+    /// How full the model's context is, where the agent reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub context: Option<ContextUse>,
@@ -141,6 +147,7 @@ impl Budget {
 /// A session's budget and whether it is spent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct BudgetStatus {
+    /// The limits in force (`PUT /api/sessions/{id}/budget` sets them).
     pub limits: Budget,
     /// Why prompts are held, once a limit is reached (e.g. "the budget of
     /// 3 turns is spent").
@@ -152,9 +159,11 @@ pub struct BudgetStatus {
 /// `GET /api/sessions/{id}/usage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SessionUsage {
+    /// The session's usage so far (as `SessionInfo.usage` has it).
     pub totals: UsageTotals,
     /// The most recent turns, oldest first (at most 100).
     pub turns: Vec<TurnUsage>,
+    /// The session's budget and whether it is spent; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub budget: Option<BudgetStatus>,

@@ -63,7 +63,12 @@ pub enum ServerMessage {
         #[serde(default)]
         #[ts(type = "number")]
         id: u64,
+        /// What happened, in snake_case: e.g. `invalid_line`, `line_too_long`,
+        /// `budget_exhausted`, `submit_ignored`. A string, not an enum, so
+        /// a newer server's codes reach an older client (which shows the
+        /// `message`).
         code: String,
+        /// What happened, in words for a person.
         message: String,
         /// The line's number in the events file, when it had one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,20 +86,32 @@ pub enum ServerMessage {
     /// and draw it. Sent on attach and whenever this client fell too far
     /// behind the live output.
     Resync {
+        /// The snapshot's width, in columns: the terminal's size now.
         cols: u16,
+        /// The snapshot's height, in rows.
         rows: u16,
         /// Why the screen is sent whole.
         reason: ResyncReason,
     },
     /// The terminal size changed (a driving client resized it).
-    Resize { cols: u16, rows: u16 },
+    Resize {
+        /// The new width, in columns (character cells).
+        cols: u16,
+        /// The new height, in rows (character cells).
+        rows: u16,
+    },
     /// The program exited; no more output or events will follow.
     Exit(ExitInfo),
     /// Who is attached to the session now (sent when that changes).
-    Clients { clients: Vec<ConnectedClient> },
+    Clients {
+        /// Every client attached now, this one included.
+        clients: Vec<ConnectedClient>,
+    },
     /// Something the client sent could not be done. The connection stays up.
     Error {
+        /// Which error, for a program to branch on (e.g. `forbidden`).
         code: ErrorCode,
+        /// What went wrong, in words for a person.
         message: String,
         /// The `id` of the client message this answers, if it had one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -103,6 +120,7 @@ pub enum ServerMessage {
     },
     /// A client message with an `id` was carried out.
     Ack {
+        /// The `id` of the client message that was carried out.
         id: String,
         /// For `submit`: true when the text is held until the program is
         /// ready to read input, false when it has been written already.
@@ -127,6 +145,7 @@ pub enum ServerMessage {
     },
     /// Answer to `ping`.
     Pong {
+        /// The `ping`'s `id`, echoed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,
@@ -148,7 +167,10 @@ pub enum ResyncReason {
 /// The greeting: who this session is and where the client stands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct Hello {
+    /// The session this connection is attached to.
     pub session_id: SessionId,
+    /// This connection's id (numbered from 1 per server run), as
+    /// `clients` and `connected` name it.
     pub client_id: ClientId,
     /// What this client may do.
     pub role: Role,
@@ -160,12 +182,18 @@ pub struct Hello {
     pub protocol_version: u32,
     /// duet's version.
     pub server_version: String,
+    /// What this server can do ([`CAPABILITIES`], e.g. `held`, `modes`): a
+    /// client checks for a feature before it relies on it.
     pub capabilities: Vec<String>,
+    /// The profile the session runs, by name.
     pub profile: String,
     /// The session's side channel: what the chat view can do.
     pub channel: ChannelInfo,
+    /// Whether the program still runs.
     pub status: SessionStatus,
+    /// The terminal's width now, in columns (character cells).
     pub cols: u16,
+    /// The terminal's height now, in rows (character cells).
     pub rows: u16,
     /// The highest event seq the server has; events after the client's
     /// `from` up to this one follow the hello.
@@ -209,6 +237,7 @@ pub struct HeldPrompt {
     /// Numbers the prompt in its session (what `discard` names).
     #[ts(type = "number")]
     pub n: u64,
+    /// The prompt, as the client submitted it.
     pub text: String,
 }
 
@@ -218,7 +247,11 @@ pub struct HeldPrompt {
 pub enum ClientMessage {
     /// Send a prompt through the program's input file.
     Submit {
+        /// The prompt (a slash command such as `/compact` too): not blank, at
+        /// most 256 KiB of UTF-8 ([`crate::command::MAX_SUBMIT_BYTES`]).
         text: String,
+        /// Echoed in the `ack` (or `error`) that answers this message; without
+        /// it, success is silent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,
@@ -227,13 +260,19 @@ pub enum ClientMessage {
     /// `options` (by id), or with `allowed` alone (the first allowing or
     /// rejecting option).
     Approve {
+        /// The approval's `request_id`.
         request_id: String,
+        /// `true` chooses the approval's first allowing option, `false` its
+        /// first rejecting one. Send this or `option`, not both.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         allowed: Option<bool>,
+        /// The `id` of one of the approval's `options`. Send this or
+        /// `allowed`, not both.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         option: Option<String>,
+        /// Echoed in the `ack` (or `error`) that answers this message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,
@@ -245,20 +284,26 @@ pub enum ClientMessage {
         /// The prompt's `n`.
         #[ts(type = "number")]
         prompt: u64,
+        /// Echoed in the `ack` (or `error`) that answers this message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,
     },
     /// Resize the terminal.
     Resize {
+        /// The new width, in columns (character cells): clamped to 2..=1000;
+        /// 0 is refused.
         cols: u16,
+        /// The new height, in rows: clamped to 1..=500; 0 is refused.
         rows: u16,
+        /// Echoed in the `ack` (or `error`) that answers this message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,
     },
     /// Interrupt the program (an Escape key into the terminal).
     Cancel {
+        /// Echoed in the `ack` (or `error`) that answers this message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,
@@ -267,18 +312,21 @@ pub enum ClientMessage {
     /// rendering). Events still flow. Output missed while paused is replaced
     /// by a `resync` snapshot if it no longer fits the server's buffer.
     Pause {
+        /// Echoed in the `ack` (or `error`) that answers this message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,
     },
     /// Resume terminal output after `pause`.
     Resume {
+        /// Echoed in the `ack` (or `error`) that answers this message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,
     },
     /// Liveness check; answered with `pong`.
     Ping {
+        /// Echoed in the `pong` that answers it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         id: Option<String>,

@@ -29,6 +29,7 @@ pub const SERVER_FILE: &str = "server.json";
 /// Who holds the lock: what `duet.lock` says.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Holder {
+    /// The process id of the duet holding the lock.
     pub pid: u32,
     /// Where it listens; absent while it starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,6 +39,7 @@ pub struct Holder {
 /// How to reach a running duet: `server.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerFile {
+    /// The process id of that duet (a client checks it still runs).
     pub pid: u32,
     /// The base URL, without a trailing slash.
     pub url: String,
@@ -65,12 +67,18 @@ pub enum LockError {
         describe(.holder), .dir.display()
     )]
     Held {
+        /// The state directory another duet runs on.
         dir: PathBuf,
+        /// Who holds the lock, as its `duet.lock` says (absent if unreadable).
         holder: Option<Holder>,
     },
+    /// Taking the lock failed for another reason (the file could not be
+    /// opened or locked).
     #[error("locking the state directory {}: {source}", .dir.display())]
     Io {
+        /// The state directory whose lock could not be taken.
         dir: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
 }

@@ -46,6 +46,8 @@ pub struct ServerOptions {
     pub allowed_hosts: Vec<String>,
     /// TLS is terminated by a proxy in front: cookies get `Secure`.
     pub behind_tls_proxy: bool,
+    /// The profiles clients may start (the built-in ones, or the config
+    /// file's).
     pub profiles: Profiles,
     /// Where session directories (events, input, work dir) are created.
     pub state_dir: PathBuf,
@@ -63,6 +65,8 @@ pub struct ServerOptions {
     /// How long a request's body may take to arrive, all of it: 2 MiB
     /// (the largest body taken) in 60 s is 35 KB/s.
     pub body_read_timeout: Duration,
+    /// Bounds on what each session holds (output kept, sidecar line length,
+    /// held prompts, clients, ...).
     pub limits: SessionLimits,
     /// Where to serve `GET /metrics` without auth (see `--metrics-listen`),
     /// besides `/metrics` behind the token on the main listener.

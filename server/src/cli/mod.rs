@@ -24,6 +24,7 @@ pub use policy_check::{run_check, CheckArgs, PolicyCommand};
 #[derive(Debug, Parser)]
 #[command(name = "duet", version, about, long_about = LONG_ABOUT)]
 pub struct Cli {
+    /// What to do: `serve`, `run`, `attach`, `ls`, ... (see `Command`).
     #[command(subcommand)]
     pub command: Command,
 }

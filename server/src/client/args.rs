@@ -72,8 +72,10 @@ pub struct AttachArgs {
     /// An id, the start of one, or a session's name. Default: the one
     /// running session.
     pub session: Option<String>,
+    /// How this terminal attaches (`--detach-key`, `--qr`).
     #[command(flatten)]
     pub terminal: TerminalArgs,
+    /// Which duet to talk to (`--server`, `--token`, `--state-dir`).
     #[command(flatten)]
     pub connect: ConnectArgs,
 }
@@ -99,8 +101,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub name: Option<String>,
 
+    /// How this terminal attaches (`--detach-key`, `--qr`).
     #[command(flatten)]
     pub terminal: TerminalArgs,
+    /// Which duet to talk to (`--server`, `--token`, `--state-dir`).
     #[command(flatten)]
     pub connect: ConnectArgs,
 }
@@ -110,8 +114,10 @@ pub struct RunArgs {
 pub struct ResumeArgs {
     /// The ended session (an id, the start of one, or its name).
     pub session: String,
+    /// How this terminal attaches (`--detach-key`, `--qr`).
     #[command(flatten)]
     pub terminal: TerminalArgs,
+    /// Which duet to talk to (`--server`, `--token`, `--state-dir`).
     #[command(flatten)]
     pub connect: ConnectArgs,
 }
@@ -122,6 +128,7 @@ pub struct LsArgs {
     /// The sessions as JSON (the REST API's `SessionInfo`s), for scripts.
     #[arg(long)]
     pub json: bool,
+    /// Which duet to talk to (`--server`, `--token`, `--state-dir`).
     #[command(flatten)]
     pub connect: ConnectArgs,
 }

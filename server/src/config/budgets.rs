@@ -24,17 +24,25 @@ use crate::policy::{line_of, Glob, OneOrMany};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetRule {
+    /// The profiles it covers: a glob or a list of them (`"qwen"`,
+    /// `["claude*", "demo"]`); absent, every profile.
     #[serde(default)]
     pub profile: Option<OneOrMany>,
+    /// Turns a session may begin.
     #[serde(default)]
     pub turns: Option<u32>,
+    /// Tokens in and out a session may spend, as the agent reports them.
     #[serde(default)]
     pub tokens: Option<u64>,
+    /// Cost a session may run up, in the agent's currency (USD for Claude
+    /// Code); agents that report no cost are not held by it.
     #[serde(default)]
     pub cost: Option<f64>,
     /// A duration: `90s`, `30m`, `2h`.
     #[serde(default)]
     pub wall: Option<String>,
+    /// Also stop the running turn once a limit is passed (else it finishes
+    /// and the next prompt waits).
     #[serde(default)]
     pub interrupt: bool,
 }

@@ -107,6 +107,8 @@ use std::sync::Arc;
 pub struct ConfigFile {
     /// Profile used when a client names none; the first profile otherwise.
     pub default_profile: Option<String>,
+    /// The `[[profile]]`s, in the file's order: all the profiles the server
+    /// offers (a config file replaces the built-in ones).
     #[serde(default, rename = "profile")]
     pub profiles: Vec<Profile>,
     /// Named tokens with roles (`duet token` mints one).
@@ -145,12 +147,20 @@ pub struct Profiles {
 /// A profile ready to spawn.
 #[derive(Debug, Clone)]
 pub struct ResolvedProfile {
+    /// What clients name it by (`POST /api/sessions` `profile`).
     pub name: String,
+    /// The config's one line about it, shown in profile pickers.
     pub description: Option<String>,
+    /// Its command line mentions `{events_file}`: the program writes
+    /// sidecar events there.
     pub has_events: bool,
+    /// Its command line mentions `{input_file}`: duet can send it prompts
+    /// and approval answers there.
     pub has_input: bool,
     /// See [`Profile::ready_text`].
     pub ready_text: Option<String>,
+    /// Its side channel: the one it names, else `dual_output` when it has
+    /// an events file, else `none`.
     pub channel: ChannelKind,
     profile: Profile,
     duet_exe: PathBuf,

@@ -18,14 +18,26 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
+    /// What clients name it by: letters, digits, `-`, `_` and `.` (e.g.
+    /// `qwen`, `nightly-claude`).
     pub name: String,
+    /// One line about it for profile pickers (e.g. "Qwen Code with dual
+    /// output").
     #[serde(default)]
     pub description: Option<String>,
+    /// The program: a path, or a name looked up on the PATH it will have
+    /// (`{duet}` is this duet binary).
     pub command: String,
+    /// Its arguments; placeholders such as `{events_file}`,
+    /// `{input_file}`, `{work_dir}` and `{session_id}` are filled in.
     #[serde(default)]
     pub args: Vec<String>,
+    /// Variables set in its environment (placeholders filled in), over
+    /// what it inherits.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Where it runs (placeholders filled in), unless the owner names a
+    /// directory for the session. Default: a fresh private one per session.
     #[serde(default)]
     pub cwd: Option<String>,
     /// Text the program's screen shows once it can take prompts. Submits

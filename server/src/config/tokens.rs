@@ -19,16 +19,25 @@ use super::ConfigFile;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenEntry {
+    /// The principal's name: who is connected, in the audit trail and on
+    /// approvals (not `owner`, which is the main token's).
     pub name: String,
+    /// What the token may do.
     pub role: duet_protocol::rest::Role,
+    /// The token's SHA-256, 64 hex digits (`duet token` prints it): the
+    /// token itself is never stored.
     pub sha256: String,
 }
 
 /// A checked `[[token]]`.
 #[derive(Debug, Clone)]
 pub struct NamedToken {
+    /// The principal's name, unique among the tokens.
     pub name: String,
+    /// What the token may do.
     pub role: duet_protocol::rest::Role,
+    /// The token's SHA-256, which a presented token's hash is compared
+    /// with in constant time.
     pub sha256: [u8; 32],
 }
 

@@ -28,6 +28,8 @@ pub use rule::{Decision, OneOrMany, PolicyRule, Where};
 /// What the rules say about one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
+    /// What happens to the call: it runs (`allow`), it does not (`deny`),
+    /// or a person decides (`ask`, also when no rule matched).
     pub decision: Decision,
     /// The rule that decided; `None`: no rule matched (ask).
     pub rule: Option<String>,

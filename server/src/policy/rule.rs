@@ -20,7 +20,9 @@ const MAX_NAME: usize = 64;
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(untagged)]
 pub enum OneOrMany {
+    /// One glob, e.g. `profile = "qwen*"`.
     One(String),
+    /// Several; any of them matches, e.g. `tool = ["Bash", "run_shell_command"]`.
     Many(Vec<String>),
 }
 
@@ -94,6 +96,8 @@ pub struct PolicyRule {
     /// The sessions' profile: a glob or a list (without it: every profile).
     #[serde(default)]
     pub profile: Option<OneOrMany>,
+    /// What the rule decides when every matcher given matches: `allow`,
+    /// `deny` or `ask`.
     pub decision: Decision,
     /// What the agent is told of a denial.
     #[serde(default)]

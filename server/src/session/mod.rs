@@ -58,6 +58,8 @@ const READY_TEXT_TIMEOUT: Duration = Duration::from_secs(20);
 /// Bounds on what one session holds.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionLimits {
+    /// Bounds on the terminal output kept for clients and the screen
+    /// (the window behind the newest output, scrollback, stalls).
     pub output: OutputLimits,
     /// Longest sidecar line relayed; longer ones are skipped with a warning.
     pub max_sidecar_line: usize,

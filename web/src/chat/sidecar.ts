@@ -1,5 +1,5 @@
 // Sidecar events (the stream-json vocabulary) as the chat reads them. The
-// types are generated from the Rust protocol crate (`protocol/src/sidecar.rs`
+// types are generated from the Rust protocol crate (`protocol/src/sidecar/`
 // → generated/protocol.ts), and so is the check that a relayed event has the
 // shape its type promises (generated/schema.ts, net/validate.ts), the way the
 // server's serde reads it: an event (or a block, a streaming event, a delta)

@@ -21,7 +21,11 @@ code?: number,
 /**
  * The signal that ended the program, e.g. `SIGHUP` (then `code` is absent).
  */
-signal?: string, success: boolean, 
+signal?: string, 
+/**
+ * Whether the program exited by itself with code 0.
+ */
+success: boolean, 
 /**
  * duet ended the program because duet itself was stopping (a SIGTERM
  * to the server, e.g. `systemctl stop`), or an earlier duet went away
@@ -50,13 +54,37 @@ id: string,
 /**
  * The agent's own wording, e.g. "Yes, allow once".
  */
-label: string, kind: ApprovalOptionKind, };
+label: string, 
+/**
+ * What choosing it does, whatever the agent calls it.
+ */
+kind: ApprovalOptionKind, };
 
-export type Approval = { request_id: string, tool_name: string, tool_use_id?: string, 
+export type Approval = { 
+/**
+ * The `control_request`'s id: the agent's own (Qwen Code), or one duet
+ * made (a UUID for Claude Code's hooks, `acp-<n>`, `codex-<n>`). What
+ * `POST .../approvals/{request_id}` and `approve` name.
+ */
+request_id: string, 
+/**
+ * The tool the agent wants to run, in its own name for it (e.g.
+ * `run_shell_command`, `Bash`, `edit`).
+ */
+tool_name: string, 
+/**
+ * The tool call's id in the conversation (its `tool_use` block), when
+ * the agent says: ties the approval to the call in the chat.
+ */
+tool_use_id?: string, 
 /**
  * The tool's arguments as the program reported them.
  */
-input: JsonValue, state: ApprovalState, 
+input: JsonValue, 
+/**
+ * Where the approval stands: pending, allowed, denied or abandoned.
+ */
+state: ApprovalState, 
 /**
  * Who decided, once decided; absent for an abandoned request, and
  * for a decision of a session from an earlier run of duet that did
@@ -96,7 +124,10 @@ seq: number, };
 
 export type ChannelInfo = { 
 /**
- * `dual_output`, `claude_hooks`, or `none` (terminal only).
+ * The profile's `channel`: `dual_output` (an events file and an input
+ * file), `claude` or `gemini` (the agent's hooks), `codex` (its app
+ * server), `stream_json`, `stream_json_per_turn` or `acp` (a headless
+ * agent on pipes), or `none` (terminal only).
  */
 kind: string, 
 /**
@@ -114,12 +145,21 @@ approve: boolean, };
 
 export type Role = "owner" | "driver" | "approver" | "viewer";
 
-export type ConnectedClient = { client_id: ClientId, 
+export type ConnectedClient = { 
+/**
+ * The connection's id, as its `hello.client_id` said (numbered from 1
+ * per server run).
+ */
+client_id: ClientId, 
 /**
  * The principal: `owner` for the main token, a `[[token]]` name, or
  * `share:<share id>`.
  */
-name: string, role: Role, 
+name: string, 
+/**
+ * What this client may do (its credential's role).
+ */
+role: Role, 
 /**
  * What the client calls its device ("Chrome on Android"), as it said
  * when it connected (`?device=` on the WebSocket); tells two tabs of
@@ -137,9 +177,18 @@ role: Role,
  */
 expires_in: number, };
 
-export type Share = { id: string, role: Role, 
+export type Share = { 
 /**
- * Unix time in milliseconds.
+ * The share's id: `DELETE /api/sessions/{id}/shares/{share_id}` revokes
+ * it, and its holder's principal is `share:<id>`.
+ */
+id: string, 
+/**
+ * What the link lets its holder do (never `owner`).
+ */
+role: Role, 
+/**
+ * When the link stops working, Unix time in milliseconds.
  */
 expires_at: number, 
 /**
@@ -152,7 +201,11 @@ export type Me = {
 /**
  * `owner` for the main token, a `[[token]]` name, or `share:<share id>`.
  */
-name: string, role: Role, 
+name: string, 
+/**
+ * The credential's role: what the caller may do.
+ */
+role: Role, 
 /**
  * For a share link: the one session it opens.
  */
@@ -166,9 +219,22 @@ export type HeldPrompt = {
 /**
  * Numbers the prompt in its session (what `discard` names).
  */
-n: number, text: string, };
+n: number, 
+/**
+ * The prompt, as the client submitted it.
+ */
+text: string, };
 
-export type Hello = { session_id: SessionId, client_id: ClientId, 
+export type Hello = { 
+/**
+ * The session this connection is attached to.
+ */
+session_id: SessionId, 
+/**
+ * This connection's id (numbered from 1 per server run), as
+ * `clients` and `connected` name it.
+ */
+client_id: ClientId, 
 /**
  * What this client may do.
  */
@@ -188,11 +254,32 @@ protocol_version: number,
 /**
  * duet's version.
  */
-server_version: string, capabilities: Array<string>, profile: string, 
+server_version: string, 
+/**
+ * What this server can do ([`CAPABILITIES`], e.g. `held`, `modes`): a
+ * client checks for a feature before it relies on it.
+ */
+capabilities: Array<string>, 
+/**
+ * The profile the session runs, by name.
+ */
+profile: string, 
 /**
  * The session's side channel: what the chat view can do.
  */
-channel: ChannelInfo, status: SessionStatus, cols: number, rows: number, 
+channel: ChannelInfo, 
+/**
+ * Whether the program still runs.
+ */
+status: SessionStatus, 
+/**
+ * The terminal's width now, in columns (character cells).
+ */
+cols: number, 
+/**
+ * The terminal's height now, in rows (character cells).
+ */
+rows: number, 
 /**
  * The highest event seq the server has; events after the client's
  * `from` up to this one follow the hello.
@@ -248,19 +335,62 @@ event: SidecarEvent, } | { "type": "warning",
 /**
  * Numbers the session's warnings from 1, so none is shown twice.
  */
-id: number, code: string, message: string, 
+id: number, 
+/**
+ * What happened, in snake_case: e.g. `invalid_line`, `line_too_long`,
+ * `budget_exhausted`, `submit_ignored`. A string, not an enum, so
+ * a newer server's codes reach an older client (which shows the
+ * `message`).
+ */
+code: string, 
+/**
+ * What happened, in words for a person.
+ */
+message: string, 
 /**
  * The line's number in the events file, when it had one.
  */
-seq?: number, } | { "type": "approval" } & Approval | { "type": "modes" } & AgentModes | { "type": "resync", cols: number, rows: number, 
+seq?: number, } | { "type": "approval" } & Approval | { "type": "modes" } & AgentModes | { "type": "resync", 
+/**
+ * The snapshot's width, in columns: the terminal's size now.
+ */
+cols: number, 
+/**
+ * The snapshot's height, in rows.
+ */
+rows: number, 
 /**
  * Why the screen is sent whole.
  */
-reason: ResyncReason, } | { "type": "resize", cols: number, rows: number, } | { "type": "exit" } & ExitInfo | { "type": "clients", clients: Array<ConnectedClient>, } | { "type": "error", code: ErrorCode, message: string, 
+reason: ResyncReason, } | { "type": "resize", 
+/**
+ * The new width, in columns (character cells).
+ */
+cols: number, 
+/**
+ * The new height, in rows (character cells).
+ */
+rows: number, } | { "type": "exit" } & ExitInfo | { "type": "clients", 
+/**
+ * Every client attached now, this one included.
+ */
+clients: Array<ConnectedClient>, } | { "type": "error", 
+/**
+ * Which error, for a program to branch on (e.g. `forbidden`).
+ */
+code: ErrorCode, 
+/**
+ * What went wrong, in words for a person.
+ */
+message: string, 
 /**
  * The `id` of the client message this answers, if it had one.
  */
-id?: string, } | { "type": "ack", id: string, 
+id?: string, } | { "type": "ack", 
+/**
+ * The `id` of the client message that was carried out.
+ */
+id: string, 
 /**
  * For `submit`: true when the text is held until the program is
  * ready to read input, false when it has been written already.
@@ -276,19 +406,94 @@ prompts: Array<HeldPrompt>,
  * (by themselves, when its turn ends). Absent from a server
  * without the `held` capability.
  */
-held: Array<HeldPrompt>, } | { "type": "pong", id?: string, };
+held: Array<HeldPrompt>, } | { "type": "pong", 
+/**
+ * The `ping`'s `id`, echoed.
+ */
+id?: string, };
 
-export type ClientMessage = { "type": "submit", text: string, id?: string, } | { "type": "approve", request_id: string, allowed?: boolean, option?: string, id?: string, } | { "type": "discard", 
+export type ClientMessage = { "type": "submit", 
+/**
+ * The prompt (a slash command such as `/compact` too): not blank, at
+ * most 256 KiB of UTF-8 ([`crate::command::MAX_SUBMIT_BYTES`]).
+ */
+text: string, 
+/**
+ * Echoed in the `ack` (or `error`) that answers this message; without
+ * it, success is silent.
+ */
+id?: string, } | { "type": "approve", 
+/**
+ * The approval's `request_id`.
+ */
+request_id: string, 
+/**
+ * `true` chooses the approval's first allowing option, `false` its
+ * first rejecting one. Send this or `option`, not both.
+ */
+allowed?: boolean, 
+/**
+ * The `id` of one of the approval's `options`. Send this or
+ * `allowed`, not both.
+ */
+option?: string, 
+/**
+ * Echoed in the `ack` (or `error`) that answers this message.
+ */
+id?: string, } | { "type": "discard", 
 /**
  * The prompt's `n`.
  */
-prompt: number, id?: string, } | { "type": "resize", cols: number, rows: number, id?: string, } | { "type": "cancel", id?: string, } | { "type": "pause", id?: string, } | { "type": "resume", id?: string, } | { "type": "ping", id?: string, };
+prompt: number, 
+/**
+ * Echoed in the `ack` (or `error`) that answers this message.
+ */
+id?: string, } | { "type": "resize", 
+/**
+ * The new width, in columns (character cells): clamped to 2..=1000;
+ * 0 is refused.
+ */
+cols: number, 
+/**
+ * The new height, in rows: clamped to 1..=500; 0 is refused.
+ */
+rows: number, 
+/**
+ * Echoed in the `ack` (or `error`) that answers this message.
+ */
+id?: string, } | { "type": "cancel", 
+/**
+ * Echoed in the `ack` (or `error`) that answers this message.
+ */
+id?: string, } | { "type": "pause", 
+/**
+ * Echoed in the `ack` (or `error`) that answers this message.
+ */
+id?: string, } | { "type": "resume", 
+/**
+ * Echoed in the `ack` (or `error`) that answers this message.
+ */
+id?: string, } | { "type": "ping", 
+/**
+ * Echoed in the `pong` that answers it.
+ */
+id?: string, };
 
 export type CreateSession = { 
 /**
  * Profile name; the server's default profile when absent.
  */
-profile?: string, cols?: number, rows?: number, 
+profile?: string, 
+/**
+ * Terminal width in columns (character cells): 120 when absent,
+ * clamped to 2..=1000; 0 is refused.
+ */
+cols?: number, 
+/**
+ * Terminal height in rows (character cells): 36 when absent, clamped
+ * to 1..=500; 0 is refused.
+ */
+rows?: number, 
 /**
  * The program's working directory (owner only): an absolute path to an
  * existing directory outside duet's state directory. Default: the
@@ -301,7 +506,15 @@ cwd?: string,
  */
 args?: Array<string>, };
 
-export type ResumeSession = { cols?: number, rows?: number, };
+export type ResumeSession = { 
+/**
+ * Terminal width in columns (character cells), clamped to 2..=1000.
+ */
+cols?: number, 
+/**
+ * Terminal height in rows (character cells), clamped to 1..=500.
+ */
+rows?: number, };
 
 export type TokenCounts = { 
 /**
@@ -322,7 +535,12 @@ cache_read: number,
  */
 cache_write: number, };
 
-export type ContextUse = { used: number, 
+export type ContextUse = { 
+/**
+ * Tokens the conversation fills now: as the agent says (ACP), else
+ * the last model call's prompt, cached tokens included.
+ */
+used: number, 
 /**
  * The context window, when the agent says.
  */
@@ -344,7 +562,11 @@ duration_ms?: number,
 /**
  * Time spent waiting on the model's API, where the agent reports it.
  */
-api_ms?: number, tokens: TokenCounts, 
+api_ms?: number, 
+/**
+ * Tokens the turn's model calls used.
+ */
+tokens: TokenCounts, 
 /**
  * Cost, where the agent reports it (see [`UsageTotals::currency`]).
  */
@@ -358,7 +580,11 @@ export type UsageTotals = {
 /**
  * Turns begun.
  */
-turns: number, tokens: TokenCounts, 
+turns: number, 
+/**
+ * Tokens of every turn so far, added up.
+ */
+tokens: TokenCounts, 
 /**
  * Cost, where the agent reports it.
  */
@@ -379,7 +605,15 @@ api_ms?: number,
 /**
  * Tool calls that finished (`ok` and `error`).
  */
-tool_calls: number, tool_errors: number, context?: ContextUse, };
+tool_calls: number, 
+/**
+ * Of `tool_calls`, those whose result was an error (`is_error`).
+ */
+tool_errors: number, 
+/**
+ * How full the model's context is, where the agent reports it.
+ */
+context?: ContextUse, };
 
 export type Budget = { 
 /**
@@ -405,32 +639,89 @@ wall_secs?: number,
  */
 interrupt?: boolean, };
 
-export type BudgetStatus = { limits: Budget, 
+export type BudgetStatus = { 
+/**
+ * The limits in force (`PUT /api/sessions/{id}/budget` sets them).
+ */
+limits: Budget, 
 /**
  * Why prompts are held, once a limit is reached (e.g. "the budget of
  * 3 turns is spent").
  */
 exhausted?: string, };
 
-export type SessionUsage = { totals: UsageTotals, 
+export type SessionUsage = { 
+/**
+ * The session's usage so far (as `SessionInfo.usage` has it).
+ */
+totals: UsageTotals, 
 /**
  * The most recent turns, oldest first (at most 100).
  */
-turns: Array<TurnUsage>, budget?: BudgetStatus, };
+turns: Array<TurnUsage>, 
+/**
+ * The session's budget and whether it is spent; absent without one.
+ */
+budget?: BudgetStatus, };
 
-export type SessionInfo = { id: SessionId, 
+export type SessionInfo = { 
+/**
+ * duet's id for the session: what `/api/sessions/{id}/...` and the
+ * WebSocket (`/api/sessions/{id}/ws`) take.
+ */
+id: SessionId, 
 /**
  * The name an owner gave the session (`PATCH /api/sessions/{id}`).
  */
-name?: string, profile: string, status: SessionStatus, 
+name?: string, 
 /**
- * Unix time in milliseconds.
+ * The profile it runs, by name (`qwen`, `claude`, `demo`, ...; see
+ * `GET /api/profiles`).
  */
-created_at: number, ended_at?: number, exit?: ExitInfo, pid?: number, cols: number, rows: number, 
+profile: string, 
+/**
+ * Whether the program still runs.
+ */
+status: SessionStatus, 
+/**
+ * When the session was started, Unix time in milliseconds.
+ */
+created_at: number, 
+/**
+ * When the program ended, Unix time in milliseconds; absent while it
+ * runs.
+ */
+ended_at?: number, 
+/**
+ * How the program ended; absent while it runs.
+ */
+exit?: ExitInfo, 
+/**
+ * The program's process id on the server (it leads a process group of
+ * its own); absent when the session has no long-lived process (a
+ * headless agent started once per turn).
+ */
+pid?: number, 
+/**
+ * The terminal's width now, in columns (character cells).
+ */
+cols: number, 
+/**
+ * The terminal's height now, in rows (character cells).
+ */
+rows: number, 
 /**
  * Highest event seq so far (0 before the first event).
  */
-last_seq: number, pending_approvals: number, clients: number, 
+last_seq: number, 
+/**
+ * Tool approvals waiting for a decision now.
+ */
+pending_approvals: number, 
+/**
+ * WebSocket clients attached now (`connected` lists them).
+ */
+clients: number, 
 /**
  * Who is attached (the principal and role of each client).
  */
@@ -496,9 +787,18 @@ seq: number,
  */
 event: SidecarEvent, };
 
-export type RenameSession = { name: string, };
+export type RenameSession = { 
+/**
+ * The new name, e.g. "nightly refactor"; `""` clears it (the session
+ * is then called by its first prompt again).
+ */
+name: string, };
 
-export type BoardEntry = { session: SessionInfo, 
+export type BoardEntry = { 
+/**
+ * The session as `GET /api/sessions/{id}` shows it.
+ */
+session: SessionInfo, 
 /**
  * When the program last did something: an event, terminal output (to
  * the second), a change of clients or approvals; Unix time in ms.
@@ -513,7 +813,12 @@ pending: Array<Approval>,
  */
 busy_since?: number, };
 
-export type Board = { sessions: Array<BoardEntry>, };
+export type Board = { 
+/**
+ * Every session the caller may see: those with approvals waiting
+ * first, then running ones, then ended ones; newest first within each.
+ */
+sessions: Array<BoardEntry>, };
 
 export type PushKey = { 
 /**
@@ -531,17 +836,46 @@ p256dh: string,
  */
 auth: string, };
 
-export type PushSubscribe = { endpoint: string, keys: PushSubscriptionKeys, 
+export type PushSubscribe = { 
+/**
+ * The push service's URL for this browser (https, at most 2048
+ * characters); it also names the device in `DELETE` and `mute`.
+ */
+endpoint: string, 
+/**
+ * The keys duet encrypts each message with (RFC 8291).
+ */
+keys: PushSubscriptionKeys, 
 /**
  * What browsers send (usually `null`); not used.
  */
 expirationTime?: number | null, };
 
-export type PushUnsubscribe = { endpoint: string, };
+export type PushUnsubscribe = { 
+/**
+ * The device to turn off: its push endpoint, as it subscribed.
+ */
+endpoint: string, };
 
-export type PushMute = { endpoint: string, session: SessionId, muted: boolean, };
+export type PushMute = { 
+/**
+ * The device: its push endpoint, as it subscribed.
+ */
+endpoint: string, 
+/**
+ * The session to mute or unmute on that device.
+ */
+session: SessionId, 
+/**
+ * `true`: no more pushes about the session; `false`: they come again.
+ */
+muted: boolean, };
 
-export type PushDevice = { endpoint: string, 
+export type PushDevice = { 
+/**
+ * The push service's URL for the device, as it subscribed.
+ */
+endpoint: string, 
 /**
  * Sessions this device hears nothing about.
  */
@@ -557,7 +891,11 @@ export type PushAction = {
 /**
  * `allow` or `deny`: what the worker sends as `allowed`.
  */
-action: string, title: string, };
+action: string, 
+/**
+ * The button's label ("Allow", "Deny").
+ */
+title: string, };
 
 export type PushDecide = { 
 /**
@@ -574,11 +912,30 @@ capability: string,
  */
 expires_at: number, };
 
-export type PushShow = { tag: string, title: string, body: string, 
+export type PushShow = { 
+/**
+ * The notification's tag: a later one with the same tag replaces it,
+ * and `close` names it.
+ */
+tag: string, 
+/**
+ * The notification's title, e.g. "nightly: allow edit?" or "nightly:
+ * turn finished".
+ */
+title: string, 
+/**
+ * Its text, e.g. the tool's input in short ("a b.rs (−1 +1 line)"), or
+ * "The program exited with status 2.".
+ */
+body: string, 
 /**
  * Where a click goes, relative to the app (`./#/session/<id>…`).
  */
-url: string, kind: PushKind, 
+url: string, 
+/**
+ * What it is about: an approval, a finished turn, or an exit.
+ */
+kind: PushKind, 
 /**
  * The session it is about (the worker does not show it while a tab
  * shows the session).
@@ -599,16 +956,37 @@ actions?: Array<PushAction>,
  */
 decide?: PushDecide, };
 
-export type PushPayload = PushShow | { close: string, };
+export type PushPayload = PushShow | { 
+/**
+ * The `tag` of the notification to close.
+ */
+close: string, };
 
-export type PushDecision = { capability: string, allowed: boolean, 
+export type PushDecision = { 
+/**
+ * The secret from the notification's `decide`: it is the credential.
+ */
+capability: string, 
+/**
+ * `true` allows the tool call, `false` denies it.
+ */
+allowed: boolean, 
 /**
  * The approval the worker means (its notification's `request_id`):
  * refused when it is not the capability's own.
  */
 request_id?: string, };
 
-export type ProfileInfo = { name: string, description?: string, 
+export type ProfileInfo = { 
+/**
+ * What `POST /api/sessions` takes as `profile`, e.g. `qwen` or `demo`.
+ */
+name: string, 
+/**
+ * One line about the profile from its config, for a picker (e.g. "Qwen
+ * Code with dual output"); absent when the config gives none.
+ */
+description?: string, 
 /**
  * Whether sessions of this profile have the structured sidecar (chat view).
  */
@@ -626,7 +1004,13 @@ resume: boolean,
  */
 default: boolean, };
 
-export type SubmitRequest = { text: string, };
+export type SubmitRequest = { 
+/**
+ * The prompt, as if typed into the agent (a slash command such as
+ * `/compact` too): not blank, at most 256 KiB of UTF-8
+ * ([`crate::command::MAX_SUBMIT_BYTES`]), else `too_large`.
+ */
+text: string, };
 
 export type AgentModes = { 
 /**
@@ -648,9 +1032,18 @@ id: string,
  */
 name: string, };
 
-export type SetModeRequest = { mode: string, };
+export type SetModeRequest = { 
+/**
+ * The `id` of one of `hello.modes.available`, e.g. `plan`, `default`
+ * or `acceptEdits` (each agent names its own).
+ */
+mode: string, };
 
-export type SetModelRequest = { model: string, };
+export type SetModelRequest = { 
+/**
+ * The `modelId` of one of the handshake's `availableModels`.
+ */
+model: string, };
 
 export type SubmitResponse = { 
 /**
@@ -658,11 +1051,34 @@ export type SubmitResponse = {
  */
 queued: boolean, };
 
-export type ApprovalDecision = { allowed?: boolean, option?: string, };
+export type ApprovalDecision = { 
+/**
+ * `true` chooses the approval's first allowing option, `false` its
+ * first rejecting one. Send this or `option`, not both.
+ */
+allowed?: boolean, 
+/**
+ * The `id` of one of the approval's `options` (e.g. `allow`, `deny`;
+ * ACP agents name their own). Send this or `allowed`, not both.
+ */
+option?: string, };
 
-export type ApiError = { error: ApiErrorBody, };
+export type ApiError = { 
+/**
+ * What went wrong.
+ */
+error: ApiErrorBody, };
 
-export type ApiErrorBody = { code: ErrorCode, message: string, };
+export type ApiErrorBody = { 
+/**
+ * Which error, for a program to branch on (e.g. `session_not_found`).
+ */
+code: ErrorCode, 
+/**
+ * What went wrong, in words for a person (e.g. "cols and rows must be
+ * positive"); may change between versions.
+ */
+message: string, };
 
 export type SidecarEvent = KnownEvent | { [key in string]: JsonValue };
 
@@ -704,7 +1120,16 @@ session_id?: string,
  */
 parent_tool_use_id?: string | null, };
 
-export type SessionStartData = { session_id?: string, cwd?: string, 
+export type SessionStartData = { 
+/**
+ * The program's own id for its conversation: what a resume hands back
+ * to it (`SessionInfo.agent_session_id`).
+ */
+session_id?: string, 
+/**
+ * The directory the program works in, as it says.
+ */
+cwd?: string, 
 /**
  * Absent before protocol 1; treat absence as 0.
  */
@@ -718,7 +1143,11 @@ version?: string,
  */
 supported_events?: Array<string>, };
 
-export type MessageEvent = { message: SidecarMessage, 
+export type MessageEvent = { 
+/**
+ * The message itself.
+ */
+message: SidecarMessage, 
 /**
  * Unique id of this event (an assistant message's id for `assistant`).
  */
@@ -736,19 +1165,69 @@ export type SidecarMessage = {
 /**
  * `user` or `assistant`.
  */
-role: string, content: MessageContent, id?: string, model?: string, };
+role: string, 
+/**
+ * What the message says: text, thinking, tool calls, tool results.
+ */
+content: MessageContent, 
+/**
+ * The model API's id for an assistant message (e.g. `msg_…`): the one
+ * its streamed `message_start` had, so the final message replaces
+ * what was streamed.
+ */
+id?: string, 
+/**
+ * The model that wrote an assistant message, e.g. `qwen3-coder-plus`.
+ */
+model?: string, };
 
 export type MessageContent = Array<ContentBlock> | string;
 
 export type ContentBlock = KnownBlock | { [key in string]: JsonValue };
 
-export type KnownBlock = { "type": "text", text: string, } | { "type": "thinking", thinking: string, } | { "type": "tool_use", id: string, name: string, input: JsonValue, } | { "type": "tool_result", tool_use_id: string, is_error?: boolean, 
+export type KnownBlock = { "type": "text", 
+/**
+ * The text; empty in a `content_block_start`, whose `text_delta`s
+ * bring it.
+ */
+text: string, } | { "type": "thinking", 
+/**
+ * The reasoning, as text; empty in a `content_block_start`, whose
+ * `thinking_delta`s bring it.
+ */
+thinking: string, } | { "type": "tool_use", 
+/**
+ * The call's id (e.g. `toolu_…`, `call_…`): its `tool_result` and its
+ * approval's `tool_use_id` name it.
+ */
+id: string, 
+/**
+ * The tool, in the agent's name for it (e.g. `run_shell_command`, `Bash`).
+ */
+name: string, 
+/**
+ * The tool's arguments, a JSON object (`{}` in a block that is still
+ * streaming its input).
+ */
+input: JsonValue, } | { "type": "tool_result", 
+/**
+ * The `id` of the `tool_use` it answers.
+ */
+tool_use_id: string, 
+/**
+ * `true` when the tool failed or was denied; absent counts as `false`.
+ */
+is_error?: boolean, 
 /**
  * A string or a list of blocks.
  */
 content?: JsonValue, };
 
-export type StreamEventEnvelope = { event: StreamEvent, 
+export type StreamEventEnvelope = { 
+/**
+ * The streaming event itself.
+ */
+event: StreamEvent, 
 /**
  * Unique id of this event (an assistant message's id for `assistant`).
  */
@@ -764,13 +1243,70 @@ parent_tool_use_id?: string | null, };
 
 export type StreamEvent = KnownStreamEvent | { [key in string]: JsonValue };
 
-export type KnownStreamEvent = { "type": "message_start", message: JsonValue, } | { "type": "content_block_start", index: number, content_block: ContentBlock, } | { "type": "content_block_delta", index: number, delta: StreamDelta, } | { "type": "content_block_stop", index: number, } | { "type": "message_delta", } | { "type": "message_stop", };
+export type KnownStreamEvent = { "type": "message_start", 
+/**
+ * The message as it starts, Anthropic-style (`id`, `role`, `model`,
+ * ...): its `id` is the final `assistant` message's too.
+ */
+message: JsonValue, } | { "type": "content_block_start", 
+/**
+ * The block's place in the message, from 0: its deltas and its stop
+ * name it.
+ */
+index: number, 
+/**
+ * The block as it starts: empty text or thinking, or a `tool_use`
+ * with its id, name and `input: {}`.
+ */
+content_block: ContentBlock, } | { "type": "content_block_delta", 
+/**
+ * The block it adds to (see `content_block_start`).
+ */
+index: number, 
+/**
+ * What it adds.
+ */
+delta: StreamDelta, } | { "type": "content_block_stop", 
+/**
+ * The block that is complete.
+ */
+index: number, } | { "type": "message_delta", } | { "type": "message_stop", };
 
 export type StreamDelta = KnownDelta | { [key in string]: JsonValue };
 
-export type KnownDelta = { "type": "text_delta", text: string, } | { "type": "input_json_delta", partial_json: string, } | { "type": "thinking_delta", thinking: string, };
+export type KnownDelta = { "type": "text_delta", 
+/**
+ * The text to append.
+ */
+text: string, } | { "type": "input_json_delta", 
+/**
+ * A piece of JSON text: the pieces joined, in order, parse as the
+ * tool's input.
+ */
+partial_json: string, } | { "type": "thinking_delta", 
+/**
+ * The text to append.
+ */
+thinking: string, };
 
-export type ResultEvent = { subtype?: string, is_error?: boolean, duration_ms?: number, result?: string, 
+export type ResultEvent = { 
+/**
+ * How the turn ended: `success`, or an `error_*` kind (e.g.
+ * `error_max_turns`).
+ */
+subtype?: string, 
+/**
+ * `true` when the turn failed: the chat shows `result` as the error.
+ */
+is_error?: boolean, 
+/**
+ * How long the turn took, in milliseconds, as the agent measured it.
+ */
+duration_ms?: number, 
+/**
+ * The turn's final text (the last answer, or what went wrong).
+ */
+result?: string, 
 /**
  * Unique id of this event (an assistant message's id for `assistant`).
  */
@@ -784,19 +1320,52 @@ session_id?: string,
  */
 parent_tool_use_id?: string | null, };
 
-export type ControlRequest = { request_id: string, request: ControlRequestBody, };
+export type ControlRequest = { 
+/**
+ * Names the request: duet's answer (`confirmation_response`), the
+ * `control_response` and the approval (`request_id`) all carry it.
+ */
+request_id: string, 
+/**
+ * What is asked.
+ */
+request: ControlRequestBody, };
 
 export type ControlRequestBody = CanUseTool | { [key in string]: JsonValue };
 
-export type CanUseTool = { "subtype": "CanUseTool", tool_name: string, tool_use_id?: string, input: JsonValue, };
+export type CanUseTool = { "subtype": "CanUseTool", 
+/**
+ * The tool, in the agent's name for it (e.g. `run_shell_command`).
+ */
+tool_name: string, 
+/**
+ * The `id` of the call's `tool_use` block, when the agent says.
+ */
+tool_use_id?: string, 
+/**
+ * The tool's arguments, e.g. `{"command": "ls", "description": "..."}`.
+ */
+input: JsonValue, };
 
-export type ControlResponse = { response: ControlResponseBody, };
+export type ControlResponse = { 
+/**
+ * How the request was decided.
+ */
+response: ControlResponseBody, };
 
-export type ControlResponseBody = { "subtype": "success", request_id: string, 
+export type ControlResponseBody = { "subtype": "success", 
+/**
+ * The `request_id` of the `control_request` it answers.
+ */
+request_id: string, 
 /**
  * For `can_use_tool`: `{"allowed": bool}`.
  */
-response?: JsonValue, } | { "subtype": "error", request_id: string, 
+response?: JsonValue, } | { "subtype": "error", 
+/**
+ * The `request_id` of the `control_request` it answers.
+ */
+request_id: string, 
 /**
  * A message string (Qwen Code) or an object (the RFC).
  */
