@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use duet_protocol::rest::{Approval, Decider};
+use duet_protocol::sidecar::SidecarEvent;
 use duet_protocol::ws::HeldPrompt;
 use serde_json::Value;
 use tokio::sync::broadcast;
@@ -184,9 +185,10 @@ impl Conversation {
         self.pump(&mut st);
     }
     /// An event duet normalised itself (built with `duet_protocol::build`,
-    /// or the agent's own JSON passed through): written to duet's events
-    /// file, numbered, relayed, and taken in like any other. Returns its seq.
-    pub(crate) fn emit(&self, event: &impl serde::Serialize) -> Option<u64> {
+    /// or an event of the agent's parsed and passed through): written to
+    /// duet's events file, numbered, relayed, and taken in like any other.
+    /// Returns its seq.
+    pub(crate) fn emit(&self, event: &SidecarEvent) -> Option<u64> {
         let line = serde_json::to_string(event).ok()?;
         self.emit_line(&line)
     }
