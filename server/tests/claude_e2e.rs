@@ -16,9 +16,10 @@ mod agent;
 mod mocks;
 mod support;
 
+use agent::scenario::{REMEMBER, TYPED};
 use duet_protocol::rest::{Approval, ApprovalState, Decider};
 use mocks::anthropic::MockAnthropic;
-use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
+use mocks::{AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
 use serde_json::json;
 use support::kind;
 
@@ -134,17 +135,11 @@ async fn a_prompt_typed_in_the_terminal_shows_in_the_chat_and_exit_ends_the_sess
         return;
     };
     run.client.until_screen("? for shortcuts").await;
-    run.client
-        .keys(b"\x1b[200~typed in the terminal\x1b[201~")
-        .await;
+    let paste = format!("\x1b[200~{TYPED}\x1b[201~");
+    run.client.keys(paste.as_bytes()).await;
     run.client.keys(b"\r").await;
     let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
-    assert_eq!(
-        user["message"]["content"][0]["text"],
-        "typed in the terminal"
-    );
-    run.reply(&reply_to("typed in the terminal")).await;
-    run.result().await;
+    run.typed_answered(&user).await;
     run.client.submit("/exit").await;
     run.client
         .until_event(|e| e["subtype"] == "session_end")
@@ -161,7 +156,7 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.answered(agent::scenario::REMEMBER).await;
+    run.answered(REMEMBER).await;
     run.client.submit("/exit").await;
     run.client.exited().await;
     let ended = run.server().info(run.id()).await;
@@ -175,14 +170,9 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     // The earlier chat stays readable beside the new one.
     let old = run
         .server()
-        .get(&format!("/api/sessions/{}/events", run.id()))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(old.contains(agent::scenario::REMEMBER));
+        .text(&format!("/api/sessions/{}/events", run.id()))
+        .await;
+    assert!(old.contains(REMEMBER));
     // Only one live copy at a time.
     let again = run
         .server()

@@ -20,6 +20,7 @@ mod agent;
 mod mocks;
 mod support;
 
+use agent::scenario::{REMEMBER, TYPED};
 use std::time::Instant;
 
 use duet_protocol::rest::{Approval, ApprovalState, Decider};
@@ -129,14 +130,9 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     // only once that turn is under way (thread/resume fails before), and
     // still shows the prompt.
     run.client.until_screen("Ask Codex to do anything").await;
-    type_in(&mut run, "typed in the terminal").await;
+    type_in(&mut run, TYPED).await;
     let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
-    assert_eq!(
-        user["message"]["content"][0]["text"],
-        "typed in the terminal"
-    );
-    run.reply(&reply_to("typed in the terminal")).await;
-    run.result().await;
+    run.typed_answered(&user).await;
 
     // The TUI's dialog answered there first ("y"): the card flips.
     let a = run.tool_call_asked().await;
@@ -178,10 +174,8 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.answered(agent::scenario::REMEMBER).await;
-    run.client
-        .until_screen(&reply_to(agent::scenario::REMEMBER))
-        .await;
+    run.answered(REMEMBER).await;
+    run.client.until_screen(&reply_to(REMEMBER)).await;
     type_in(&mut run, "/exit").await;
     run.client.exited().await;
     let mut c = run.server().resume_ended(run.id()).await;

@@ -19,10 +19,11 @@ mod agent;
 mod mocks;
 mod support;
 
+use agent::scenario::{REMEMBER, TYPED};
 use duet_protocol::rest::{ApprovalOptionKind, ApprovalState, Decider};
 use duet_server::config;
 use mocks::gemini::{MockGemini, WRITE_CONTENT, WRITE_FILE, WRITE_TRIGGER};
-use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND};
+use mocks::{AFTER_TOOL, TOOL_COMMAND};
 use support::kind;
 
 type Run = agent::Run<agent::Setup<MockGemini>>;
@@ -103,15 +104,10 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     };
     // Typed in the terminal, as a person would: shown in the chat.
     run.client.until_screen(config::GEMINI_READY_TEXT).await;
-    run.client.keys(b"typed in the terminal").await;
-    run.client.until_screen("typed in the terminal").await;
+    run.client.keys(TYPED.as_bytes()).await;
+    run.client.until_screen(TYPED).await;
     let user = enter_until_taken(&mut run).await;
-    assert_eq!(
-        user["message"]["content"][0]["text"],
-        "typed in the terminal"
-    );
-    run.reply(&reply_to("typed in the terminal")).await;
-    run.result().await;
+    run.typed_answered(&user).await;
 
     // "1. Allow once" in the terminal: the card flips to allowed there.
     let a = run.tool_call_asked().await;
@@ -147,7 +143,7 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.answered(agent::scenario::REMEMBER).await;
+    run.answered(REMEMBER).await;
     run.client.submit("/exit").await;
     run.client.exited().await;
     let mut c = run.server().resume_ended(run.id()).await;
