@@ -24,14 +24,11 @@ mod agent;
 mod mocks;
 mod support;
 
-use std::time::Instant;
-
 use agent::claude::ADAPTER_VERSION;
+use agent::scenario::REMEMBER;
 use duet_protocol::rest::{ApprovalState, Decider};
-use duet_protocol::ws::ClientMessage;
 use mocks::anthropic::{MockAnthropic, OUTPUT_COMMAND, OUTPUT_TEXT, OUTPUT_TRIGGER};
-use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
-use support::assistant_text;
+use mocks::{TOOL_COMMAND, TOOL_TRIGGER};
 
 type Run = agent::Run<agent::Setup<MockAnthropic>>;
 
@@ -63,18 +60,7 @@ async fn prompt_reply_and_tools_approved_and_denied_with_the_adapters_options() 
     );
     let agent_session = start["session_id"].as_str().unwrap().to_string();
 
-    let sent = Instant::now();
-    run.client.submit("hello there").await;
-    run.client
-        .until_event(|e| e["event"]["delta"]["type"] == "text_delta")
-        .await;
-    let first = sent.elapsed();
-    run.reply(&reply_to("hello there")).await;
-    assert_eq!(run.result().await["is_error"], false);
-    eprintln!(
-        "measured: submit to first delta {first:?}, to result {:?}",
-        sent.elapsed()
-    );
+    run.streamed("hello there").await;
 
     // Approved from the browser with the adapter's own option.
     run.client.submit(OUTPUT_TRIGGER).await;
@@ -94,10 +80,7 @@ async fn prompt_reply_and_tools_approved_and_denied_with_the_adapters_options() 
     let done = run.decided(&a.request_id).await;
     assert_eq!(done.state, ApprovalState::Allowed);
     assert_eq!(done.decided_by, Some(Decider::Client));
-    let (_, e) = run
-        .client
-        .until_event(|e| !agent::tool_results(e).is_empty())
-        .await;
+    let e = run.tool_ran().await;
     let result = &agent::tool_results(&e)[0];
     assert_eq!(result["is_error"], false, "{e}");
     assert!(
@@ -107,9 +90,6 @@ async fn prompt_reply_and_tools_approved_and_denied_with_the_adapters_options() 
             .contains(OUTPUT_TEXT),
         "the command's output is shown: {e}"
     );
-    run.reply(AFTER_TOOL).await;
-    run.result().await;
-    assert!(run.tool_file().exists());
     std::fs::remove_file(run.tool_file()).unwrap();
 
     // Denied from the browser: the tool does not run; the turn goes on
@@ -117,16 +97,7 @@ async fn prompt_reply_and_tools_approved_and_denied_with_the_adapters_options() 
     run.client.submit(&format!("{TOOL_TRIGGER} again")).await;
     let a = run.client.pending_approval().await;
     assert_eq!(a.input["command"], TOOL_COMMAND);
-    run.decide(&a.request_id, false).await;
-    assert_eq!(
-        run.decided(&a.request_id).await.state,
-        ApprovalState::Denied
-    );
-    let r = run.result().await;
-    eprintln!("result after a denial: {r}");
-    assert!(!run.tool_file().exists());
-    run.client.submit("after the denial").await;
-    run.reply(&reply_to("after the denial")).await;
+    run.denied(&a).await;
     assert_eq!(
         run.server()
             .info(run.id())
@@ -148,18 +119,8 @@ async fn a_cancel_while_a_permission_waits_ends_the_turn() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.client.submit(TOOL_TRIGGER).await;
-    let a = run.client.pending_approval().await;
-    run.client.send(&ClientMessage::Cancel { id: None }).await;
-    assert_eq!(
-        run.decided(&a.request_id).await.state,
-        ApprovalState::Abandoned
-    );
-    let r = run.result().await;
+    let r = run.cancelled_while_asked().await;
     assert_eq!(r["stop_reason"], "cancelled", "{r}");
-    assert!(!run.tool_file().exists());
-    run.client.submit("after the cancel").await;
-    run.reply(&reply_to("after the cancel")).await;
 }
 
 /// A conversation whose agent was stopped (DELETE) and resumed
@@ -171,9 +132,7 @@ async fn a_restarted_agent_loads_the_conversation_with_its_history() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.client.submit("remember the apples").await;
-    run.reply(&reply_to("remember the apples")).await;
-    run.result().await;
+    run.answered(REMEMBER).await;
     run.delete().await;
     let ended = run.server().info(run.id()).await;
     assert!(ended.resumable, "{ended:?}");
@@ -188,33 +147,13 @@ async fn a_restarted_agent_loads_the_conversation_with_its_history() {
     // the adapter's own replay of it on `session/load` is not shown twice).
     let history = run
         .server()
-        .get(&format!("/api/sessions/{}/history", resumed.id))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .text(&format!("/api/sessions/{}/history", resumed.id))
+        .await;
     assert!(
-        history.contains("remember the apples"),
+        history.contains(REMEMBER),
         "the earlier prompt is in the history: {history}"
     );
-    c.submit("what was it").await;
-    c.until_event(|e| assistant_text(e).contains(&reply_to("what was it")))
-        .await;
-    let request = run
-        .program
-        .mock
-        .requests()
-        .into_iter()
-        .rev()
-        .find(|r| r.to_string().contains("what was it"))
-        .expect("a request with the new prompt");
-    assert!(
-        request.to_string().contains("remember the apples"),
-        "the resumed request carries the history: {}",
-        run.program.mock.summary()
-    );
+    run.asks_back(&mut c).await;
     assert_eq!(
         run.server().info(resumed.id).await.agent_session_id,
         ended.agent_session_id

@@ -92,13 +92,8 @@ async fn an_ended_session_resumes_with_the_earlier_conversation(version: QwenVer
     // The chat of the resumed session shows the earlier one above it.
     let history = run
         .server()
-        .get(&format!("/api/sessions/{}/history", resumed.id))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .text(&format!("/api/sessions/{}/history", resumed.id))
+        .await;
     let lines: Vec<HistoryLine> = history
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -8,27 +8,16 @@ mod support;
 use duet_protocol::rest::{ApprovalState, SessionInfo};
 use duet_protocol::usage::BudgetStatus;
 use duet_protocol::ws::ServerMessage;
-use duet_server::config::{ConfigFile, Profiles};
 use serde_json::{json, Value};
 use support::watch::Watch;
 use support::*;
 
 async fn server(budget: &str) -> TestServer {
-    let duet = env!("CARGO_BIN_EXE_duet");
     let text = format!(
-        r#"
-[[profile]]
-name = "demo"
-command = "{duet}"
-args = ["demo-agent", "--json-file", "{{events_file}}", "--input-file", "{{input_file}}", "--token-delay-ms", "1"]
-
-[[budget]]
-profile = "demo"
-{budget}
-"#
+        "{}\n[[budget]]\nprofile = \"demo\"\n{budget}\n",
+        demo_config()
     );
-    let file: ConfigFile = toml::from_str(&text).unwrap();
-    let profiles = Profiles::from_config(file, duet.into()).unwrap();
+    let profiles = profiles_from(&text);
     TestServer::start_with(|o| o.profiles = profiles).await
 }
 

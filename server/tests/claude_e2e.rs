@@ -16,10 +16,11 @@ mod agent;
 mod mocks;
 mod support;
 
+use agent::scenario::{REMEMBER, TYPED};
 use duet_protocol::rest::{Approval, ApprovalState, Decider};
 use duet_protocol::ws::ServerMessage;
 use mocks::anthropic::MockAnthropic;
-use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
+use mocks::{AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
 use serde_json::json;
 use support::kind;
 
@@ -55,11 +56,7 @@ async fn a_prompt_from_the_browser_is_answered_in_the_chat() {
         return;
     };
     // Sent before Claude can take it: held until its prompt is on screen.
-    run.client.submit("hello there").await;
-    let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
-    assert_eq!(user["message"]["content"][0]["text"], "hello there");
-    run.reply(&reply_to("hello there")).await;
-    run.result().await;
+    run.answered("hello there").await;
     assert_eq!(
         run.program.mock.requests().len(),
         1,
@@ -74,8 +71,7 @@ async fn a_tool_approved_in_the_browser_runs() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.client.submit(TOOL_TRIGGER).await;
-    let a = run.client.pending_approval().await;
+    let a = run.tool_call_asked().await;
     assert_eq!(a.tool_name, "Bash");
     assert_eq!(a.input["command"], TOOL_COMMAND);
     assert!(a.tool_use_id.is_some(), "bound to its PreToolUse");
@@ -93,14 +89,9 @@ async fn a_tool_approved_in_the_browser_runs() {
         )
     );
     run.choose(&a.request_id, "allow").await;
-    let done = run.client.settled(&a.request_id).await;
-    assert_eq!(done.state, ApprovalState::Allowed);
-    assert_eq!(done.decided_by, Some(Decider::Client));
-    run.client
-        .until_event(|e| e["message"]["content"][0]["type"] == "tool_result")
+    run.settled_as(&a, ApprovalState::Allowed, Decider::Client)
         .await;
-    run.reply(AFTER_TOOL).await;
-    assert!(run.tool_file().exists());
+    run.tool_ran().await;
     run.finish().await;
 }
 
@@ -148,15 +139,12 @@ async fn a_tool_denied_in_the_browser_does_not_run_and_the_next_prompt_is_answer
     let Some(mut run) = start().await else {
         return;
     };
-    run.client.submit(TOOL_TRIGGER).await;
-    let a = run.client.pending_approval().await;
+    let a = run.tool_call_asked().await;
     run.decide(&a.request_id, false).await;
-    let done = run.client.settled(&a.request_id).await;
-    assert_eq!(done.state, ApprovalState::Denied);
+    run.settled_as(&a, ApprovalState::Denied, Decider::Client)
+        .await;
     // Held until the denial has ended the turn, then answered.
-    run.client.submit("after the denial").await;
-    run.reply(&reply_to("after the denial")).await;
-    assert!(!run.tool_file().exists());
+    run.denial_ended_the_turn().await;
     run.finish().await;
 }
 
@@ -165,25 +153,19 @@ async fn an_approval_answered_in_the_terminal_flips_the_card() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.client.submit(TOOL_TRIGGER).await;
-    let a = run.client.pending_approval().await;
+    let a = run.tool_call_asked().await;
     // "1. Yes", as a person would type it.
     let done = answer_in_terminal(&mut run, &a.request_id, b"1").await;
     assert_eq!(done.state, ApprovalState::Allowed);
     assert_eq!(done.decided_by, Some(Decider::Terminal));
-    run.reply(AFTER_TOOL).await;
-    assert!(run.tool_file().exists());
+    run.tool_ran().await;
 
     // And "No" (Escape) in the terminal: denied there, the turn is over.
-    std::fs::remove_file(run.tool_file()).unwrap();
-    run.result().await;
-    run.client.submit(TOOL_TRIGGER).await;
-    let b = run.client.pending_approval().await;
+    let b = run.tool_call_asked().await;
     let done = answer_in_terminal(&mut run, &b.request_id, b"\x1b").await;
     assert_ne!(done.state, ApprovalState::Allowed);
     assert!(!run.tool_file().exists());
-    run.client.submit("still there?").await;
-    run.reply(&reply_to("still there?")).await;
+    run.answered("still there?").await;
     run.finish().await;
 }
 
@@ -193,17 +175,11 @@ async fn a_prompt_typed_in_the_terminal_shows_in_the_chat_and_exit_ends_the_sess
         return;
     };
     run.client.until_screen("? for shortcuts").await;
-    run.client
-        .keys(b"\x1b[200~typed in the terminal\x1b[201~")
-        .await;
+    let paste = format!("\x1b[200~{TYPED}\x1b[201~");
+    run.client.keys(paste.as_bytes()).await;
     run.client.keys(b"\r").await;
     let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
-    assert_eq!(
-        user["message"]["content"][0]["text"],
-        "typed in the terminal"
-    );
-    run.reply(&reply_to("typed in the terminal")).await;
-    run.result().await;
+    run.typed_answered(&user).await;
     run.client.submit("/exit").await;
     run.client
         .until_event(|e| e["subtype"] == "session_end")
@@ -220,9 +196,7 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.client.submit("remember the word kiwi").await;
-    run.reply(&reply_to("remember the word kiwi")).await;
-    run.result().await;
+    run.answered(REMEMBER).await;
     run.client.submit("/exit").await;
     run.client.exited().await;
     let ended = run.server().info(run.id()).await;
@@ -232,25 +206,13 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     let (_, mut c, start) = run.resume().await;
     assert_eq!(start["data"]["source"], "resume", "{start}");
     assert_eq!(start["data"]["session_id"], agent_id.as_str());
-    c.submit("what was the word?").await;
-    agent::reply_containing(&mut c, "what was the word?").await;
-    // Claude sent the earlier conversation with the new prompt.
-    let last = run.program.mock.requests().last().cloned().unwrap();
-    assert!(
-        last.to_string().contains("remember the word kiwi"),
-        "the resumed request carries the history"
-    );
+    run.asks_back(&mut c).await;
     // The earlier chat stays readable beside the new one.
     let old = run
         .server()
-        .get(&format!("/api/sessions/{}/events", run.id()))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(old.contains("remember the word kiwi"));
+        .text(&format!("/api/sessions/{}/events", run.id()))
+        .await;
+    assert!(old.contains(REMEMBER));
     // Only one live copy at a time.
     let again = run
         .server()

@@ -20,13 +20,14 @@ mod agent;
 mod mocks;
 mod support;
 
+use agent::scenario::{REMEMBER, TYPED};
 use std::time::Instant;
 
-use duet_protocol::rest::{Approval, ApprovalOptionKind, ApprovalState, Decider};
+use duet_protocol::rest::{Approval, ApprovalState, Decider};
 use duet_protocol::ws::{ClientMessage, ServerMessage};
 use mocks::openai_responses::MockResponses;
-use mocks::{reply_to, AFTER_TOOL, SLOW_TRIGGER, TOOL_TRIGGER};
-use support::{assistant_text, kind};
+use mocks::{reply_to, SLOW_TRIGGER};
+use support::kind;
 
 type Run = agent::Run<agent::Setup<MockResponses>>;
 
@@ -92,17 +93,12 @@ async fn prompts_approvals_and_cancel_from_the_browser() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.client.submit("hello there").await;
-    let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
-    assert_eq!(user["message"]["content"][0]["text"], "hello there");
-    run.reply(&reply_to("hello there")).await;
-    run.result().await;
+    run.answered("hello there").await;
     // The TUI shows the browser's prompt as its own turn.
     run.client.until_screen(&reply_to("hello there")).await;
 
     // Allowed from the browser, with the TUI's own words.
-    run.client.submit(TOOL_TRIGGER).await;
-    let a = run.client.pending_approval().await;
+    let a = run.tool_call_asked().await;
     assert_eq!(a.tool_name, "exec_command");
     assert!(a.tool_use_id.is_some(), "bound to its tool card");
     let labels: Vec<&str> = a.options.iter().map(|o| o.label.as_str()).collect();
@@ -111,28 +107,8 @@ async fn prompts_approvals_and_cancel_from_the_browser() {
         labels.last(),
         Some(&"No, and tell Codex what to do differently")
     );
-    run.client.choose(&a, ApprovalOptionKind::AllowOnce).await;
-    let done = run.client.settled(&a.request_id).await;
-    assert_eq!(done.state, ApprovalState::Allowed);
-    assert_eq!(done.decided_by, Some(Decider::Client));
-    run.client
-        .until_event(|e| e["message"]["content"][0]["type"] == "tool_result")
-        .await;
-    run.reply(AFTER_TOOL).await;
-    run.result().await;
-    assert!(run.tool_file().exists(), "{}", run.program.mock.summary());
-
-    // Refused: it does not run, the turn ends, the next prompt is answered.
-    std::fs::remove_file(run.tool_file()).unwrap();
-    run.client.submit(TOOL_TRIGGER).await;
-    let b = run.client.pending_approval().await;
-    run.client.choose(&b, ApprovalOptionKind::RejectOnce).await;
-    let done = run.client.settled(&b.request_id).await;
-    assert_eq!(done.state, ApprovalState::Denied);
-    run.client.submit("after the refusal").await;
-    run.reply(&reply_to("after the refusal")).await;
-    run.result().await;
-    assert!(!run.tool_file().exists());
+    // It runs; the next one, refused, does not, and the turn ends.
+    run.allowed_then_denied(&a).await;
 
     // A cancel from the browser interrupts a running turn.
     run.client.submit(SLOW_TRIGGER).await;
@@ -154,31 +130,21 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     // only once that turn is under way (thread/resume fails before), and
     // still shows the prompt.
     run.client.until_screen("Ask Codex to do anything").await;
-    type_in(&mut run, "typed in the terminal").await;
+    type_in(&mut run, TYPED).await;
     let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
-    assert_eq!(
-        user["message"]["content"][0]["text"],
-        "typed in the terminal"
-    );
-    run.reply(&reply_to("typed in the terminal")).await;
-    run.result().await;
+    run.typed_answered(&user).await;
 
     // The TUI's dialog answered there first ("y"): the card flips.
-    run.client.submit(TOOL_TRIGGER).await;
-    let a = run.client.pending_approval().await;
+    let a = run.tool_call_asked().await;
     let done = answer_in_terminal(&mut run, &a.request_id, b"y", ApprovalState::Allowed).await;
     assert_eq!(done.state, ApprovalState::Allowed);
     assert_eq!(done.decided_by, Some(Decider::Terminal));
-    run.reply(AFTER_TOOL).await;
-    run.result().await;
-    assert!(run.tool_file().exists());
+    run.tool_ran().await;
 
     // Esc in the TUI's dialog: refused there, the turn interrupted; the
     // card ends denied by the terminal (the app server said the request
     // was resolved, and the turn ended without running it).
-    std::fs::remove_file(run.tool_file()).unwrap();
-    run.client.submit(TOOL_TRIGGER).await;
-    let b = run.client.pending_approval().await;
+    let b = run.tool_call_asked().await;
     let denied = answer_in_terminal(&mut run, &b.request_id, b"\x1b", ApprovalState::Denied).await;
     assert_eq!(denied.decided_by, Some(Decider::Terminal));
     assert!(!run.tool_file().exists());
@@ -208,23 +174,11 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.client.submit("remember the word kiwi").await;
-    run.reply(&reply_to("remember the word kiwi")).await;
-    run.result().await;
-    run.client
-        .until_screen(&reply_to("remember the word kiwi"))
-        .await;
+    run.answered(REMEMBER).await;
+    run.client.until_screen(&reply_to(REMEMBER)).await;
     type_in(&mut run, "/exit").await;
     run.client.exited().await;
     let mut c = run.server().resume_ended(run.id()).await;
-    c.submit("what was the word?").await;
-    c.until_event(|e| assistant_text(e).contains("what was the word?"))
-        .await;
-    let last = run.program.mock.requests().last().cloned().unwrap();
-    assert!(
-        last.to_string().contains("remember the word kiwi"),
-        "the resumed request carries the history: {}",
-        run.program.mock.summary()
-    );
+    run.asks_back(&mut c).await;
     run.finish().await;
 }

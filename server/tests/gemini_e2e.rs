@@ -19,11 +19,12 @@ mod agent;
 mod mocks;
 mod support;
 
+use agent::scenario::{REMEMBER, TYPED};
 use duet_protocol::rest::{ApprovalOptionKind, ApprovalState, Decider};
 use duet_server::config;
 use mocks::gemini::{MockGemini, WRITE_CONTENT, WRITE_FILE, WRITE_TRIGGER};
-use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
-use support::{assistant_text, kind};
+use mocks::{AFTER_TOOL, TOOL_COMMAND};
+use support::kind;
 
 type Run = agent::Run<agent::Setup<MockGemini>>;
 
@@ -59,19 +60,14 @@ async fn prompts_and_approvals_from_the_browser() {
         return;
     };
     // Sent before Gemini can take it: held until its input box shows.
-    run.client.submit("hello there").await;
-    let (_, user) = run.client.until_event(|e| kind(e) == "user").await;
-    assert_eq!(user["message"]["content"][0]["text"], "hello there");
+    run.answered("hello there").await;
     // Streamed: a delta before the whole message.
     run.client
         .until_event(|e| e["event"]["delta"]["type"] == "text_delta")
         .await;
-    run.reply(&reply_to("hello there")).await;
-    run.result().await;
 
     // A shell call, allowed once from the browser with the dialog's words.
-    run.client.submit(TOOL_TRIGGER).await;
-    let a = run.client.pending_approval().await;
+    let a = run.tool_call_asked().await;
     assert_eq!(a.tool_name, "run_shell_command");
     assert_eq!(a.input["command"], TOOL_COMMAND);
     assert!(a.tool_use_id.is_some(), "bound to its tool card");
@@ -84,39 +80,17 @@ async fn prompts_and_approvals_from_the_browser() {
             "No, suggest changes"
         ]
     );
-    run.client.choose(&a, ApprovalOptionKind::AllowOnce).await;
-    let done = run.client.settled(&a.request_id).await;
-    assert_eq!(done.state, ApprovalState::Allowed);
-    assert_eq!(done.decided_by, Some(Decider::Client));
-    run.reply(AFTER_TOOL).await;
-    run.result().await;
-    assert!(run.tool_file().exists(), "{}", run.program.mock.summary());
-
-    // Denied from the browser: it does not run, the turn is over, the
-    // next prompt is answered.
-    std::fs::remove_file(run.tool_file()).unwrap();
-    run.client.submit(TOOL_TRIGGER).await;
-    let b = run.client.pending_approval().await;
-    run.client.choose(&b, ApprovalOptionKind::RejectOnce).await;
-    let done = run.client.settled(&b.request_id).await;
-    assert_eq!(done.state, ApprovalState::Denied);
-    run.client.submit("after the denial").await;
-    run.reply(&reply_to("after the denial")).await;
-    assert!(!run.tool_file().exists());
+    // It runs; the next one, denied, does not, and the turn is over.
+    run.allowed_then_denied(&a).await;
 
     // A new file: the edit dialog has four choices, the browser three
     // (the external editor is the terminal's).
-    run.result().await;
     run.client.submit(WRITE_TRIGGER).await;
     let c = run.client.pending_approval().await;
     assert_eq!(c.tool_name, "write_file");
     assert_eq!(c.options.len(), 3, "{:?}", c.options);
     assert_eq!(c.options[2].id, "4", "{:?}", c.options);
-    run.client.choose(&c, ApprovalOptionKind::AllowOnce).await;
-    assert_eq!(
-        run.client.settled(&c.request_id).await.state,
-        ApprovalState::Allowed
-    );
+    run.answer(&c, ApprovalOptionKind::AllowOnce).await;
     run.reply(AFTER_TOOL).await;
     let written = std::fs::read_to_string(run.program.workspace.path().join(WRITE_FILE)).unwrap();
     assert_eq!(written, WRITE_CONTENT);
@@ -130,45 +104,31 @@ async fn the_terminal_answers_too_and_typed_prompts_show_in_the_chat() {
     };
     // Typed in the terminal, as a person would: shown in the chat.
     run.client.until_screen(config::GEMINI_READY_TEXT).await;
-    run.client.keys(b"typed in the terminal").await;
-    run.client.until_screen("typed in the terminal").await;
+    run.client.keys(TYPED.as_bytes()).await;
+    run.client.until_screen(TYPED).await;
     let user = enter_until_taken(&mut run).await;
-    assert_eq!(
-        user["message"]["content"][0]["text"],
-        "typed in the terminal"
-    );
-    run.reply(&reply_to("typed in the terminal")).await;
-    run.result().await;
+    run.typed_answered(&user).await;
 
     // "1. Allow once" in the terminal: the card flips to allowed there.
-    run.client.submit(TOOL_TRIGGER).await;
-    let a = run.client.pending_approval().await;
+    let a = run.tool_call_asked().await;
     run.client.until_screen("Allow once").await;
     run.client.keys(b"1").await;
-    let done = run.client.settled(&a.request_id).await;
-    assert_eq!(done.state, ApprovalState::Allowed);
-    assert_eq!(done.decided_by, Some(Decider::Terminal));
-    run.reply(AFTER_TOOL).await;
-    run.result().await;
-    assert!(run.tool_file().exists());
+    run.settled_as(&a, ApprovalState::Allowed, Decider::Terminal)
+        .await;
+    run.tool_ran().await;
 
     // "3. No" in the terminal fires no hook: the transcript tells.
-    std::fs::remove_file(run.tool_file()).unwrap();
-    run.client.submit(TOOL_TRIGGER).await;
-    let b = run.client.pending_approval().await;
+    let b = run.tool_call_asked().await;
     run.client.until_screen("No, suggest changes").await;
     run.client.keys(b"3").await;
-    let done = run.client.settled(&b.request_id).await;
-    assert_eq!(done.state, ApprovalState::Denied);
-    assert_eq!(done.decided_by, Some(Decider::Terminal));
+    run.settled_as(&b, ApprovalState::Denied, Decider::Terminal)
+        .await;
     let (_, end) = run.client.until_event(|e| kind(e) == "result").await;
     assert_eq!(end["subtype"], "interrupted");
     assert!(!run.tool_file().exists());
 
     // Held until the turn is over, then answered; /exit ends it all.
-    run.client.submit("still there?").await;
-    run.reply(&reply_to("still there?")).await;
-    run.result().await;
+    run.answered("still there?").await;
     run.client.submit("/exit").await;
     run.client
         .until_event(|e| e["subtype"] == "session_end")
@@ -183,21 +143,10 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     let Some(mut run) = start().await else {
         return;
     };
-    run.client.submit("remember the word kiwi").await;
-    run.reply(&reply_to("remember the word kiwi")).await;
-    run.result().await;
+    run.answered(REMEMBER).await;
     run.client.submit("/exit").await;
     run.client.exited().await;
     let mut c = run.server().resume_ended(run.id()).await;
-    c.submit("what was the word?").await;
-    c.until_event(|e| assistant_text(e).contains("what was the word?"))
-        .await;
-    // Gemini sent the earlier conversation with the new prompt.
-    let last = run.program.mock.requests().last().cloned().unwrap();
-    assert!(
-        last.to_string().contains("remember the word kiwi"),
-        "the resumed request carries the history: {}",
-        run.program.mock.summary()
-    );
+    run.asks_back(&mut c).await;
     run.finish().await;
 }

@@ -27,8 +27,7 @@ use duet_protocol::rest::{ApprovalState, Decider};
 use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
 use duet_server::config::ChannelKind;
 use mocks::chat_completions::MockLlm;
-use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
-use support::{assistant_text, kind};
+use mocks::{reply_to, TOOL_COMMAND, TOOL_TRIGGER};
 
 /// Qwen Code 0.24 on stream-json, started and through its handshake.
 async fn qwen_stream_json() -> Option<Run<Setup<MockLlm>>> {
@@ -61,18 +60,7 @@ mod qwen_0_24 {
         let Some(mut run) = qwen_stream_json().await else {
             return;
         };
-        let c = &mut run.client;
-        let sent = std::time::Instant::now();
-        c.submit("hello there").await;
-        c.until_event(|e| kind(e) == "stream_event" && e["event"]["delta"]["type"] == "text_delta")
-            .await;
-        let first = sent.elapsed();
-        run.reply(&reply_to("hello there")).await;
-        assert_eq!(run.result().await["is_error"], false);
-        eprintln!(
-            "measured: stream_json submit to first delta {first:?}, to result {:?}",
-            sent.elapsed()
-        );
+        run.streamed("hello there").await;
 
         // Allowed from the browser.
         run.client.submit(TOOL_TRIGGER).await;
@@ -83,24 +71,13 @@ mod qwen_0_24 {
         let done = run.decided(&a.request_id).await;
         assert_eq!(done.state, ApprovalState::Allowed);
         assert_eq!(done.decided_by, Some(Decider::Client));
-        run.reply(AFTER_TOOL).await;
-        run.result().await;
-        assert!(run.tool_file().exists());
+        run.tool_ran().await;
         std::fs::remove_file(run.tool_file()).unwrap();
 
         // Denied from the browser: the tool does not run.
         run.client.submit(&format!("{TOOL_TRIGGER} again")).await;
         let a = run.client.pending_approval().await;
-        run.decide(&a.request_id, false).await;
-        assert_eq!(
-            run.decided(&a.request_id).await.state,
-            ApprovalState::Denied
-        );
-        let r = run.result().await;
-        eprintln!("result after a denial: {r}");
-        assert!(!run.tool_file().exists());
-        run.client.submit("after the denial").await;
-        run.reply(&reply_to("after the denial")).await;
+        run.denied(&a).await;
 
         // No terminal to type into.
         run.client.keys(b"x").await;
@@ -123,18 +100,7 @@ mod qwen_0_24 {
         let Some(mut run) = qwen_stream_json().await else {
             return;
         };
-        run.client.submit(TOOL_TRIGGER).await;
-        let a = run.client.pending_approval().await;
-        run.client.send(&ClientMessage::Cancel { id: None }).await;
-        assert_eq!(
-            run.decided(&a.request_id).await.state,
-            ApprovalState::Abandoned
-        );
-        let r = run.result().await;
-        eprintln!("result after an interrupt: {r}");
-        assert!(!run.tool_file().exists());
-        run.client.submit("after the interrupt").await;
-        run.reply(&reply_to("after the interrupt")).await;
+        run.cancelled_while_asked().await;
     }
 }
 
@@ -159,9 +125,7 @@ mod claude_2_1 {
         let a = run.client.pending_approval().await;
         assert_eq!(a.tool_name, "Bash");
         run.decide(&a.request_id, true).await;
-        run.reply(AFTER_TOOL).await;
-        run.result().await;
-        assert!(run.tool_file().exists());
+        run.tool_ran().await;
         std::fs::remove_file(run.tool_file()).unwrap();
 
         run.client.submit(&format!("{TOOL_TRIGGER} again")).await;

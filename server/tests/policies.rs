@@ -13,7 +13,6 @@ use std::process::Command;
 
 use duet_protocol::rest::{Approval, ApprovalState, Decider};
 use duet_protocol::ws::ServerMessage;
-use duet_server::config::{ConfigFile, Profiles};
 use serde_json::Value;
 use support::*;
 
@@ -39,30 +38,22 @@ decision = "allow"
 "#;
 
 fn config() -> String {
-    let duet = env!("CARGO_BIN_EXE_duet");
     let fake = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_stream_json.py");
     format!(
-        r#"
-[[profile]]
-name = "demo"
-command = "{duet}"
-args = ["demo-agent", "--json-file", "{{events_file}}", "--input-file", "{{input_file}}", "--token-delay-ms", "1"]
-
+        r#"{}
 [[profile]]
 name = "headless"
 command = "python3"
 args = ["{}"]
 channel = "stream_json"
 {RULES}"#,
+        demo_config(),
         fake.display()
     )
 }
 
 async fn server() -> TestServer {
-    let text = config();
-    let mut file: ConfigFile = toml::from_str(&text).unwrap();
-    file.source = Some(text);
-    let profiles = Profiles::from_config(file, env!("CARGO_BIN_EXE_duet").into()).unwrap();
+    let profiles = profiles_from(&config());
     TestServer::start_with(|o| o.profiles = profiles).await
 }
 
@@ -86,6 +77,17 @@ async fn decided(client: &mut Client, what: &str) -> Approval {
     approval(client, what, false).await
 }
 
+/// [`decided`], as `state` by the rule named `rule`.
+async fn by_rule(client: &mut Client, what: &str, state: ApprovalState, rule: &str) -> Approval {
+    let a = decided(client, what).await;
+    assert_eq!(
+        (a.state, a.decided_by, a.decided_by_name.as_deref()),
+        (state, Some(Decider::Policy), Some(rule)),
+        "{a:?}"
+    );
+    a
+}
+
 fn audit_lines(text: &str) -> Vec<Value> {
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -100,15 +102,13 @@ async fn rules_decide_for_the_demo_agent() {
 
     // Allowed by a rule: nobody is asked, the command runs.
     client.submit("run echo policy-ok").await;
-    let a = decided(&mut client, "policy-ok").await;
-    assert_eq!(
-        (a.state, a.decided_by, a.decided_by_name.as_deref()),
-        (
-            ApprovalState::Allowed,
-            Some(Decider::Policy),
-            Some("echo is fine")
-        )
-    );
+    by_rule(
+        &mut client,
+        "policy-ok",
+        ApprovalState::Allowed,
+        "echo is fine",
+    )
+    .await;
     client
         .until_event(|e| {
             e.to_string().contains("tool_result") && e.to_string().contains("policy-ok")
@@ -133,14 +133,10 @@ async fn rules_decide_for_the_demo_agent() {
 
     // Denied by a rule: the agent is told no.
     client.submit("run touch x").await;
-    let a = decided(&mut client, "touch x").await;
+    let a = by_rule(&mut client, "touch x", ApprovalState::Denied, "no touching").await;
     assert_eq!(
-        (a.state, a.decided_by_name.as_deref(), a.reason.as_deref()),
-        (
-            ApprovalState::Denied,
-            Some("no touching"),
-            Some("Touching files is not allowed here.")
-        )
+        a.reason.as_deref(),
+        Some("Touching files is not allowed here.")
     );
     client
         .until_event(|e| {
@@ -150,11 +146,13 @@ async fn rules_decide_for_the_demo_agent() {
 
     // An edit inside the work dir, allowed by the profile's rule.
     client.submit("edit notes.txt").await;
-    let a = decided(&mut client, "notes.txt").await;
-    assert_eq!(
-        (a.state, a.decided_by_name.as_deref()),
-        (ApprovalState::Allowed, Some("writes inside"))
-    );
+    by_rule(
+        &mut client,
+        "notes.txt",
+        ApprovalState::Allowed,
+        "writes inside",
+    )
+    .await;
     let written = server
         .state_dir
         .path()
@@ -214,15 +212,7 @@ async fn rules_decide_for_a_headless_agent_and_it_hears_the_message() {
     let mut client = server.connect(s.id, None).await;
     // The fake asks to run `touch x` with Bash.
     client.submit("tool please").await;
-    let a = decided(&mut client, "touch x").await;
-    assert_eq!(
-        (a.state, a.decided_by, a.decided_by_name.as_deref()),
-        (
-            ApprovalState::Denied,
-            Some(Decider::Policy),
-            Some("no touching")
-        )
-    );
+    by_rule(&mut client, "touch x", ApprovalState::Denied, "no touching").await;
     // The agent got the rule's message as the denial's.
     let (_, ev) = client.until_event(|e| kind(e) == "result").await;
     assert_eq!(

@@ -17,12 +17,11 @@ use duet_protocol::push::{
 };
 use duet_protocol::rest::Approval;
 use duet_protocol::ws::ErrorCode;
-use serde_json::json;
 
 use crate::api::{session, ApiJson};
 use crate::auth::{Action, Principal};
 use crate::error::AppError;
-use crate::observe::Actor;
+use crate::observe::{Actor, Record};
 use crate::push::capability::Refused;
 use crate::push::send::origin;
 use crate::push::store::{subscription, StoreError};
@@ -65,13 +64,10 @@ pub(crate) async fn subscribe(
     );
     let device = state.push.store.upsert(sub).map_err(store_error)?;
     tracing::info!(principal = %who.name, origin = ?origin(&device.endpoint), "push: device subscribed");
-    audit(
-        &state,
-        "push_subscribe",
-        &device.endpoint,
-        json!({}),
-        &actor,
-    );
+    state.observe.record(Record::PushSubscribe {
+        push_service: origin(&device.endpoint),
+        who: actor.json(),
+    });
     Ok((StatusCode::CREATED, Json(device)))
 }
 
@@ -87,13 +83,10 @@ pub(crate) async fn unsubscribe(
         .store
         .remove(&who.name, &body.endpoint)
         .map_err(store_error)?;
-    audit(
-        &state,
-        "push_unsubscribe",
-        &body.endpoint,
-        json!({}),
-        &actor,
-    );
+    state.observe.record(Record::PushUnsubscribe {
+        push_service: origin(&body.endpoint),
+        who: actor.json(),
+    });
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -111,8 +104,12 @@ pub(crate) async fn mute(
         .store
         .mute(&who.name, &body.endpoint, body.session, body.muted)
         .map_err(store_error)?;
-    let detail = json!({"session": body.session, "muted": body.muted});
-    audit(&state, "push_mute", &body.endpoint, detail, &actor);
+    state.observe.record(Record::PushMute {
+        push_service: origin(&body.endpoint),
+        session: body.session,
+        muted: body.muted,
+        who: actor.json(),
+    });
     Ok(Json(device))
 }
 
@@ -189,16 +186,6 @@ pub(crate) async fn decide(
         body.allowed,
         &actor,
     )?))
-}
-
-/// A line in the server's audit trail. The endpoint's path is a
-/// capability (anyone holding it can push to the device), so only its
-/// origin is kept.
-fn audit(state: &AppState, kind: &str, endpoint: &str, mut record: serde_json::Value, who: &Actor) {
-    record["kind"] = json!(kind);
-    record["push_service"] = json!(origin(endpoint));
-    record["who"] = who.json();
-    state.observe.record(record);
 }
 
 fn store_error(e: StoreError) -> AppError {

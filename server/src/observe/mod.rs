@@ -27,7 +27,7 @@ use crate::sync::lock;
 pub(crate) use actor::Actor;
 use audit::Writer;
 use metrics::Metrics;
-use record::Record;
+pub(crate) use record::Record;
 
 /// What a client asked the agent to switch: its mode or its model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,9 +77,9 @@ impl Observer {
     }
 
     /// Appends to the server's audit file.
-    pub(crate) fn record(&self, record: Value) {
+    pub(crate) fn record(&self, record: Record<'_>) {
         if let Some(f) = &self.server_audit {
-            self.writer.append(f, record);
+            self.writer.append(f, record.to_value());
         }
     }
 
@@ -114,15 +114,12 @@ impl Observer {
         who: &Actor,
     ) {
         self.metrics.start_failures.inc();
-        self.record(
-            Record::SessionStartFailed {
-                profile,
-                resumed_from,
-                error,
-                who: who.json(),
-            }
-            .to_value(),
-        );
+        self.record(Record::SessionStartFailed {
+            profile,
+            resumed_from,
+            error,
+            who: who.json(),
+        });
     }
 }
 
@@ -174,9 +171,8 @@ impl SessionObserver {
         self.append_line(line);
     }
 
-    /// Appends `line` to the session's audit file, with the session's id.
-    /// Only a refusal comes here as JSON: its kind is that of the action
-    /// refused (refusals.rs); every other line is a [`Record`].
+    /// Appends `line` (a [`Record`]) to the session's audit file, with the
+    /// session's id.
     fn append_line(&self, mut line: Value) {
         line["session"] = json!(self.id);
         if let Some(f) = &self.file {

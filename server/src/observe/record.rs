@@ -1,7 +1,9 @@
 //! The audit trail's records, one variant per kind of line (`kind` in the
 //! JSON): what each line may hold is written down once, here, instead of in
 //! a `json!` at every place that records. `audit.rs` stamps each with `ts`
-//! and the session, and bounds its length.
+//! and the session, and bounds its length. Only duet writes these; readers
+//! (`recovery.rs`, `GET .../audit`) take the lines as JSON, so a kind this
+//! build does not know (a newer duet's) passes through them unharmed.
 
 use duet_protocol::ids::SessionId;
 use duet_protocol::rest::ExitInfo;
@@ -12,7 +14,7 @@ use serde_json::Value;
 /// One line of the audit trail. See the module docs.
 #[derive(Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub(super) enum Record<'a> {
+pub(crate) enum Record<'a> {
     /// A client started a session (a create, or a resume of `resumed_from`).
     SessionCreate {
         profile: &'a str,
@@ -96,11 +98,52 @@ pub(super) enum Record<'a> {
         exhausted: Option<&'a str>,
         who: Value,
     },
+    /// A device subscribed to push notifications. `push_service` is its
+    /// endpoint's origin: the endpoint's path is a capability (anyone
+    /// holding it can push to the device), so it is not kept.
+    PushSubscribe {
+        push_service: Option<String>,
+        who: Value,
+    },
+    /// A device unsubscribed (`push_service` as for a subscription).
+    PushUnsubscribe {
+        push_service: Option<String>,
+        who: Value,
+    },
+    /// A device muted or unmuted a session's notifications.
+    PushMute {
+        push_service: Option<String>,
+        session: SessionId,
+        muted: bool,
+        who: Value,
+    },
+    /// An action refused for the caller's role: its line has the kind of
+    /// the action refused (see [`Refusal`]), so it carries its own.
+    #[serde(untagged)]
+    Refused(Refusal),
+}
+
+/// What a refusal line says (see `refusals.rs`).
+#[derive(Debug, Serialize)]
+pub(crate) struct Refusal {
+    /// The kind the action's own line has (`submit`, `approval`,
+    /// `session_delete`, ...).
+    pub(super) kind: &'static str,
+    pub(super) who: Value,
+    /// What the action needed (`drive`, `approve`, ...).
+    pub(super) action: &'static str,
+    /// Always `refused`.
+    pub(super) outcome: &'static str,
+    /// Always `forbidden`.
+    pub(super) error: &'static str,
+    /// This principal's refusals left out since its last line, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) suppressed: Option<u64>,
 }
 
 /// What an `approval` line says: who decided what, or why it was refused.
 #[derive(Debug, Default, Serialize)]
-pub(super) struct Approval<'a> {
+pub(crate) struct Approval<'a> {
     pub(super) request_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) tool: Option<&'a str>,
@@ -133,5 +176,43 @@ impl Record<'_> {
     /// The record as the JSON object the trail keeps.
     pub(super) fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The lines that were a `json!` of their own keep their shape: a
+    /// refusal has the kind of the action refused, a push line the
+    /// service's origin.
+    #[test]
+    fn refusals_and_push_lines_keep_their_shape() {
+        let refused = Record::Refused(Refusal {
+            kind: "submit",
+            who: json!({"name": "viewer"}),
+            action: "drive",
+            outcome: "refused",
+            error: "forbidden",
+            suppressed: Some(3),
+        });
+        assert_eq!(
+            refused.to_value(),
+            json!({"kind": "submit", "who": {"name": "viewer"}, "action": "drive",
+                   "outcome": "refused", "error": "forbidden", "suppressed": 3})
+        );
+        let session = SessionId::new();
+        let mute = Record::PushMute {
+            push_service: None,
+            session,
+            muted: true,
+            who: Value::Null,
+        };
+        assert_eq!(
+            mute.to_value(),
+            json!({"kind": "push_mute", "push_service": null, "session": session,
+                   "muted": true, "who": null})
+        );
     }
 }

@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use duet_protocol::ws::ErrorCode;
-use serde_json::{json, Value};
 
+use super::record::{Record, Refusal};
 use super::{Actor, Observer, SessionObserver};
 use crate::auth::Action;
 use crate::sync::lock;
@@ -91,19 +91,21 @@ impl Refusals {
 /// The audit line of `who` refused `action` for its role, `kind` being the
 /// kind the line of the action itself has (`submit`, `approval`,
 /// `session_delete`, ...), unless the principal is over its limit.
-fn line(refusals: &Refusals, kind: &'static str, action: Action, who: &Actor) -> Option<Value> {
+fn line(
+    refusals: &Refusals,
+    kind: &'static str,
+    action: Action,
+    who: &Actor,
+) -> Option<Record<'static>> {
     let suppressed = refusals.admit(who.name.as_deref().unwrap_or(""), Instant::now())?;
-    let mut line = json!({
-        "kind": kind,
-        "who": who.json(),
-        "action": action.as_str(),
-        "outcome": "refused",
-        "error": ErrorCode::Forbidden.as_str(),
-    });
-    if suppressed > 0 {
-        line["suppressed"] = json!(suppressed);
-    }
-    Some(line)
+    Some(Record::Refused(Refusal {
+        kind,
+        who: who.json(),
+        action: action.as_str(),
+        outcome: "refused",
+        error: ErrorCode::Forbidden.as_str(),
+        suppressed: (suppressed > 0).then_some(suppressed),
+    }))
 }
 
 impl Observer {
@@ -121,7 +123,7 @@ impl SessionObserver {
     /// line in the session's file.
     pub(crate) fn forbidden(&self, kind: &'static str, action: Action, who: &Actor) {
         if let Some(line) = line(&self.refusals, kind, action, who) {
-            self.append_line(line);
+            self.record(line);
         }
     }
 }

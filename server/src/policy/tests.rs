@@ -68,165 +68,54 @@ decision = "allow"
 
 #[test]
 fn the_first_matching_rule_decides() {
+    use Decision::{Allow, Ask, Deny};
     let policies = compile(RULES).unwrap();
     let work = Path::new("/srv/p");
-    // (profile, tool, input, decision, rule)
+    let cmd = |command: &str| json!({ "command": command });
+    let path = |file_path: &str| json!({ "file_path": file_path });
+    // profile, tool, input: decision, rule
+    #[rustfmt::skip]
     let table: &[(&str, &str, Value, Decision, Option<&str>)] = &[
-        (
-            "demo",
-            "run_shell_command",
-            json!({"command": "git status"}),
-            Decision::Allow,
-            Some("read-only git"),
-        ),
-        (
-            "demo",
-            "Bash",
-            json!({"command": "git log --oneline"}),
-            Decision::Allow,
-            Some("read-only git"),
-        ),
-        (
-            "demo",
-            "Bash",
-            json!({"command": "git logs"}),
-            Decision::Ask,
-            None,
-        ),
-        (
-            "demo",
-            "Bash",
-            json!({"command": "git status; rm -rf ~"}),
-            Decision::Deny,
-            Some("no rm"),
-        ),
-        (
-            "demo",
-            "Bash",
-            json!({"command": "git status && curl x | sh"}),
-            Decision::Ask,
-            None,
-        ),
-        (
-            "demo",
-            "Bash",
-            json!({"command": "git push origin main"}),
-            Decision::Ask,
-            Some("ask before push"),
-        ),
-        (
-            "qwen",
-            "run_shell_command",
-            json!({"command": "git push origin main"}),
-            Decision::Ask,
-            Some("ask before push"),
-        ),
-        (
-            "qwen",
-            "run_shell_command",
-            json!({"command": "git commit -m x"}),
-            Decision::Allow,
-            Some("any git in qwen"),
-        ),
-        (
-            "claude",
-            "Bash",
-            json!({"command": "git commit -m x"}),
-            Decision::Ask,
-            None,
-        ),
-        (
-            "demo",
-            "edit",
-            json!({"file_path": "src/a.rs"}),
-            Decision::Allow,
-            Some("edits inside"),
-        ),
-        (
-            "demo",
-            "edit",
-            json!({"file_path": "/etc/hosts"}),
-            Decision::Deny,
-            Some("no secrets"),
-        ),
-        (
-            "demo",
-            "write_file",
-            json!({"file_path": "../other/x"}),
-            Decision::Deny,
-            Some("no secrets"),
-        ),
-        (
-            "demo",
-            "read_file",
-            json!({"file_path": "/etc/hosts"}),
-            Decision::Ask,
-            None,
-        ),
-        (
-            "demo",
-            "Bash",
-            json!({"command": "rm -rf build"}),
-            Decision::Deny,
-            Some("no rm"),
-        ),
-        (
-            "demo",
-            "Bash",
-            json!({"command": "sudo rm x"}),
-            Decision::Deny,
-            Some("no rm"),
-        ),
-        (
-            "claude",
-            "Bash",
-            json!({"command": "make test > log"}),
-            Decision::Allow,
-            Some("trusted make"),
-        ),
-        (
-            "demo",
-            "Bash",
-            json!({"command": "make test"}),
-            Decision::Ask,
-            None,
-        ),
-        ("demo", "edit", json!({}), Decision::Ask, None),
+        ("demo",   "run_shell_command", cmd("git status"),                Allow, Some("read-only git")),
+        ("demo",   "Bash",              cmd("git log --oneline"),         Allow, Some("read-only git")),
+        ("demo",   "Bash",              cmd("git logs"),                  Ask,   None),
+        ("demo",   "Bash",              cmd("git status; rm -rf ~"),      Deny,  Some("no rm")),
+        ("demo",   "Bash",              cmd("git status && curl x | sh"), Ask,   None),
+        ("demo",   "Bash",              cmd("git push origin main"),      Ask,   Some("ask before push")),
+        ("qwen",   "run_shell_command", cmd("git push origin main"),      Ask,   Some("ask before push")),
+        ("qwen",   "run_shell_command", cmd("git commit -m x"),           Allow, Some("any git in qwen")),
+        ("claude", "Bash",              cmd("git commit -m x"),           Ask,   None),
+        ("demo",   "edit",              path("src/a.rs"),                 Allow, Some("edits inside")),
+        ("demo",   "edit",              path("/etc/hosts"),               Deny,  Some("no secrets")),
+        ("demo",   "write_file",        path("../other/x"),               Deny,  Some("no secrets")),
+        ("demo",   "read_file",         path("/etc/hosts"),               Ask,   None),
+        ("demo",   "Bash",              cmd("rm -rf build"),              Deny,  Some("no rm")),
+        ("demo",   "Bash",              cmd("sudo rm x"),                 Deny,  Some("no rm")),
+        ("claude", "Bash",              cmd("make test > log"),           Allow, Some("trusted make")),
+        ("demo",   "Bash",              cmd("make test"),                 Ask,   None),
+        ("demo",   "edit",              json!({}),                        Ask,   None),
     ];
-    for (profile, tool, input, decision, rule) in table {
+    let decide = |profile: &str, tool: &str, input: &Value| {
         let facts = Facts::of(tool, input, work, &Lexical);
-        let v = policies.for_profile(profile).decide(&facts);
+        policies.for_profile(profile).decide(&facts)
+    };
+    for (profile, tool, input, decision, rule) in table {
+        let v = decide(profile, tool, input);
         assert_eq!(
             (v.decision, v.rule.as_deref()),
             (*decision, *rule),
             "{profile} {tool} {input}"
         );
     }
-    let deny = policies.for_profile("demo").decide(&Facts::of(
-        "edit",
-        &json!({"file_path": "/x"}),
-        work,
-        &Lexical,
-    ));
+    let deny = decide("demo", "edit", &path("/x"));
     assert_eq!(deny.message_for_agent(), "Stay inside the project.");
-    let no_message = policies.for_profile("demo").decide(&Facts::of(
-        "Bash",
-        &json!({"command": "rm x"}),
-        work,
-        &Lexical,
-    ));
+    let no_message = decide("demo", "Bash", &cmd("rm x"));
     assert_eq!(
         no_message.message_for_agent(),
         "Denied by duet's policy \"no rm\"."
     );
-    assert!(policies
-        .for_profile("none-such")
-        .decide(&Facts::of(
-            "Bash",
-            &json!({"command": "git status"}),
-            work,
-            &Lexical
-        ))
+    // A profile no rule names gets the rules for every profile.
+    assert!(decide("none-such", "Bash", &cmd("git status"))
         .rule
         .is_some());
 }

@@ -47,18 +47,7 @@ async fn prompt_reply_and_tools_approved_and_rejected_with_the_agents_options() 
         assert_eq!(news["update"]["currentModeId"], mode);
     }
 
-    let sent = std::time::Instant::now();
-    run.client.submit("hello there").await;
-    run.client
-        .until_event(|e| e["event"]["delta"]["type"] == "text_delta")
-        .await;
-    let first = sent.elapsed();
-    run.reply(&reply_to("hello there")).await;
-    assert_eq!(run.result().await["is_error"], false);
-    eprintln!(
-        "measured: acp submit to first delta {first:?}, to result {:?}",
-        sent.elapsed()
-    );
+    run.streamed("hello there").await;
 
     run.client.submit(TOOL_TRIGGER).await;
     let a = run.client.pending_approval().await;
@@ -75,26 +64,12 @@ async fn prompt_reply_and_tools_approved_and_rejected_with_the_agents_options() 
         run.decided(&a.request_id).await.state,
         ApprovalState::Allowed
     );
-    run.client
-        .until_event(|e| kind(e) == "user" && e["message"]["content"][0]["type"] == "tool_result")
-        .await;
-    run.reply(AFTER_TOOL).await;
-    run.result().await;
-    assert!(run.tool_file().exists());
+    run.tool_ran().await;
     std::fs::remove_file(run.tool_file()).unwrap();
 
     run.client.submit(&format!("{TOOL_TRIGGER} again")).await;
     let a = run.client.pending_approval().await;
-    run.decide(&a.request_id, false).await;
-    assert_eq!(
-        run.decided(&a.request_id).await.state,
-        ApprovalState::Denied
-    );
-    let r = run.result().await;
-    eprintln!("acp result after a rejection: {r}");
-    assert!(!run.tool_file().exists());
-    run.client.submit("after the rejection").await;
-    run.reply(&reply_to("after the rejection")).await;
+    run.denied(&a).await;
     run.delete().await;
 }
 
@@ -106,17 +81,6 @@ async fn a_cancel_mid_turn_ends_the_turn() {
     let Some(mut run) = qwen_acp().await else {
         return;
     };
-    run.client.submit(TOOL_TRIGGER).await;
-    let a = run.client.pending_approval().await;
-    run.client.send(&ClientMessage::Cancel { id: None }).await;
-    assert_eq!(
-        run.decided(&a.request_id).await.state,
-        ApprovalState::Abandoned
-    );
-    let r = run.result().await;
-    eprintln!("acp result after a cancel: {r}");
+    let r = run.cancelled_while_asked().await;
     assert_eq!(r["stop_reason"], "cancelled", "{r}");
-    assert!(!run.tool_file().exists());
-    run.client.submit("after the cancel").await;
-    run.reply(&reply_to("after the cancel")).await;
 }

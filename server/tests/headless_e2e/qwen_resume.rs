@@ -4,23 +4,12 @@
 use super::*;
 
 async fn resumed_with_history(mut run: Run<Setup<MockLlm>>) {
-    run.client.submit("remember the apples").await;
-    run.reply(&reply_to("remember the apples")).await;
-    run.result().await;
+    run.answered(agent::scenario::REMEMBER).await;
     run.delete().await;
     let ended = run.server().info(run.id()).await;
     assert!(ended.resumable, "{ended:?}");
     let (resumed, mut c, _) = run.resume().await;
-    c.submit("what was it").await;
-    c.until_event(|e| assistant_text(e).contains(&reply_to("what was it")))
-        .await;
-    let mock = &run.program.mock;
-    let last = mock.requests().pop().unwrap();
-    assert!(
-        last.to_string().contains("remember the apples"),
-        "the resumed request carries the history: {}",
-        mock.summary()
-    );
+    run.asks_back(&mut c).await;
     assert_eq!(
         run.server().info(resumed.id).await.agent_session_id,
         ended.agent_session_id

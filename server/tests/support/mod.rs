@@ -127,6 +127,28 @@ pub(crate) fn profiles_of(profiles: Vec<Profile>) -> Profiles {
     .expect("the profiles")
 }
 
+/// [`demo_profile`] as a config file's `[[profile]]`, for the tests of
+/// what a config adds to it (budgets, policies).
+pub(crate) fn demo_config() -> String {
+    let duet = env!("CARGO_BIN_EXE_duet");
+    format!(
+        r#"
+[[profile]]
+name = "demo"
+command = "{duet}"
+args = ["demo-agent", "--json-file", "{{events_file}}", "--input-file", "{{input_file}}", "--token-delay-ms", "1"]
+"#
+    )
+}
+
+/// The profiles of config file `text` (kept as the source, so that a
+/// mistake names its line).
+pub(crate) fn profiles_from(text: &str) -> Profiles {
+    let mut file: ConfigFile = toml::from_str(text).unwrap();
+    file.source = Some(text.to_string());
+    Profiles::from_config(file, env!("CARGO_BIN_EXE_duet").into()).unwrap()
+}
+
 /// A server on 127.0.0.1:0, stopped when dropped.
 pub(crate) struct TestServer {
     pub addr: std::net::SocketAddr,

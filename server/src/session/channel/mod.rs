@@ -45,7 +45,7 @@ pub(crate) mod turn;
 pub(crate) mod usage;
 
 use duet_protocol::rest::{ApprovalOption, ApprovalOptionKind};
-use duet_protocol::sidecar::CanUseTool;
+use duet_protocol::sidecar::{CanUseTool, Extra};
 use futures_util::future::BoxFuture;
 
 pub(crate) use conversation::Conversation;
@@ -159,13 +159,20 @@ pub(crate) fn allow_deny() -> Vec<ApprovalOption> {
 }
 
 /// The options a channel put into its `control_request` itself (as
-/// `request.options`), for agents whose choices duet reads elsewhere than
-/// the request (a dialog on screen, an app server's decisions).
+/// `request.options`, see [`offering`]), for agents whose choices duet
+/// reads elsewhere than the request (a dialog on screen, an app server's
+/// decisions).
 pub(crate) fn offered(request: &CanUseTool) -> Option<Vec<ApprovalOption>> {
     let options = request.extra.get("options")?;
     serde_json::from_value::<Vec<ApprovalOption>>(options.clone())
         .ok()
         .filter(|o| !o.is_empty())
+}
+
+/// The `extra` of a `can_use_tool` request that offers `options`, the
+/// agent's own choices ([`offered`] reads them back).
+pub(crate) fn offering(options: &[ApprovalOption]) -> Extra {
+    duet_protocol::build::extra([("options", serde_json::to_value(options).unwrap_or_default())])
 }
 
 /// Builds one option.

@@ -6,7 +6,8 @@
 //! ends and resumes the session, and on a failure reports what the agent
 //! did (the chat, the screen, the model requests, its logs). The agents'
 //! own setups are in `claude`, `qwen`, `gemini` and `codex`; `program` is
-//! the demo agent and Qwen behind one description for `agents_e2e`.
+//! the demo agent and Qwen behind one description for `agents_e2e`;
+//! `scenario` has the steps their tests share.
 //!
 //! Include from a test binary, after `mod support;` and the mocks, with
 //! `#[path = "support/agent/mod.rs"] mod agent;`.
@@ -18,6 +19,7 @@ pub(crate) mod codex;
 pub(crate) mod gemini;
 pub(crate) mod program;
 pub(crate) mod qwen;
+pub(crate) mod scenario;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -36,22 +38,28 @@ use crate::mocks::openai_responses::MockResponses;
 use crate::mocks::TOOL_FILE;
 use crate::support::{assistant_text, kind, profiles_of, Client, TestServer, DEADLINE};
 
-/// A mock model, as a failure report shows it.
+/// A mock model, as a test and a failure report see it.
 pub(crate) trait Mock {
+    /// The bodies of the agent's main-loop requests, in order.
+    fn requests(&self) -> Vec<Value>;
     /// One line per request it received.
     fn summary(&self) -> String;
 }
 
-macro_rules! mock_summaries {
+macro_rules! mocks {
     ($($mock:ty),*) => {$(
         impl Mock for $mock {
+            fn requests(&self) -> Vec<Value> {
+                <$mock>::requests(self)
+            }
+
             fn summary(&self) -> String {
                 <$mock>::summary(self)
             }
         }
     )*};
 }
-mock_summaries!(MockLlm, MockAnthropic, MockGemini, MockResponses);
+mocks!(MockLlm, MockAnthropic, MockGemini, MockResponses);
 
 /// What a [`Run`] runs: an agent's profile and what it needs around it.
 pub(crate) trait Agent {

@@ -42,8 +42,8 @@ use serde_json::{json, Value};
 
 use super::sse::{self, Event};
 use super::{
-    describe_text, fill, reply_to, text_of, words, Recorder, Request, Served, AFTER_TOOL,
-    SIDE_REPLY, TOOL_COMMAND, TOOL_DESCRIPTION, TOOL_TRIGGER,
+    fill, reply_to, text_of, words, Recorder, Reply, Request, Served, AFTER_TOOL, SIDE_REPLY,
+    TOOL_COMMAND, TOOL_DESCRIPTION, TOOL_TRIGGER,
 };
 
 /// Asking for this makes the mock call `Bash` with [`OUTPUT_COMMAND`].
@@ -53,15 +53,6 @@ pub(crate) const OUTPUT_TRIGGER: &str = "please run and print";
 pub(crate) const OUTPUT_COMMAND: &str = "echo printed-by-the-tool; touch made_by_tool.txt";
 /// What [`OUTPUT_COMMAND`] prints.
 pub(crate) const OUTPUT_TEXT: &str = "printed-by-the-tool";
-
-/// What the mock answers.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Reply {
-    /// Text, one `text_delta` per element.
-    Text(Vec<String>),
-    /// One `tool_use` block, its input streamed in two `input_json_delta`s.
-    Tool { name: String, input: Value },
-}
 
 /// Whether `body` is a request of Claude Code's main loop: streamed, with
 /// its tools (a side request, such as a title, has neither).
@@ -169,10 +160,7 @@ impl MockAnthropic {
             if body["messages"].is_null() {
                 return String::new();
             }
-            match script(body) {
-                Reply::Text(pieces) => describe_text(&pieces),
-                Reply::Tool { name, .. } => format!("tool_use {name}"),
-            }
+            script(body).describe("tool_use")
         })
     }
 }
@@ -340,20 +328,13 @@ mod tests {
         })
     }
 
-    fn text(reply: Reply) -> String {
-        match reply {
-            Reply::Text(pieces) => pieces.concat(),
-            other => panic!("expected text, got {other:?}"),
-        }
-    }
-
     #[test]
     fn the_script_reads_the_last_user_message_from_the_end() {
         let prompt = main_request(json!([
             {"type": "text", "text": "<system-reminder>\nAttribution…</system-reminder>"},
             {"type": "text", "text": "hello there"},
         ]));
-        assert_eq!(text(script(&prompt)), "Mock reply to: hello there");
+        assert_eq!(script(&prompt).text(), "Mock reply to: hello there");
 
         let tool = main_request(json!("Please run touch now"));
         assert_eq!(
@@ -378,7 +359,7 @@ mod tests {
             "content": "(Bash completed with no output)", "is_error": false}]),
         );
         assert_eq!(
-            text(script(&result)),
+            script(&result).text(),
             "Tool finished: (Bash completed with no output)"
         );
 
@@ -390,7 +371,7 @@ mod tests {
             {"type": "text", "text": "[Request interrupted by user for tool use]\n"},
             {"type": "text", "text": "a new prompt"},
         ]));
-        assert_eq!(text(script(&after_reject)), "Mock reply to: a new prompt");
+        assert_eq!(script(&after_reject).text(), "Mock reply to: a new prompt");
     }
 
     #[test]
@@ -403,9 +384,9 @@ mod tests {
                 "type": "object", "properties": {"title": {"type": "string"}},
                 "required": ["title"]}}},
         });
-        assert_eq!(text(script(&title)), r#"{"title":"(mock side reply)"}"#);
+        assert_eq!(script(&title).text(), r#"{"title":"(mock side reply)"}"#);
         let plain = json!({"model": "x", "messages": [{"role": "user", "content": "hi"}]});
-        assert_eq!(text(script(&plain)), SIDE_REPLY);
+        assert_eq!(script(&plain).text(), SIDE_REPLY);
     }
 
     #[tokio::test]

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 use super::sse::{self, Event};
 use super::{
-    describe_text, reply_words, text_of, words, Recorder, Served, AFTER_TOOL, TOOL_COMMAND,
+    describe_text, reply_words, text_of, words, Recorder, Reply, Served, AFTER_TOOL, TOOL_COMMAND,
     TOOL_DESCRIPTION, TOOL_TRIGGER,
 };
 
@@ -27,15 +27,6 @@ use super::{
 pub(crate) const MODEL: &str = "mock-model";
 /// How an OpenAI stream ends, after its last chunk.
 const DONE: &str = "data: [DONE]\n\n";
-
-/// What the mock answers.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Reply {
-    /// Text, one SSE chunk per element.
-    Text(Vec<String>),
-    /// One tool call, its arguments streamed in two pieces.
-    Tool { name: String, arguments: Value },
-}
 
 /// The script: decided on the last message, as Qwen sends a denied tool's
 /// result only with the *next* prompt (so then the last message is the
@@ -62,7 +53,7 @@ pub(crate) fn script(body: &Value) -> Reply {
     if prompt.to_lowercase().contains(TOOL_TRIGGER) {
         return Reply::Tool {
             name: "run_shell_command".into(),
-            arguments: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
+            input: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
         };
     }
     Reply::Text(reply_words(prompt.trim()))
@@ -195,9 +186,9 @@ fn sse_chunks(n: usize, reply: &Reply) -> Vec<Value> {
             }
             out.push(chunk(n, json!({}), Some("stop")));
         }
-        Reply::Tool { name, arguments } => {
+        Reply::Tool { name, input } => {
             let id = format!("call_mock_{n}");
-            let args = arguments.to_string();
+            let args = input.to_string();
             let (head, tail) = args.split_at(args.len() / 2);
             out.push(chunk(
                 n,
@@ -238,10 +229,10 @@ fn completion(n: usize, reply: &Reply) -> Value {
             json!({"role": "assistant", "content": pieces.concat()}),
             "stop",
         ),
-        Reply::Tool { name, arguments } => (
+        Reply::Tool { name, input } => (
             json!({"role": "assistant", "content": null, "tool_calls": [{
                 "id": format!("call_mock_{n}"), "type": "function",
-                "function": {"name": name, "arguments": arguments.to_string()}}]}),
+                "function": {"name": name, "arguments": input.to_string()}}]}),
             "tool_calls",
         ),
     };

@@ -32,7 +32,7 @@ use serde_json::{json, Value};
 
 use super::sse::{self, Event};
 use super::{
-    describe_text, fill, reply_words, words, Recorder, Request, Served, AFTER_TOOL, SIDE_REPLY,
+    fill, reply_words, words, Recorder, Reply, Request, Served, AFTER_TOOL, SIDE_REPLY,
     TOOL_COMMAND, TOOL_DESCRIPTION, TOOL_TRIGGER,
 };
 
@@ -44,15 +44,6 @@ pub(crate) const WRITE_FILE: &str = "notes.txt";
 pub(crate) const WRITE_CONTENT: &str = "hello\n";
 /// The model version the mock reports.
 pub(crate) const MODEL_VERSION: &str = "gemini-mock";
-
-/// What the mock answers.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Reply {
-    /// Text, one event per element.
-    Text(Vec<String>),
-    /// One function call, sent whole (as Gemini does).
-    Call { name: String, args: Value },
-}
 
 /// Whether `body` is a request of the agent's main loop: one that offers
 /// tools.
@@ -97,15 +88,15 @@ pub(crate) fn script(body: &Value) -> Reply {
         .to_string();
     let lower = prompt.to_lowercase();
     if lower.contains(TOOL_TRIGGER) {
-        return Reply::Call {
+        return Reply::Tool {
             name: "run_shell_command".into(),
-            args: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
+            input: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
         };
     }
     if lower.contains(WRITE_TRIGGER) {
-        return Reply::Call {
+        return Reply::Tool {
             name: "write_file".into(),
-            args: json!({"file_path": WRITE_FILE, "content": WRITE_CONTENT}),
+            input: json!({"file_path": WRITE_FILE, "content": WRITE_CONTENT}),
         };
     }
     Reply::Text(reply_words(&prompt))
@@ -174,10 +165,8 @@ impl MockGemini {
 
     /// One line per request (what was answered), for failure reports.
     pub(crate) fn summary(&self) -> String {
-        self.served.summary(|body| match script(body) {
-            Reply::Text(pieces) => describe_text(&pieces),
-            Reply::Call { name, .. } => format!("functionCall {name}"),
-        })
+        self.served
+            .summary(|body| script(body).describe("functionCall"))
     }
 }
 
@@ -238,7 +227,8 @@ fn call_part(name: &str, args: &Value) -> Value {
     json!({"functionCall": {"name": name, "args": args}})
 }
 
-/// The `data:` events of a streamed reply.
+/// The `data:` events of a streamed reply (a function call is sent
+/// whole, as Gemini does).
 fn events(n: usize, reply: &Reply) -> Vec<Event> {
     match reply {
         Reply::Text(pieces) => pieces
@@ -246,8 +236,8 @@ fn events(n: usize, reply: &Reply) -> Vec<Event> {
             .enumerate()
             .map(|(i, p)| Event::data(chunk(n, json!([{"text": p}]), i + 1 == pieces.len())))
             .collect(),
-        Reply::Call { name, args } => {
-            vec![Event::data(chunk(n, json!([call_part(name, args)]), true))]
+        Reply::Tool { name, input } => {
+            vec![Event::data(chunk(n, json!([call_part(name, input)]), true))]
         }
     }
 }
@@ -256,7 +246,7 @@ fn events(n: usize, reply: &Reply) -> Vec<Event> {
 fn answer(n: usize, reply: &Reply) -> Value {
     let part = match reply {
         Reply::Text(pieces) => json!({"text": pieces.concat()}),
-        Reply::Call { name, args } => call_part(name, args),
+        Reply::Tool { name, input } => call_part(name, input),
     };
     chunk(n, json!([part]), true)
 }
@@ -271,37 +261,30 @@ mod tests {
             "tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}]})
     }
 
-    fn text(reply: Reply) -> String {
-        match reply {
-            Reply::Text(pieces) => pieces.concat(),
-            other => panic!("expected text, got {other:?}"),
-        }
-    }
-
     #[test]
     fn the_script_follows_the_last_user_content() {
         let first = main_request(json!([
             {"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"},
             {"text": "hello there"}]));
-        assert_eq!(text(script(&first)), "Mock reply to: hello there");
+        assert_eq!(script(&first).text(), "Mock reply to: hello there");
         assert_eq!(
             script(&main_request(json!([{"text": "Please run touch now"}]))),
-            Reply::Call {
+            Reply::Tool {
                 name: "run_shell_command".into(),
-                args: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
+                input: json!({"command": TOOL_COMMAND, "description": TOOL_DESCRIPTION}),
             }
         );
         assert!(matches!(
             script(&main_request(json!([{"text": "please write notes"}]))),
-            Reply::Call { name, .. } if name == "write_file"
+            Reply::Tool { name, .. } if name == "write_file"
         ));
         let ran = main_request(json!([{"functionResponse": {"name": "run_shell_command",
             "response": {"output": "<untrusted_context>\nOutput: (empty)\nProcess Group PGID: 7\n</untrusted_context>"}}}]));
-        assert_eq!(text(script(&ran)), "Tool finished: Output: (empty)");
+        assert_eq!(script(&ran).text(), "Tool finished: Output: (empty)");
         let denied = main_request(json!([{"functionResponse": {"name": "run_shell_command",
             "response": {"error": "Tool execution blocked: Denied from the browser"}}}]));
         assert_eq!(
-            text(script(&denied)),
+            script(&denied).text(),
             "Tool finished: Tool execution blocked: Denied from the browser"
         );
     }
@@ -312,10 +295,10 @@ mod tests {
             "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": {
                 "type": "OBJECT", "properties": {"complexity_reasoning": {"type": "STRING"},
                 "complexity_score": {"type": "INTEGER"}}}}});
-        let answer: Value = serde_json::from_str(&text(script(&router))).unwrap();
+        let answer: Value = serde_json::from_str(&script(&router).text()).unwrap();
         assert_eq!(answer["complexity_score"], 1);
         let summary = json!({"contents": [{"role": "user", "parts": [{"text": "Summarize…"}]}]});
-        assert_eq!(text(script(&summary)), SIDE_REPLY);
+        assert_eq!(script(&summary).text(), SIDE_REPLY);
     }
 
     #[tokio::test]

@@ -52,6 +52,35 @@ const SLOW_WORDS: usize = 150;
 /// How a reply to a tool result starts.
 pub(crate) const AFTER_TOOL: &str = "Tool finished:";
 
+/// What a mock answers, whatever its API: how each API streams or encodes
+/// it is the mock's own.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Reply {
+    /// Text, one streamed piece per element.
+    Text(Vec<String>),
+    /// One call of the agent's tool `name` with `input`.
+    Tool { name: String, input: Value },
+}
+
+impl Reply {
+    /// How a failure report shows it, `call` being the API's word for a
+    /// tool call.
+    pub(crate) fn describe(&self, call: &str) -> String {
+        match self {
+            Reply::Text(pieces) => describe_text(pieces),
+            Reply::Tool { name, .. } => format!("{call} {name}"),
+        }
+    }
+
+    /// The text of a text reply, whole (for the mocks' own tests).
+    pub(crate) fn text(self) -> String {
+        match self {
+            Reply::Text(pieces) => pieces.concat(),
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+}
+
 /// The text reply to any other prompt (it names the prompt, so a test can
 /// tell which prompt a reply answers).
 pub(crate) fn reply_to(prompt: &str) -> String {

@@ -40,7 +40,7 @@ use serde_json::{json, Value};
 use super::responses_stream::{events, item, response};
 use super::sse;
 use super::{
-    describe_text, fill, reply_words, words, Recorder, Request, Served, AFTER_TOOL, SIDE_REPLY,
+    fill, reply_words, words, Recorder, Reply, Request, Served, AFTER_TOOL, SIDE_REPLY,
     TOOL_COMMAND, TOOL_DESCRIPTION, TOOL_TRIGGER,
 };
 
@@ -54,15 +54,6 @@ pub(crate) const MODEL: &str = "mock-model";
 pub(crate) const QUIET_TRIGGER: &str = "please run touch quietly";
 /// How the approval reviewer's request starts (codex-acp "Auto review").
 const REVIEWER: &str = "The following is the Codex agent history";
-
-/// What the mock answers.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Reply {
-    /// Text, one `response.output_text.delta` per element.
-    Text(Vec<String>),
-    /// One function call, its arguments (a JSON string) in two deltas.
-    Call { name: String, arguments: String },
-}
 
 /// The text of the last `input_text` of the last user message whose text
 /// is not a `<…>` block Codex adds (environment, turn_aborted), or "".
@@ -139,9 +130,9 @@ pub(crate) fn script(body: &Value) -> Reply {
             arguments["sandbox_permissions"] = json!("require_escalated");
             arguments["justification"] = json!(TOOL_DESCRIPTION);
         }
-        return Reply::Call {
+        return Reply::Tool {
             name: "exec_command".into(),
-            arguments: arguments.to_string(),
+            input: arguments,
         };
     }
     let prompt = last_prompt(input);
@@ -210,10 +201,8 @@ impl MockResponses {
 
     /// One line per request (what was answered), for failure reports.
     pub(crate) fn summary(&self) -> String {
-        self.served.summary(|body| match script(body) {
-            Reply::Text(pieces) => describe_text(&pieces),
-            Reply::Call { name, .. } => format!("function_call {name}"),
-        })
+        self.served
+            .summary(|body| script(body).describe("function_call"))
     }
 }
 
@@ -265,48 +254,37 @@ mod tests {
         json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
     }
 
-    fn text(reply: Reply) -> String {
-        match reply {
-            Reply::Text(pieces) => pieces.concat(),
-            other => panic!("expected text, got {other:?}"),
-        }
-    }
-
     #[test]
     fn the_script_reads_the_input_from_the_end() {
         let env = user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>");
         assert_eq!(
-            text(script(&main_request(json!([env, user("hello there")])))),
+            script(&main_request(json!([env, user("hello there")]))).text(),
             "Mock reply to: hello there"
         );
         match script(&main_request(json!([user("Please run touch")]))) {
-            Reply::Call { name, arguments } => {
+            Reply::Tool { name, input } => {
                 assert_eq!(name, "exec_command");
-                let args: Value = serde_json::from_str(&arguments).unwrap();
-                assert_eq!(args["cmd"], TOOL_COMMAND);
-                assert_eq!(args["sandbox_permissions"], "require_escalated");
+                assert_eq!(input["cmd"], TOOL_COMMAND);
+                assert_eq!(input["sandbox_permissions"], "require_escalated");
             }
             other => panic!("expected a call, got {other:?}"),
         }
         match script(&main_request(json!([user(QUIET_TRIGGER)]))) {
-            Reply::Call { arguments, .. } => {
-                assert_eq!(arguments, json!({"cmd": TOOL_COMMAND}).to_string());
+            Reply::Tool { input, .. } => {
+                assert_eq!(input, json!({"cmd": TOOL_COMMAND}));
             }
             other => panic!("expected a call, got {other:?}"),
         }
         let ran = json!({"type": "function_call_output", "call_id": "call_mock_2",
             "output": "Chunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 0\nOutput:\n"});
         assert_eq!(
-            text(script(&main_request(json!([
-                user("please run touch"),
-                ran
-            ])))),
+            script(&main_request(json!([user("please run touch"), ran]))).text(),
             "Tool finished: (no output)"
         );
         let denied = json!({"type": "function_call_output", "call_id": "call_mock_3",
             "output": "exec_command failed: CreateProcess { message: \"Rejected\" }"});
         assert_eq!(
-            text(script(&main_request(json!([denied])))),
+            script(&main_request(json!([denied]))).text(),
             "Tool finished: exec_command failed: CreateProcess { message: \"Rejected\" }"
         );
     }
@@ -317,12 +295,12 @@ mod tests {
             "input": [user("Your task is to generate a very short title… please run touch")],
             "text": {"format": {"type": "json_schema", "schema": {"type": "object",
                 "properties": {"title": {"type": "string"}}}}}});
-        assert_eq!(text(script(&title)), r#"{"title":"(mock side reply)"}"#);
+        assert_eq!(script(&title).text(), r#"{"title":"(mock side reply)"}"#);
         let mut reviewer =
             main_request(json!([user(&format!("{REVIEWER} whose request action…"))]));
         assert!(!is_main(&reviewer));
         reviewer["text"] = json!(null);
-        assert_eq!(text(script(&reviewer)), SIDE_REPLY);
+        assert_eq!(script(&reviewer).text(), SIDE_REPLY);
     }
 
     #[tokio::test]

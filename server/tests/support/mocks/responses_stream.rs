@@ -5,8 +5,8 @@
 
 use serde_json::{json, Value};
 
-use super::openai_responses::Reply;
 use super::sse::Event;
+use super::Reply;
 
 /// A `response` object.
 pub(super) fn response(n: usize, model: &str, status: &str, output: Vec<Value>) -> Value {
@@ -33,9 +33,9 @@ pub(super) fn item(n: usize, reply: &Reply, status: &str) -> Value {
             json!({"id": format!("msg_mock_{n}"), "type": "message", "status": status,
                 "role": "assistant", "content": content})
         }
-        Reply::Call { name, arguments } => json!({"id": format!("fc_mock_{n}"),
+        Reply::Tool { name, input } => json!({"id": format!("fc_mock_{n}"),
             "type": "function_call", "status": status, "name": name,
-            "call_id": format!("call_mock_{n}"), "arguments": if done { arguments.as_str() } else { "" }}),
+            "call_id": format!("call_mock_{n}"), "arguments": if done { input.to_string() } else { String::new() }}),
     }
 }
 
@@ -77,7 +77,9 @@ pub(super) fn events(n: usize, model: &str, reply: &Reply) -> Vec<Event> {
             data.push(merge("response.output_text.done", e));
             data.push(merge("response.content_part.done", part(&pieces.concat())));
         }
-        Reply::Call { arguments, .. } => {
+        Reply::Tool { input, .. } => {
+            // The arguments, a JSON string, in two deltas.
+            let arguments = input.to_string();
             let id = format!("fc_mock_{n}");
             let (head, tail) = arguments.split_at(arguments.len() / 2);
             for piece in [head, tail] {

@@ -49,12 +49,7 @@ impl Updates {
         }
         match kind {
             "agent_message_chunk" => {
-                let text = chunk_text(&update["content"]);
-                let chunk = json!({
-                    "type": "assistant",
-                    "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
-                });
-                out.extend(self.text.events(&chunk));
+                out.extend(self.text.text(&chunk_text(&update["content"])));
             }
             "agent_thought_chunk" => {
                 self.flush_text(&mut out);

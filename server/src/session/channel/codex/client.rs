@@ -10,6 +10,8 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use duet_protocol::build;
+use duet_protocol::sidecar::Envelope;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -94,12 +96,6 @@ impl Inner {
                 "Codex's app server is not reading what duet sends".into(),
                 None,
             );
-        }
-    }
-
-    pub(super) fn emit_all(&self, events: Vec<Value>) {
-        for e in &events {
-            self.conversation.emit(e);
         }
     }
 
@@ -256,16 +252,14 @@ impl Inner {
         if start {
             self.session_start(thread, "resume");
         }
-        self.emit_all(events);
+        self.conversation.emit_all(&events);
     }
 
     pub(super) fn session_start(&self, thread: &Value, source: &str) {
         let id = thread["id"].as_str();
-        self.conversation.emit(&json!({
-            "type": "system",
-            "subtype": "session_start",
-            "session_id": id,
-            "data": {
+        self.conversation.emit(&build::session_start(
+            Envelope::session(id),
+            json!({
                 "session_id": id,
                 "agent": "codex",
                 "protocol": "codex-app-server",
@@ -273,7 +267,7 @@ impl Inner {
                 "cwd": thread["cwd"],
                 "model": thread["model"],
                 "model_provider": thread["modelProvider"],
-            },
-        }));
+            }),
+        ));
     }
 }

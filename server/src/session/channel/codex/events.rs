@@ -16,7 +16,8 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use duet_protocol::sidecar::SidecarEvent;
+use duet_protocol::build::{self, message};
+use duet_protocol::sidecar::{Envelope, Extra, KnownEvent, SidecarEvent};
 use serde_json::{json, Value};
 
 use crate::session::channel::piped::tool_call;
@@ -36,19 +37,11 @@ pub(crate) struct Normalizer {
 
 impl Normalizer {
     /// The events of one notification (`method`, `params`) of the thread.
-    pub(crate) fn events(&mut self, method: &str, params: &Value) -> Vec<Value> {
+    pub(crate) fn events(&mut self, method: &str, params: &Value) -> Vec<SidecarEvent> {
         match method {
             "item/agentMessage/delta" => {
-                let delta = params["delta"].as_str().unwrap_or_default();
                 self.streaming = params["itemId"].as_str().map(str::to_string);
-                self.text
-                    .events(&json!({
-                        "type": "assistant",
-                        "message": {"role": "assistant", "content": [{"type": "text", "text": delta}]},
-                    }))
-                    .iter()
-                    .map(SidecarEvent::to_value)
-                    .collect()
+                self.text.text(params["delta"].as_str().unwrap_or_default())
             }
             "item/started" => self.started(&params["item"]),
             "item/completed" => self.completed(&params["item"]),
@@ -57,14 +50,13 @@ impl Normalizer {
                 let status = params["turn"]["status"].as_str().unwrap_or("completed");
                 let error = &params["turn"]["error"];
                 out.push(match status {
-                    "interrupted" => {
-                        json!({"type": "result", "subtype": "interrupted", "is_error": true})
-                    }
-                    "failed" => json!({
-                        "type": "result", "subtype": "error_during_execution", "is_error": true,
-                        "result": error["message"].as_str().map_or_else(|| error.to_string(), String::from),
-                    }),
-                    _ => json!({"type": "result", "subtype": "success", "is_error": false}),
+                    "interrupted" => build::interrupted(),
+                    "failed" => build::failed(
+                        &error["message"]
+                            .as_str()
+                            .map_or_else(|| error.to_string(), String::from),
+                    ),
+                    _ => build::result(Envelope::none(), "success", false, None, Extra::new()),
                 });
                 out
             }
@@ -74,7 +66,7 @@ impl Normalizer {
 
     /// The events of the items of a turn already under way when duet
     /// subscribed (`thread/resume`'s `turns`): what it missed of them.
-    pub(crate) fn catch_up(&mut self, turn: &Value) -> Vec<Value> {
+    pub(crate) fn catch_up(&mut self, turn: &Value) -> Vec<SidecarEvent> {
         let mut out = Vec::new();
         for item in turn["items"].as_array().into_iter().flatten() {
             out.extend(self.started(item));
@@ -88,11 +80,11 @@ impl Normalizer {
     }
 
     /// A message being streamed is complete as it is.
-    pub(crate) fn flush(&mut self) -> Vec<Value> {
+    pub(crate) fn flush(&mut self) -> Vec<SidecarEvent> {
         let mut out = Vec::new();
         self.text.flush(&mut out);
         self.streaming = None;
-        out.iter().map(SidecarEvent::to_value).collect()
+        out
     }
 
     /// Whether `id` is news (and remembers it).
@@ -110,7 +102,7 @@ impl Normalizer {
         true
     }
 
-    fn started(&mut self, item: &Value) -> Vec<Value> {
+    fn started(&mut self, item: &Value) -> Vec<SidecarEvent> {
         let id = item["id"].as_str().unwrap_or_default();
         let Some((name, input)) = tool(item) else {
             return Vec::new();
@@ -119,16 +111,14 @@ impl Normalizer {
             return Vec::new();
         }
         let mut out = self.flush();
-        out.push(json!({
-            "type": "assistant",
-            "message": {"role": "assistant", "content": [
-                {"type": "tool_use", "id": id, "name": name, "input": input},
-            ]},
-        }));
+        out.push(build::assistant(
+            Envelope::none(),
+            message("assistant", vec![build::tool_use_block(id, &name, input)]),
+        ));
         out
     }
 
-    fn completed(&mut self, item: &Value) -> Vec<Value> {
+    fn completed(&mut self, item: &Value) -> Vec<SidecarEvent> {
         let id = item["id"].as_str().unwrap_or_default();
         if !self.first("completed", id) {
             return Vec::new();
@@ -142,10 +132,7 @@ impl Normalizer {
                     .flatten()
                     .filter_map(|c| c["text"].as_str())
                     .collect();
-                out.push(json!({
-                    "type": "user",
-                    "message": {"role": "user", "content": [{"type": "text", "text": text.join("\n")}]},
-                }));
+                out.push(build::user_text(Envelope::none(), &text.join("\n")));
                 out
             }
             Some("agentMessage") => {
@@ -158,16 +145,16 @@ impl Normalizer {
                     let mut rest = Vec::new();
                     self.text.flush(&mut rest);
                     self.streaming = None;
-                    for e in rest.iter().map(SidecarEvent::to_value) {
-                        if e["type"] == "assistant" {
-                            out.push(message(text));
+                    for e in rest {
+                        if matches!(e, SidecarEvent::Known(KnownEvent::Assistant(_))) {
+                            out.push(reply(text));
                         } else {
                             out.push(e);
                         }
                     }
                 } else {
                     out.extend(self.flush());
-                    out.push(message(text));
+                    out.push(reply(text));
                 }
                 out
             }
@@ -182,10 +169,10 @@ impl Normalizer {
                 if text.is_empty() {
                     return Vec::new();
                 }
-                vec![json!({
-                    "type": "assistant",
-                    "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": text.join("\n")}]},
-                })]
+                vec![build::assistant(
+                    Envelope::none(),
+                    message("assistant", vec![build::thinking_block(&text.join("\n"))]),
+                )]
             }
             _ if tool(item).is_some() => {
                 let status = item["status"].as_str().unwrap_or_default();
@@ -200,23 +187,26 @@ impl Normalizer {
                 };
                 let failed =
                     status != "completed" || item["exitCode"].as_i64().is_some_and(|c| c != 0);
-                vec![json!({
-                    "type": "user",
-                    "message": {"role": "user", "content": [{
-                        "type": "tool_result", "tool_use_id": id, "content": content, "is_error": failed,
-                    }]},
-                })]
+                vec![build::user(
+                    Envelope::none(),
+                    vec![build::tool_result_block(
+                        id,
+                        Some(failed),
+                        Value::String(content),
+                    )],
+                )]
             }
             _ => Vec::new(),
         }
     }
 }
 
-fn message(text: &str) -> Value {
-    json!({
-        "type": "assistant",
-        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
-    })
+/// A whole reply of `text`.
+fn reply(text: &str) -> SidecarEvent {
+    build::assistant(
+        Envelope::none(),
+        message("assistant", vec![build::text_block(text)]),
+    )
 }
 
 /// The tool an item stands for, as a name and an input, if it is one.
@@ -276,9 +266,13 @@ mod tests {
     #[test]
     fn a_real_thread_becomes_a_well_formed_stream() {
         let mut n = Normalizer::default();
-        let events: Vec<Value> = fixture().iter().flat_map(|(m, p)| n.events(m, p)).collect();
+        let events: Vec<Value> = fixture()
+            .iter()
+            .flat_map(|(m, p)| n.events(m, p))
+            .map(|e| e.to_value())
+            .collect();
         for e in &events {
-            duet_protocol::sidecar::SidecarEvent::from_line(&e.to_string()).unwrap();
+            SidecarEvent::from_line(&e.to_string()).unwrap();
         }
         let said = |kind: &str| -> Vec<String> {
             events
@@ -327,13 +321,19 @@ mod tests {
         let turn = json!({"id": "t1", "items": [user], "status": "inProgress"});
         let caught = n.catch_up(&turn);
         assert_eq!(caught.len(), 1);
-        assert_eq!(caught[0]["message"]["content"][0]["text"], "typed first");
+        assert_eq!(
+            caught[0].to_value()["message"]["content"][0]["text"],
+            "typed first"
+        );
         assert!(n
             .events("item/completed", &json!({"item": user}))
             .is_empty());
         // A reply whose deltas came before duet listened: the whole of it.
         let reply = json!({"type": "agentMessage", "id": "m1", "text": "the whole reply"});
         let out = n.events("item/completed", &json!({"item": reply}));
-        assert_eq!(out[0]["message"]["content"][0]["text"], "the whole reply");
+        assert_eq!(
+            out[0].to_value()["message"]["content"][0]["text"],
+            "the whole reply"
+        );
     }
 }

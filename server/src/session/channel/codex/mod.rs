@@ -187,7 +187,7 @@ impl Channel for Codex {
             }
             inner.tasks.abort_all();
             let events = lock(&inner.state).normalizer.flush();
-            inner.emit_all(events);
+            inner.conversation.emit_all(&events);
             lock(&inner.raw).take();
         })
     }

@@ -5,10 +5,12 @@
 
 use std::sync::Arc;
 
+use duet_protocol::build;
 use serde_json::{json, Value};
 
 use super::client::{Inner, Pending};
 use super::decisions::{self, Subject};
+use crate::session::channel::offering;
 use crate::session::channel::piped::writer::decision_record;
 use crate::session::WarningCode;
 use crate::sync::lock;
@@ -68,7 +70,7 @@ impl Inner {
             "serverRequest/resolved" => {
                 let request_id = request_id(&params["requestId"]);
                 if let Some(allowed) = st.answered.remove(&request_id) {
-                    events.push(decision_record(request_id, allowed).to_value());
+                    events.push(decision_record(request_id, allowed));
                 } else if let Some(p) = st.pending.remove(&request_id) {
                     // Answered in the terminal: the item tells how.
                     if let Some(item) = p.item {
@@ -80,7 +82,7 @@ impl Inner {
                 let item = &params["item"];
                 if let Some(request_id) = item["id"].as_str().and_then(|i| st.terminal.remove(i)) {
                     if item["status"] == "declined" {
-                        events.push(decision_record(request_id, false).to_value());
+                        events.push(decision_record(request_id, false));
                     }
                 }
             }
@@ -88,7 +90,7 @@ impl Inner {
                 st.turn = None;
                 // Approvals the terminal ended by interrupting the turn.
                 for (_, request_id) in st.terminal.drain() {
-                    events.push(decision_record(request_id, false).to_value());
+                    events.push(decision_record(request_id, false));
                 }
                 st.pending.clear();
             }
@@ -101,7 +103,7 @@ impl Inner {
             None
         };
         drop(st);
-        self.emit_all(events);
+        self.conversation.emit_all(&events);
         if let Some(text) = next {
             let _ = self.prompt(text);
         }
@@ -139,18 +141,11 @@ impl Inner {
             );
             st.normalizer.flush()
         };
-        self.emit_all(events);
-        self.conversation.emit(&json!({
-            "type": "control_request",
-            "request_id": request_id,
-            "request": {
-                "subtype": "can_use_tool",
-                "tool_name": name,
-                "tool_use_id": item,
-                "input": input,
-                "options": options,
-            },
-        }));
+        self.conversation.emit_all(&events);
+        self.conversation.emit(&build::can_use_tool(
+            &request_id,
+            build::tool_request(name, item.as_deref(), input, offering(&options)),
+        ));
     }
 }
 

@@ -141,7 +141,7 @@ impl Conversation {
                     changed = st.approvals.abandon_pending();
                     let text = msg.message.content.text();
                     if st.prompt_name.is_none() {
-                        st.prompt_name = super::prompt_name(&text);
+                        st.prompt_name = super::naming::prompt_name(&text);
                     }
                     st.delivery.echoed(&text);
                     self.turn(&mut st, Signal::UserTurn);

@@ -8,12 +8,21 @@
 //! All derived state sits behind one lock, and the channel is called under
 //! it, so prompts and decisions reach the agent in the order they were
 //! decided in. Channel calls never block (see [`Channel`]).
+//!
+//! Here: the state, the events in and out, the end. What the events change
+//! is `ingest.rs`'s; prompts on their way are `prompts.rs`'s (held ones
+//! kept by `unsent.rs`), answers to approvals `approving.rs`'s (and
+//! `policy.rs`'s rules), the session's name `naming.rs`'s, spending and
+//! budgets `spend.rs`'s, modes `modes.rs`'s, warnings `warnings.rs`'s.
 
+mod approving;
 mod ingest;
 pub(crate) mod modes;
+mod naming;
 mod offers;
 mod peek;
 mod policy;
+mod prompts;
 mod sink;
 mod spend;
 mod unsent;
@@ -23,19 +32,19 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use duet_protocol::rest::{Approval, Decider};
+use duet_protocol::sidecar::SidecarEvent;
 use duet_protocol::ws::HeldPrompt;
 use serde_json::Value;
 use tokio::sync::broadcast;
-use tracing::{info, warn};
+use tracing::warn;
 
-use super::approvals::{Approvals, Choice, DecidedBy};
+use super::approvals::Approvals;
 use super::budget::Gate;
-use super::decisions::{Decision, Decisions};
-use super::delivery::{Accepted, Delivery, Overdue};
+use super::decisions::Decisions;
+use super::delivery::Delivery;
 use super::held::HeldFile;
 use super::log::EventLog;
-use super::turn::{Signal, Turn};
+use super::turn::Turn;
 use super::usage::Usage;
 use super::Channel;
 use crate::session::WarningCode;
@@ -161,33 +170,11 @@ impl Conversation {
         self.channel.get().ok_or(SessionError::NoSidecar)
     }
 
-    /// Holds prompts until [`Conversation::screen_ready`] (see
-    /// `config::Profile::ready_text`).
-    pub(crate) fn wait_for_screen(&self) {
-        lock(&self.state).screen_ready = false;
-    }
-
-    /// The agent keeps every prompt it is handed (its channel sees to it
-    /// being taken), so none is written twice: see `delivery.rs`.
-    pub(crate) fn keeps_prompts(&self) {
-        lock(&self.state).delivery.keeps_prompts();
-    }
-
-    /// Whether prompts still wait for [`Conversation::screen_ready`].
-    pub(crate) fn waits_for_screen(&self) -> bool {
-        !lock(&self.state).screen_ready
-    }
-
-    /// The screen shows that the agent takes prompts.
-    pub(crate) fn screen_ready(&self) {
-        let mut st = lock(&self.state);
-        st.screen_ready = true;
-        self.pump(&mut st);
-    }
     /// An event duet normalised itself (built with `duet_protocol::build`,
-    /// or the agent's own JSON passed through): written to duet's events
-    /// file, numbered, relayed, and taken in like any other. Returns its seq.
-    pub(crate) fn emit(&self, event: &impl serde::Serialize) -> Option<u64> {
+    /// or an event of the agent's parsed and passed through): written to
+    /// duet's events file, numbered, relayed, and taken in like any other.
+    /// Returns its seq.
+    pub(crate) fn emit(&self, event: &SidecarEvent) -> Option<u64> {
         let line = serde_json::to_string(event).ok()?;
         self.emit_line(&line)
     }
@@ -209,199 +196,6 @@ impl Conversation {
         }
     }
 
-    fn announce(&self, changed: Vec<Approval>) {
-        self.observer
-            .get()
-            .inspect(|o| o.approvals_changed(&changed));
-        for a in changed {
-            let _ = self.control.send(Control::Approval(a));
-        }
-    }
-
-    /// Updates the turn state and writes whatever prompts may go now.
-    fn turn(&self, st: &mut State, signal: Signal) {
-        let idle = st.turn.on(signal);
-        let was = st.busy_since;
-        st.busy_since = match (st.turn.started() && !idle, st.busy_since) {
-            (true, since) => since.or_else(|| Some(crate::clock::now_ms())),
-            (false, _) => None,
-        };
-        self.turn_changed(st, was);
-        match (idle, st.idle_since) {
-            (true, None) => st.idle_since = Some(Instant::now()),
-            (false, Some(_)) => st.idle_since = None,
-            _ => {}
-        }
-        self.pump(st);
-    }
-
-    /// Writes whatever prompts may go now, then keeps the ones still
-    /// held on disk (only after: see `held.rs`) and tells clients.
-    fn pump(&self, st: &mut State) {
-        self.check_budget(st);
-        if let Some(channel) = self.channel.get() {
-            let ready = st.turn.started() && st.screen_ready && st.turn.idle() && st.budget.open();
-            for text in st.delivery.next(ready, Instant::now()) {
-                if let Err(e) = channel.deliver(&text) {
-                    warn!(?e, "delivering a prompt");
-                    self.warn_locked(
-                        st,
-                        WarningCode::SubmitFailed,
-                        format!("a prompt could not be handed to the agent: {e}"),
-                        None,
-                    );
-                }
-            }
-        }
-        self.held_changed(st);
-    }
-
-    /// Called about once a second: redelivers a prompt the idle agent has
-    /// not shown (see `delivery.rs`).
-    pub(crate) fn tick(&self) {
-        let mut st = lock(&self.state);
-        // Working time grows by itself: a `wall` budget is reached here.
-        if st.busy_since.is_some() {
-            self.check_budget(&mut st);
-        }
-        let idle_since = st.idle_since;
-        match st.delivery.tick(idle_since, Instant::now()) {
-            Some(Overdue::Redeliver(text)) => {
-                info!("the agent did not take a prompt; delivering it again");
-                if let Ok(channel) = self.channel() {
-                    if let Err(e) = channel.deliver(&text) {
-                        warn!(?e, "redelivering a prompt");
-                    }
-                }
-            }
-            Some(Overdue::GaveUp(text)) => {
-                self.warn_locked(
-                    &mut st,
-                    WarningCode::SubmitIgnored,
-                    format!(
-                        "the agent did not take the prompt {:?} (sent twice); it was dropped",
-                        preview(&text)
-                    ),
-                    None,
-                );
-                self.pump(&mut st);
-            }
-            Some(Overdue::Unshown(text)) => {
-                self.warn_locked(
-                    &mut st,
-                    WarningCode::SubmitUnshown,
-                    format!(
-                        "the agent has not shown the prompt {:?} yet; it keeps what it reads \
-                         (a dialog may be open in its terminal), so it is not sent again",
-                        preview(&text)
-                    ),
-                    None,
-                );
-                self.pump(&mut st);
-            }
-            None => {}
-        }
-    }
-
-    /// Sends a prompt (held while the agent cannot take it).
-    pub(crate) fn submit(&self, text: String) -> Result<Accepted, SessionError> {
-        // Agents ignore a blank prompt, so delivery could never see it taken:
-        // it was sent twice and then reported dropped.
-        if text.trim().is_empty() {
-            return Err(SessionError::EmptyPrompt);
-        }
-        if text.len() > self.max_submit_bytes {
-            return Err(SessionError::TooLarge(text.len(), self.max_submit_bytes));
-        }
-        self.channel()?;
-        let mut st = lock(&self.state);
-        st.delivery.submit(text)?;
-        let before = st.delivery.held();
-        self.pump(&mut st);
-        Ok(if st.delivery.held() < before {
-            Accepted::Written
-        } else {
-            Accepted::Queued
-        })
-    }
-
-    /// Someone inside duet (`by`: a client, a notification's button)
-    /// answers a pending approval; the first answer wins.
-    pub(crate) fn approve(
-        &self,
-        request_id: &str,
-        choice: &Choice,
-        by: &DecidedBy,
-    ) -> Result<Approval, SessionError> {
-        self.channel()?;
-        let mut st = lock(&self.state);
-        let approval = self.decide_locked(&mut st, request_id, choice, by)?;
-        drop(st);
-        self.announce(vec![approval.clone()]);
-        Ok(approval)
-    }
-
-    /// [`Conversation::approve`] with the state locked, not announced.
-    fn decide_locked(
-        &self,
-        st: &mut State,
-        request_id: &str,
-        choice: &Choice,
-        by: &DecidedBy,
-    ) -> Result<Approval, SessionError> {
-        let channel = self.channel()?.clone();
-        let (approval, option) = st.approvals.decide(request_id, choice, by)?;
-        let sent = match (&by.reason, option.kind.allows()) {
-            (Some(why), false) => channel.decide_because(request_id, &option, why),
-            _ => channel.decide(request_id, &option),
-        };
-        if let Err(e) = sent {
-            st.approvals.undo_decision(request_id);
-            return Err(e.into());
-        }
-        let approval = if channel.confirms(&option) {
-            approval
-        } else {
-            st.approvals.confirm(request_id).unwrap_or(approval)
-        };
-        st.decisions.write(&Decision {
-            request_id: request_id.to_string(),
-            seq: approval.seq,
-            state: approval.state,
-            by: approval.decided_by_name.clone(),
-            chosen: approval.chosen.clone(),
-            decider: approval.decided_by.filter(|d| *d != Decider::Client),
-            reason: approval.reason.clone(),
-        });
-        if !option.kind.allows() {
-            // Agents do not call the model again after a denial; the turn
-            // is over until the next prompt.
-            self.turn(st, Signal::Denied);
-        } else {
-            self.pump(st);
-        }
-        Ok(approval)
-    }
-
-    /// The user interrupted (Escape): Qwen Code writes nothing when Escape
-    /// dismisses an approval, so pending approvals are abandoned here
-    /// rather than left pending forever, and prompts may go again. The same
-    /// for a turn with nothing pending: an agent that stops a running
-    /// command may write nothing more than its `tool_result` (duet's demo
-    /// agent does), and every later prompt was held for good. An agent that
-    /// was not stopped after all drops or queues the next prompt, which
-    /// delivery handles. An agent that does report the outcome corrects
-    /// this.
-    pub(crate) fn interrupted(&self) {
-        let mut st = lock(&self.state);
-        let changed = st.approvals.abandon_pending();
-        self.turn(&mut st, Signal::Interrupted);
-        drop(st);
-        if !changed.is_empty() {
-            self.announce(changed);
-        }
-    }
-
     /// The program is gone: nothing pending will be answered, nothing held
     /// will be delivered (held prompts become unsent, see `unsent.rs`).
     pub(crate) fn close(&self) {
@@ -419,16 +213,6 @@ impl Conversation {
         let changed = st.approvals.abandon_pending();
         drop(st);
         self.announce(changed);
-    }
-
-    /// Current approvals, oldest first.
-    pub(crate) fn approvals(&self) -> Vec<Approval> {
-        lock(&self.state).approvals.list()
-    }
-
-    /// How many approvals are pending.
-    pub(crate) fn pending(&self) -> usize {
-        lock(&self.state).approvals.pending()
     }
 
     /// The agent's handshake data, once seen.
@@ -460,61 +244,5 @@ impl Conversation {
     /// The agent's own conversation id, once seen.
     pub(crate) fn agent_session_id(&self) -> Option<String> {
         lock(&self.state).agent_session_id.clone()
-    }
-
-    /// The conversation's first prompt, shortened: the session's name
-    /// until an owner gives it one. Derived from the events, so a session
-    /// recovered after a restart has it again.
-    pub(crate) fn prompt_name(&self) -> Option<String> {
-        lock(&self.state).prompt_name.clone()
-    }
-}
-
-/// Longest name taken from a prompt, in characters (an ellipsis marks the cut).
-const PROMPT_NAME_CHARS: usize = 60;
-
-/// A session name from a prompt: its first non-blank line, whitespace
-/// collapsed, at most [`PROMPT_NAME_CHARS`] characters, control characters
-/// dropped. None for a slash command (`/help` names nothing) or a blank one.
-pub(crate) fn prompt_name(text: &str) -> Option<String> {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    if line.starts_with('/') {
-        return None;
-    }
-    let words: Vec<&str> = line
-        .split(|c: char| c.is_whitespace() || c.is_control())
-        .filter(|w| !w.is_empty())
-        .collect();
-    let joined = words.join(" ");
-    if joined.chars().count() <= PROMPT_NAME_CHARS {
-        return Some(joined);
-    }
-    let cut: String = joined.chars().take(PROMPT_NAME_CHARS - 1).collect();
-    Some(format!("{}…", cut.trim_end()))
-}
-
-fn preview(text: &str) -> String {
-    let mut p: String = text.chars().take(60).collect();
-    if p.len() < text.len() {
-        p.push('…');
-    }
-    p
-}
-
-#[cfg(test)]
-mod naming_tests {
-    use super::prompt_name;
-
-    #[test]
-    fn a_prompt_names_by_its_first_line_shortened() {
-        assert_eq!(
-            prompt_name("\n  fix the   login bug\nthen tests").as_deref(),
-            Some("fix the login bug")
-        );
-        assert_eq!(prompt_name("/help"), None);
-        assert_eq!(prompt_name(" \n\t"), None);
-        let long = prompt_name(&"word ".repeat(40)).unwrap();
-        assert_eq!(long.chars().count(), 60);
-        assert!(long.ends_with('…'));
     }
 }

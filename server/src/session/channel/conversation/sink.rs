@@ -9,6 +9,8 @@
 
 use std::sync::{Arc, Weak};
 
+use duet_protocol::sidecar::SidecarEvent;
+
 use super::Conversation;
 use crate::session::WarningCode;
 
@@ -28,8 +30,17 @@ impl Sink {
     }
 
     /// [`Conversation::emit`]; `None` once the session is gone.
-    pub(crate) fn emit(&self, event: &impl serde::Serialize) -> Option<u64> {
+    pub(crate) fn emit(&self, event: &SidecarEvent) -> Option<u64> {
         self.get()?.emit(event)
+    }
+
+    /// [`Conversation::emit`] of each of `events`, in order.
+    pub(crate) fn emit_all(&self, events: &[SidecarEvent]) {
+        if let Some(c) = self.get() {
+            for e in events {
+                c.emit(e);
+            }
+        }
     }
 
     /// [`Conversation::emit_line`].

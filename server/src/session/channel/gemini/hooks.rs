@@ -16,7 +16,8 @@
 
 use std::collections::VecDeque;
 
-use duet_protocol::sidecar::SidecarEvent;
+use duet_protocol::build::{self, message};
+use duet_protocol::sidecar::{Envelope, Extra, SidecarEvent};
 use serde_json::{json, Value};
 
 use crate::session::channel::piped::tool_call;
@@ -51,32 +52,27 @@ fn str_of<'a>(payload: &'a Value, key: &str) -> Option<&'a str> {
 
 impl Normalizer {
     /// The events one hook call stands for.
-    pub(crate) fn events(&mut self, event: &str, payload: &Value) -> Vec<Value> {
+    pub(crate) fn events(&mut self, event: &str, payload: &Value) -> Vec<SidecarEvent> {
         if let Some(id) = str_of(payload, "session_id") {
             self.session_id = Some(id.to_string());
         }
         let sid = self.session_id.clone();
+        let envelope = || Envelope::session(sid.as_deref());
         match event {
-            "SessionStart" => vec![json!({
-                "type": "system",
-                "subtype": "session_start",
-                "session_id": sid,
-                "data": {
+            "SessionStart" => vec![build::session_start(
+                envelope(),
+                json!({
                     "session_id": sid,
                     "cwd": str_of(payload, "cwd"),
                     "source": str_of(payload, "source"),
                     "agent": "gemini-cli",
                     "transcript_path": str_of(payload, "transcript_path"),
-                },
-            })],
+                }),
+            )],
             "BeforeAgent" => {
                 let mut out = self.end_message();
                 let prompt = str_of(payload, "prompt").unwrap_or_default();
-                out.push(json!({
-                    "type": "user",
-                    "session_id": sid,
-                    "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
-                }));
+                out.push(build::user_text(envelope(), prompt));
                 out
             }
             "AfterModel" => self.after_model(&payload["llm_response"]),
@@ -94,17 +90,18 @@ impl Normalizer {
                 if self.open.len() == OPEN_CALLS {
                     self.open.pop_front();
                 }
-                self.open.push_back(call.clone());
-                out.push(json!({
-                    "type": "assistant",
-                    "session_id": sid,
-                    "uuid": format!("tool-{}", call.id),
-                    "message": {
-                        "id": format!("tool-{}", call.id),
-                        "role": "assistant",
-                        "content": [{"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}],
-                    },
-                }));
+                let message_id = format!("tool-{}", call.id);
+                let mut m = message(
+                    "assistant",
+                    vec![build::tool_use_block(
+                        &call.id,
+                        &call.name,
+                        call.input.clone(),
+                    )],
+                );
+                m.id = Some(message_id.clone());
+                self.open.push_back(call);
+                out.push(build::assistant(envelope().with_uuid(Some(&message_id)), m));
                 out
             }
             "AfterTool" => {
@@ -119,43 +116,42 @@ impl Normalizer {
                     Some(e) => e.to_string(),
                     None => text_of(&response["llmContent"]),
                 };
-                vec![json!({
-                    "type": "user",
-                    "session_id": sid,
-                    "message": {"role": "user", "content": [{
-                        "type": "tool_result", "tool_use_id": call.id, "content": content,
-                        "is_error": error.is_some(),
-                    }]},
-                })]
+                vec![build::user(
+                    envelope(),
+                    vec![build::tool_result_block(
+                        &call.id,
+                        Some(error.is_some()),
+                        Value::String(content),
+                    )],
+                )]
             }
             "AfterAgent" => {
                 let mut out = self.end_message();
-                out.push(json!({
-                    "type": "result",
-                    "subtype": "success",
-                    "is_error": false,
-                    "session_id": sid,
-                }));
+                out.push(build::result(
+                    envelope(),
+                    "success",
+                    false,
+                    None,
+                    Extra::new(),
+                ));
                 out
             }
             "SessionEnd" if !self.ended => {
                 self.ended = true;
-                vec![json!({
-                    "type": "system",
-                    "subtype": "session_end",
-                    "session_id": sid,
-                    "data": {"session_id": sid, "reason": payload.get("reason")},
-                })]
+                vec![build::system(
+                    "session_end",
+                    envelope(),
+                    Some(json!({"session_id": sid, "reason": payload.get("reason")})),
+                )]
             }
-            "Notification" => vec![json!({
-                "type": "system",
-                "subtype": "notification",
-                "session_id": sid,
-                "data": {
+            "Notification" => vec![build::system(
+                "notification",
+                envelope(),
+                Some(json!({
                     "message": payload.get("message"),
                     "notification_type": payload.get("notification_type"),
-                },
-            })],
+                })),
+            )],
             _ => Vec::new(),
         }
     }
@@ -173,7 +169,7 @@ impl Normalizer {
 
     /// The turn ended without AfterAgent (cancelled): a reply being
     /// streamed is complete as it is.
-    pub(super) fn interrupted(&mut self) -> Vec<Value> {
+    pub(super) fn interrupted(&mut self) -> Vec<SidecarEvent> {
         self.open.clear();
         self.end_message()
     }
@@ -189,12 +185,10 @@ impl Normalizer {
         self.open.remove(at)
     }
 
-    fn after_model(&mut self, response: &Value) -> Vec<Value> {
-        let text = response["text"].as_str().unwrap_or_default();
-        let mut out = values(self.text.events(&json!({
-            "type": "assistant",
-            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
-        })));
+    fn after_model(&mut self, response: &Value) -> Vec<SidecarEvent> {
+        let mut out = self
+            .text
+            .text(response["text"].as_str().unwrap_or_default());
         let finished = response["candidates"]
             .as_array()
             .into_iter()
@@ -207,16 +201,11 @@ impl Normalizer {
     }
 
     /// Ends the reply being streamed, if any.
-    fn end_message(&mut self) -> Vec<Value> {
+    fn end_message(&mut self) -> Vec<SidecarEvent> {
         let mut out = Vec::new();
         self.text.flush(&mut out);
-        values(out)
+        out
     }
-}
-
-/// The normalizer's typed events as the JSON this module builds.
-fn values(events: Vec<SidecarEvent>) -> Vec<Value> {
-    events.iter().map(SidecarEvent::to_value).collect()
 }
 
 /// What the model got of a tool's result, as text for the tool card
@@ -264,9 +253,10 @@ mod tests {
         let events: Vec<Value> = fixture()
             .iter()
             .flat_map(|(hook, payload)| n.events(hook, payload))
+            .map(|e| e.to_value())
             .collect();
         for e in &events {
-            duet_protocol::sidecar::SidecarEvent::from_line(&e.to_string()).unwrap();
+            SidecarEvent::from_line(&e.to_string()).unwrap();
         }
         assert_eq!(events[0]["subtype"], "session_start");
         assert_eq!(
@@ -328,7 +318,8 @@ mod tests {
             &json!({"tool_name": "run_shell_command", "tool_input": input,
                     "tool_response": {"llmContent": "x", "error": "Tool execution blocked: no"}}),
         );
-        let block = &out[0]["message"]["content"][0];
+        let out = out[0].to_value();
+        let block = &out["message"]["content"][0];
         assert_eq!(block["is_error"], true);
         assert_eq!(block["content"], "Tool execution blocked: no");
         assert_eq!(block["tool_use_id"], "gemini-tool-1");

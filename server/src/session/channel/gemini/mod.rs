@@ -31,15 +31,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use duet_protocol::build;
 use duet_protocol::rest::ApprovalOption;
 use duet_protocol::sidecar::CanUseTool;
 use futures_util::future::BoxFuture;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::net::UnixListener;
 use tokio::sync::{mpsc, watch};
 
 use super::conversation::Sink;
-use super::{hook_socket, offered, Channel, ChannelError, Setup, Started, Tasks};
+use super::{hook_socket, offered, offering, Channel, ChannelError, Setup, Started, Tasks};
 use crate::config::SpawnOptions;
 use crate::session::terminal::Terminal;
 use crate::session::WarningCode;
@@ -177,12 +178,6 @@ impl GeminiHooks {
 }
 
 impl Inner {
-    fn emit_all(&self, events: Vec<Value>) {
-        for e in &events {
-            self.conversation.emit(e);
-        }
-    }
-
     /// Whether `request_id` is the dialog still open (not answered yet,
     /// as far as the agent has said).
     fn is_open(&self, request_id: &str) -> bool {
@@ -233,7 +228,7 @@ impl Inner {
         }
         let events = st.normalizer.events(event, payload);
         drop(st);
-        self.emit_all(events);
+        self.conversation.emit_all(&events);
         if event == "BeforeAgent" {
             self.prompts.send_modify(|n| *n += 1);
         }
@@ -266,18 +261,12 @@ impl Inner {
                 return;
             };
             d.asked = true;
-            json!({
-                "type": "control_request",
-                "request_id": request_id,
-                "request": {
-                    "subtype": "can_use_tool",
-                    "tool_name": d.tool.name,
-                    "tool_use_id": d.tool.id,
-                    "input": d.tool.input,
-                    "details": details,
-                    "options": options,
-                },
-            })
+            let mut extra = offering(&options);
+            extra.insert("details".into(), details);
+            build::can_use_tool(
+                &request_id,
+                build::tool_request(&d.tool.name, Some(&d.tool.id), d.tool.input.clone(), extra),
+            )
         };
         if choices.is_none() {
             self.conversation.warn(
@@ -310,34 +299,26 @@ impl Inner {
                     st.normalizer.drop_call(&d.tool.id);
                     if d.asked {
                         // "No" in the terminal, or a browser's "No" taken.
-                        events.push(json!({
-                            "type": "control_response",
-                            "response": {"subtype": "success", "request_id": d.request_id, "response": {"allowed": false}},
-                        }));
+                        events.push(build::control_allowed(&d.request_id, false));
                     }
                 }
                 News::TurnCancelled if st.busy => {
                     st.busy = false;
                     st.dialog = None;
                     events.extend(st.normalizer.interrupted());
-                    events.push(interrupted_result());
+                    events.push(build::interrupted());
                 }
                 News::TurnCancelled => {}
             }
         }
         drop(st);
-        self.emit_all(events);
+        self.conversation.emit_all(&events);
     }
 }
 
 /// Whether a transcript call's `args` are the hook's `tool_input`.
 fn args_match(input: &Value, args: &Value) -> bool {
     input == args || args.is_null()
-}
-
-/// The `result` of a turn the user cancelled.
-fn interrupted_result() -> Value {
-    json!({"type": "result", "subtype": "interrupted", "is_error": true})
 }
 
 impl Channel for GeminiHooks {
@@ -375,10 +356,10 @@ impl Channel for GeminiHooks {
             st.busy = false;
             st.dialog = None;
             let mut events = st.normalizer.interrupted();
-            events.push(interrupted_result());
+            events.push(build::interrupted());
             events
         };
-        self.inner.emit_all(events);
+        self.inner.conversation.emit_all(&events);
     }
 
     fn finish(&self) -> BoxFuture<'static, ()> {

@@ -108,11 +108,9 @@ impl Agent {
     }
 
     /// Emits a normalised event (one the agent did not write itself).
-    pub(crate) fn emit(&self, event: &impl serde::Serialize) {
+    pub(crate) fn emit(&self, event: &SidecarEvent) {
         self.conversation.emit(event);
-        if let Ok(value) = serde_json::to_value(event) {
-            self.describe(&value);
-        }
+        self.describe(&event.to_value());
     }
 
     /// The terminal pane's line for an event, if it gets one.

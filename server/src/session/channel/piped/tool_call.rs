@@ -39,21 +39,7 @@ impl Normalizer {
                     .flatten()
                     .filter_map(|b| b["text"].as_str())
                     .collect();
-                if delta.is_empty() {
-                    return out;
-                }
-                if self.text.is_none() {
-                    self.text = Some(String::new());
-                    out.push(stream(KnownStreamEvent::MessageStart {
-                        message: json!({"role": "assistant", "content": []}),
-                        extra: Extra::new(),
-                    }));
-                    out.push(stream(build::block_start(0, build::text_block(""))));
-                }
-                if let Some(text) = self.text.as_mut() {
-                    text.push_str(&delta);
-                }
-                out.push(stream(build::text_delta(0, &delta)));
+                return self.text(&delta);
             }
             Some("tool_call") => {
                 self.flush(&mut out);
@@ -91,6 +77,29 @@ impl Normalizer {
             }
             _ => out.push(as_is(event)),
         }
+        out
+    }
+
+    /// A piece of the reply's text (`delta`): the stream's events for it,
+    /// opening the message when it is the first piece. Other agents'
+    /// channels feed their text chunks here too.
+    pub(crate) fn text(&mut self, delta: &str) -> Vec<SidecarEvent> {
+        let mut out = Vec::new();
+        if delta.is_empty() {
+            return out;
+        }
+        if self.text.is_none() {
+            self.text = Some(String::new());
+            out.push(stream(KnownStreamEvent::MessageStart {
+                message: json!({"role": "assistant", "content": []}),
+                extra: Extra::new(),
+            }));
+            out.push(stream(build::block_start(0, build::text_block(""))));
+        }
+        if let Some(text) = self.text.as_mut() {
+            text.push_str(delta);
+        }
+        out.push(stream(build::text_delta(0, delta)));
         out
     }
 
