@@ -40,7 +40,9 @@ use tokio::net::UnixListener;
 use tokio::sync::{mpsc, watch};
 
 use super::conversation::Sink;
-use super::{hook_socket, offered, offering, Channel, ChannelError, Setup, Started, Tasks};
+use super::{
+    hook_socket, offered, offering, screen_dialog, Channel, ChannelError, Setup, Started, Tasks,
+};
 use crate::config::SpawnOptions;
 use crate::session::terminal::Terminal;
 use crate::session::WarningCode;
@@ -237,21 +239,7 @@ impl Inner {
     /// Waits until the dialog is on screen, then asks the browser with its
     /// own choices (or, if it never shows, the ones every such dialog has).
     async fn open_dialog(self: Arc<Self>, request_id: String, details: Value) {
-        let output = &self.terminal.output;
-        let mut changed = output.subscribe_screen();
-        let choices = tokio::time::timeout(DIALOG_WAIT, async {
-            loop {
-                if let Some(c) = dialog::parse(&output.screen_text()) {
-                    return Some(c);
-                }
-                if changed.changed().await.is_err() {
-                    return None;
-                }
-            }
-        })
-        .await
-        .ok()
-        .flatten();
+        let choices = screen_dialog::shown(&self.terminal.output, DIALOG_WAIT).await;
         let details_type = details["type"].as_str().unwrap_or_default();
         let options = dialog::options(choices.as_deref(), details_type);
         let request = {
