@@ -255,12 +255,11 @@ describe('approvals decided elsewhere', () => {
   const pending = upTo(req);
 
   it("offers the agent's dialog's choices once the server reads them from its screen", () => {
-    const two = [
-      { id: 'allow', label: 'Yes, allow once', kind: 'allow_once' as const },
-      { id: 'deny', label: 'No, suggest changes', kind: 'reject_once' as const },
-    ];
-    const four = [two[0]!, { id: '2', label: "Always allow run 'touch *' commands in this project", kind: 'allow_always' as const },
-      { id: '3', label: "Always allow run 'touch *' commands for this user", kind: 'allow_always' as const }, two[1]!];
+    const once = { id: 'allow', label: 'Yes, allow once', kind: 'allow_once' as const };
+    const no = { id: 'deny', label: 'No, suggest changes', kind: 'reject_once' as const };
+    const two = [once, no];
+    const four = [once, { id: '2', label: "Always allow run 'touch *' commands in this project", kind: 'allow_always' as const },
+      { id: '3', label: "Always allow run 'touch *' commands for this user", kind: 'allow_always' as const }, no];
     const asked = reduce(pending, approvalMessage('pending', { options: two }));
     expect(asked.approvals[REQUEST_ID]?.options).toEqual(two);
     const reoffered = reduce(asked, approvalMessage('pending', { options: four }));

@@ -5,6 +5,27 @@
 // buffer held the text. So WebGL is used only on a hardware GPU, and any failure or context
 // loss falls back to the DOM renderer (terminal.ts).
 
+import type { IDisposable, Terminal } from '@xterm/xterm';
+
+/**
+ * Loads xterm's WebGL renderer into `term` (on demand: the DOM renderer works
+ * without it, and it is the largest addon). `lost` runs when the GPU goes away
+ * (driver reset, too many contexts): the DOM renderer takes over then. Null if
+ * the pane was disposed meanwhile, 'failed' if it could not load.
+ */
+export async function loadWebglAddon(term: Terminal, lost: () => void, disposed: () => boolean): Promise<IDisposable | null | 'failed'> {
+  try {
+    const { WebglAddon } = await import('@xterm/addon-webgl');
+    if (disposed()) return null;
+    const addon = new WebglAddon();
+    addon.onContextLoss(lost);
+    term.loadAddon(addon);
+    return addon;
+  } catch {
+    return 'failed';
+  }
+}
+
 /** The renderer a pane starts with, and why (shown in `data-renderer-reason`). */
 export interface RendererChoice {
   readonly renderer: 'webgl' | 'dom';

@@ -9,13 +9,15 @@
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
-import { Terminal, type IDisposable, type ITerminalOptions } from '@xterm/xterm';
+import { Terminal, type IDisposable } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
 import { h } from '../ui/dom';
 import { terminalThemes, type ThemeName } from '../ui/theme';
+import { BAR_KEYS, isLeaveKey, LEAVE_KEY, type BarKey } from './keys';
+import { saveFollowView, savedFollowView, terminalLook, type FollowView } from './look';
 import { FlowControl } from './flow';
-import { installDimStyles } from './dim';
-import { chooseRenderer } from './renderer';
+import { copySelection, selectionToTextarea } from './copy';
+import { chooseRenderer, loadWebglAddon } from './renderer';
 import { applyScale, fitScale, innerBox } from './scale';
 
 /** What the pane asks of its owner. */
@@ -30,40 +32,10 @@ export interface TerminalOwner {
   leave(): void;
 }
 
-/**
- * The key that leads the keyboard out of the terminal, which otherwise keeps
- * Tab, Shift+Tab and Escape for the program. A TUI loses nothing to it: a
- * terminal sends Ctrl+Shift+X as Ctrl+X, which stays available.
- */
-export const LEAVE_KEY = 'Ctrl+Shift+X';
-
-function isLeaveKey(ev: KeyboardEvent): boolean {
-  // ev.code: the key's place, for layouts whose X key types another letter.
-  return ev.ctrlKey && ev.shiftKey && !ev.altKey && !ev.metaKey && (ev.key === 'X' || ev.key === 'x' || ev.code === 'KeyX');
-}
-
 /** Ids of the hints that name LEAVE_KEY (one per pane). */
 let hintCounter = 0;
 
-/** The phone key bar: label, accessible name, and the bytes (or a function of the terminal's modes). */
-export interface BarKey {
-  readonly label: string;
-  readonly name: string;
-  readonly bytes: (appCursor: boolean) => string;
-}
-
-/** Keys an on-screen keyboard lacks, as xterm would send them. */
-export const BAR_KEYS: readonly BarKey[] = [
-  { label: 'Esc', name: 'Esc', bytes: () => '\x1b' },
-  { label: 'Tab', name: 'Tab', bytes: () => '\t' },
-  { label: '⇧Tab', name: 'Shift+Tab', bytes: () => '\x1b[Z' },
-  { label: 'Ctrl+C', name: 'Ctrl+C', bytes: () => '\x03' },
-  { label: '←', name: 'Left', bytes: (app) => (app ? '\x1bOD' : '\x1b[D') },
-  { label: '↑', name: 'Up', bytes: (app) => (app ? '\x1bOA' : '\x1b[A') },
-  { label: '↓', name: 'Down', bytes: (app) => (app ? '\x1bOB' : '\x1b[B') },
-  { label: '→', name: 'Right', bytes: (app) => (app ? '\x1bOC' : '\x1b[C') },
-  { label: 'Enter', name: 'Enter', bytes: () => '\r' },
-];
+export { BAR_KEYS, LEAVE_KEY, terminalLook, type BarKey, type FollowView };
 
 /** What a test compares between two tabs: the visible cells, line by line. */
 export interface ScreenDump {
@@ -76,40 +48,8 @@ export interface ScreenDump {
   renderer: string;
 }
 
-/** How every terminal of the app looks (the live one and the replay's). */
-export function terminalLook(theme: ThemeName): ITerminalOptions {
-  // Dim text reads too (terminal/dim.ts): a stylesheet, added once.
-  installDimStyles();
-  return {
-    fontFamily: 'ui-monospace, "SFMono-Regular", "JetBrains Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace',
-    fontSize: 13,
-    lineHeight: 1.15,
-    scrollback: 5000,
-    theme: terminalThemes[theme],
-    // Programs pick their own colours (dim grey, bright magenta) with no
-    // thought for the theme: xterm lightens or darkens a foreground until it
-    // reads against its background (WCAG AA, as the axe test checks). It asks
-    // dim cells for half that; dim.ts's stylesheet gives them the whole.
-    minimumContrastRatio: 4.5,
-  };
-}
-
 /** The owner of a pane that only measures: it never types, resizes or pauses. */
 const IGNORE: TerminalOwner = { input: () => undefined, resize: () => undefined, flow: () => undefined, leave: () => undefined };
-
-/** How a follower shows a terminal larger than its pane: shrunk to fit, or at full size and scrolled. */
-export type FollowView = 'scale' | 'scroll';
-
-/** Where the follower's choice is kept (this browser's, like the layout). */
-const FOLLOW_KEY = 'duet.terminalView';
-
-function savedFollowView(): FollowView {
-  try {
-    return localStorage.getItem(FOLLOW_KEY) === 'scroll' ? 'scroll' : 'scale';
-  } catch {
-    return 'scale';
-  }
-}
 
 /**
  * Output goes to xterm in pieces of at most this many bytes. xterm parses a
@@ -282,22 +222,7 @@ export class TerminalPane {
 
   /** Copies the terminal's selection to the clipboard; false when nothing is selected. */
   async copySelection(): Promise<boolean> {
-    const text = this.term.getSelection();
-    if (text === '') return false;
-    try {
-      await navigator.clipboard.writeText(text);
-    } catch {
-      // No clipboard API (insecure context): the legacy path, from the terminal's own textarea.
-      const ta = this.term.textarea;
-      if (!ta) return false;
-      const old = ta.value;
-      ta.value = text;
-      ta.select();
-      // eslint-disable-next-line @typescript-eslint/no-deprecated -- the only copy path without the async clipboard API
-      document.execCommand('copy');
-      ta.value = old;
-    }
-    return true;
+    return copySelection(this.term);
   }
 
   /** Sends a key-bar key as the terminal would. */
@@ -329,14 +254,7 @@ export class TerminalPane {
     // Typing here takes the PTY size back from another tab that resized it.
     this.disposables.push(this.term.onData(() => { this.claim(); }));
     // The context menu copies/pastes through xterm's textarea: put the selection there first.
-    this.host.addEventListener('contextmenu', () => {
-      const ta = this.term.textarea;
-      const sel = this.term.getSelection();
-      if (ta && sel !== '') {
-        ta.value = sel;
-        ta.select();
-      }
-    });
+    this.host.addEventListener('contextmenu', () => { selectionToTextarea(this.term); });
     const choice = chooseRenderer();
     this.root.dataset.renderer = 'dom';
     this.root.dataset.rendererReason = choice.reason;
@@ -371,11 +289,7 @@ export class TerminalPane {
   /** How this pane shows a larger terminal while it follows: scaled to fit or scrolled (remembered). */
   setFollowView(view: FollowView): void {
     this.followView = view;
-    try {
-      localStorage.setItem(FOLLOW_KEY, view);
-    } catch {
-      // Not remembered; this pane still shows it.
-    }
+    saveFollowView(view);
     this.root.dataset.view = view;
     for (const [v, b] of this.viewButtons) b.setAttribute('aria-pressed', String(v === view));
     this.updateFitButton();
@@ -563,22 +477,15 @@ export class TerminalPane {
   }
 
   private async loadWebgl(): Promise<void> {
-    try {
-      // Loaded on demand: the DOM renderer works without it, and it is the largest addon.
-      const { WebglAddon } = await import('@xterm/addon-webgl');
-      if (this.disposed) return;
-      const addon = new WebglAddon();
-      addon.onContextLoss(() => {
-        // The GPU went away (driver reset, too many contexts): the DOM renderer takes over.
-        this.dropWebgl('context-lost');
-      });
-      this.term.loadAddon(addon);
-      this.webgl = addon;
-      this.term.options.cursorBlink = true; // a timer, one frame per blink
-      this.root.dataset.renderer = 'webgl';
-    } catch {
+    const addon = await loadWebglAddon(this.term, () => { this.dropWebgl('context-lost'); }, () => this.disposed);
+    if (addon === 'failed') {
       this.dropWebgl('webgl-failed');
+      return;
     }
+    if (addon === null) return;
+    this.webgl = addon;
+    this.term.options.cursorBlink = true; // a timer, one frame per blink
+    this.root.dataset.renderer = 'webgl';
   }
 
   private dropWebgl(reason: string): void {
