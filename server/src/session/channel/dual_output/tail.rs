@@ -233,6 +233,27 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    /// An events file `e` holding `content`, and a tail that has read it
+    /// (whose first read is checked to hold `lines` lines).
+    fn read_once(content: &str, lines: usize) -> (tempfile::TempDir, std::path::PathBuf, Tail) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e");
+        std::fs::write(&path, content).unwrap();
+        let mut tail = Tail::new(100);
+        assert_eq!(tail.read(&path).unwrap().lines.len(), lines);
+        (dir, path, tail)
+    }
+
+    /// Appends `bytes` to `path`, as an agent does.
+    fn append(path: &Path, bytes: &[u8]) {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .unwrap()
+            .write_all(bytes)
+            .unwrap();
+    }
+
     #[test]
     fn holds_partial_lines_and_drops_long_ones() {
         let dir = tempfile::tempdir().unwrap();
@@ -277,11 +298,7 @@ mod tests {
 
     #[test]
     fn truncation_restarts_from_the_beginning() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("e");
-        std::fs::write(&path, "{\"a\":1}\n{\"a\":2}\n").unwrap();
-        let mut tail = Tail::new(100);
-        assert_eq!(tail.read(&path).unwrap().lines.len(), 2);
+        let (_dir, path, mut tail) = read_once("{\"a\":1}\n{\"a\":2}\n", 2);
         std::fs::write(&path, "{}\n").unwrap();
         let batch = tail.read(&path).unwrap();
         assert!(batch.truncated);
@@ -290,17 +307,9 @@ mod tests {
 
     #[test]
     fn a_replaced_file_is_finished_then_followed_from_its_start() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("e");
-        std::fs::write(&path, "{\"a\":1}\n").unwrap();
-        let mut tail = Tail::new(100);
-        assert_eq!(tail.read(&path).unwrap().lines.len(), 1);
+        let (dir, path, mut tail) = read_once("{\"a\":1}\n", 1);
         // The old file gains a line, then a new file is renamed over it.
-        let mut old = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        old.write_all(b"{\"a\":2}\n{\"partial\":").unwrap();
+        append(&path, b"{\"a\":2}\n{\"partial\":");
         let new = dir.path().join("new");
         std::fs::write(&new, "{\"b\":1}\n{\"b\":2}\n").unwrap();
         std::fs::rename(&new, &path).unwrap();
@@ -330,11 +339,7 @@ mod tests {
 
     #[test]
     fn a_symlink_put_in_place_is_followed_from_the_target_s_start() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("e");
-        std::fs::write(&path, "{\"a\":1}\n").unwrap();
-        let mut tail = Tail::new(100);
-        assert_eq!(tail.read(&path).unwrap().lines.len(), 1);
+        let (_dir, path, mut tail) = read_once("{\"a\":1}\n", 1);
         let elsewhere = tempfile::tempdir().unwrap();
         let target = elsewhere.path().join("t");
         std::fs::write(&target, "{\"b\":1}\n").unwrap();
@@ -344,11 +349,7 @@ mod tests {
         assert_eq!(batch.replaced_at, Some(0));
         assert_eq!(batch.lines.len(), 1);
         // Appends to the target are read once each.
-        let mut t = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&target)
-            .unwrap();
-        t.write_all(b"{\"b\":2}\n").unwrap();
+        append(&target, b"{\"b\":2}\n");
         let batch = tail.read(&path).unwrap();
         assert_eq!(batch.replaced_at, None);
         assert_eq!(
@@ -365,16 +366,8 @@ mod tests {
     /// its open until something wrote to it (inline, a runtime thread).
     #[test]
     fn a_fifo_put_in_place_is_refused_at_once_and_the_old_lines_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("e");
-        std::fs::write(&path, "{\"a\":1}\n").unwrap();
-        let mut tail = Tail::new(100);
-        assert_eq!(tail.read(&path).unwrap().lines.len(), 1);
-        let mut old = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        old.write_all(b"{\"a\":2}\n").unwrap();
+        let (_dir, path, mut tail) = read_once("{\"a\":1}\n", 1);
+        append(&path, b"{\"a\":2}\n");
         std::fs::remove_file(&path).unwrap();
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -402,11 +395,7 @@ mod tests {
 
     #[test]
     fn a_last_line_without_newline_is_flushed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("e");
-        std::fs::write(&path, "{\"a\":1}\n{\"last\":true}").unwrap();
-        let mut tail = Tail::new(100);
-        assert_eq!(tail.read(&path).unwrap().lines.len(), 1);
+        let (_dir, _path, mut tail) = read_once("{\"a\":1}\n{\"last\":true}", 1);
         assert_eq!(
             tail.flush_partial(),
             Some(Line::Text {
