@@ -30,6 +30,11 @@ use support::{assistant_text, kind};
 
 type Run = agent::Run<agent::Setup<MockResponses>>;
 
+#[path = "codex_e2e/delivery.rs"]
+mod delivery;
+#[path = "scenarios/mod.rs"]
+mod scenarios;
+
 /// Starts Codex in duet (the built-in profile) and waits for its
 /// handshake.
 async fn start() -> Option<Run> {

@@ -27,6 +27,11 @@ use support::{assistant_text, kind};
 
 type Run = agent::Run<agent::Setup<MockGemini>>;
 
+#[path = "scenarios/mod.rs"]
+mod scenarios;
+#[path = "gemini_e2e/turns.rs"]
+mod turns;
+
 /// Starts Gemini in duet (the built-in profile) and waits for its
 /// handshake.
 async fn start() -> Option<Run> {
