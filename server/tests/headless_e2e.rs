@@ -28,7 +28,7 @@ use duet_protocol::ws::{ClientMessage, ErrorCode, ServerMessage};
 use duet_server::config::ChannelKind;
 use mocks::chat_completions::MockLlm;
 use mocks::{reply_to, AFTER_TOOL, TOOL_COMMAND, TOOL_TRIGGER};
-use support::{assistant_text, kind};
+use support::kind;
 
 /// Qwen Code 0.24 on stream-json, started and through its handshake.
 async fn qwen_stream_json() -> Option<Run<Setup<MockLlm>>> {
@@ -201,3 +201,8 @@ mod qwen_0_24_acp;
 
 #[path = "headless_e2e/qwen_resume.rs"]
 mod qwen_0_24_resume;
+
+#[path = "headless_e2e/claude_resume.rs"]
+mod claude_2_1_resume;
+#[path = "scenarios/mod.rs"]
+mod scenarios;
