@@ -17,5 +17,9 @@ mod support;
 
 #[path = "agent_mocks/acp.rs"]
 mod acp;
+#[path = "agent_mocks/acp_turns.rs"]
+mod acp_turns;
 #[path = "agent_mocks/real.rs"]
 mod real;
+#[path = "support/agent/turns.rs"]
+mod scenarios;

@@ -30,6 +30,8 @@ mod dialog_choices;
 mod mocks;
 #[path = "agents_e2e/prompt_delivery.rs"]
 mod prompt_delivery;
+#[path = "agents_e2e/qwen_screen.rs"]
+mod qwen_screen;
 mod support;
 
 use agent::program::*;
@@ -421,50 +423,26 @@ async fn documented_qwen_profile_works(version: QwenVersion) {
     run.finish().await;
 }
 
-/// Qwen's approval mode in the chat (issue 31 point 4): the profile starts
-/// it in "Ask permissions" (`--approval-mode default`), which duet reads
-/// from its status line; a mode chosen over REST goes to Qwen as its own
-/// `/approval-mode` command, the chat hears of it from the screen, and the
-/// agent works in it: in YOLO mode the tool that asked before runs without
-/// an approval.
+/// Qwen's approval mode in the chat (`qwen_screen.rs`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qwen_0_24_mode_is_shown_and_switched() {
-    let Some(mut run) = started(Kind::Qwen(QwenVersion::V0_24)).await else {
-        return;
-    };
-    let c = &mut run.client;
-    let modes = c.until_modes(|m| m.current.is_some()).await;
-    assert_eq!(modes.current.as_deref(), Some("default"), "{modes:?}");
-    let ids: Vec<&str> = modes.available.iter().map(|m| m.id.as_str()).collect();
-    assert_eq!(ids, ["plan", "default", "auto-edit", "auto", "yolo"]);
+    qwen_screen::mode_is_shown_and_switched(QwenVersion::V0_24).await
+}
 
-    let path = format!("/api/sessions/{}/mode", run.session.id);
-    let resp = run
-        .server()
-        .post_json(&path, serde_json::json!({"mode": "warp"}))
-        .await;
-    assert_eq!(resp.status(), 400);
-    let resp = run
-        .server()
-        .post_json(&path, serde_json::json!({"mode": "yolo"}))
-        .await;
-    assert_eq!(resp.status(), 204);
-    let c = &mut run.client;
-    let modes = c
-        .until_modes(|m| m.current.as_deref() == Some("yolo"))
-        .await;
-    assert_eq!(modes.available[4].name, "YOLO mode");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_0_15_mode_is_shown_and_switched() {
+    qwen_screen::mode_is_shown_and_switched(QwenVersion::V0_15).await
+}
 
-    c.submit(run.program.tool_prompt()).await;
-    let (_, result) = c
-        .until_event(|e| kind_is(e, "control_request") || !tool_results(e).is_empty())
-        .await;
-    assert!(
-        !kind_is(&result, "control_request"),
-        "asked in YOLO mode: {result}"
-    );
-    assert!(run.program.workspace.path().join(TOOL_FILE).is_file());
-    run.finish().await;
+/// A prompt typed in Qwen's terminal, in the chat (`qwen_screen.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_0_15_a_prompt_typed_in_the_terminal_shows_in_the_chat() {
+    qwen_screen::a_prompt_typed_in_the_terminal_shows_in_the_chat(QwenVersion::V0_15).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_0_24_a_prompt_typed_in_the_terminal_shows_in_the_chat() {
+    qwen_screen::a_prompt_typed_in_the_terminal_shows_in_the_chat(QwenVersion::V0_24).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

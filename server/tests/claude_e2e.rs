@@ -26,6 +26,9 @@ use support::kind;
 
 type Run = agent::Run<agent::Setup<MockAnthropic>>;
 
+#[path = "claude_e2e/ending.rs"]
+mod ending;
+
 /// Starts Claude's TUI in duet and waits for its handshake.
 async fn start() -> Option<Run> {
     Some(Run::started(agent::claude::tui().await?).await)

@@ -31,6 +31,11 @@ use support::kind;
 
 type Run = agent::Run<agent::Setup<MockResponses>>;
 
+#[path = "codex_e2e/delivery.rs"]
+mod delivery;
+#[path = "support/agent/turns.rs"]
+mod scenarios;
+
 /// Starts Codex in duet (the built-in profile) and waits for its
 /// handshake.
 async fn start() -> Option<Run> {

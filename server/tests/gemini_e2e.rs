@@ -28,6 +28,11 @@ use support::kind;
 
 type Run = agent::Run<agent::Setup<MockGemini>>;
 
+#[path = "support/agent/turns.rs"]
+mod scenarios;
+#[path = "gemini_e2e/turns.rs"]
+mod turns;
+
 /// Starts Gemini in duet (the built-in profile) and waits for its
 /// handshake.
 async fn start() -> Option<Run> {

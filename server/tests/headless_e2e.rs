@@ -165,3 +165,8 @@ mod qwen_0_24_acp;
 
 #[path = "headless_e2e/qwen_resume.rs"]
 mod qwen_0_24_resume;
+
+#[path = "headless_e2e/claude_resume.rs"]
+mod claude_2_1_resume;
+#[path = "support/agent/turns.rs"]
+mod scenarios;

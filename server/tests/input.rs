@@ -152,3 +152,35 @@ async fn a_prompt_after_stopping_a_running_command_is_answered() {
         .await;
     assert!(assistant_text(&reply).starts_with("Hello"), "{reply}");
 }
+
+/// A mode switch goes to the program as its own command (Qwen Code's
+/// `/approval-mode`); one the program answers "Unknown command" (Qwen
+/// before it has loaded its commands, a moment after its prompt shows) is
+/// sent again, and the mode the program then shows is the chat's. (It was
+/// lost: the chat stayed in the old mode, and warned 30 s later.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mode_switch_the_program_did_not_know_yet_is_sent_again() {
+    let server = TestServer::start().await;
+    let s = server.create("fake").await;
+    let mut c = server.connect(s.id, None).await;
+    c.submit("status").await;
+    c.until_modes(|m| m.current.as_deref() == Some("default"))
+        .await;
+    let resp = server
+        .post_json(
+            &format!("/api/sessions/{}/mode", s.id),
+            serde_json::json!({"mode": "yolo"}),
+        )
+        .await;
+    assert_eq!(resp.status(), 204);
+    c.until_modes(|m| m.current.as_deref() == Some("yolo"))
+        .await;
+    assert!(c
+        .screen_text()
+        .contains("Unknown command: /approval-mode yolo"));
+    let switch = InputCommand::Submit {
+        text: "/approval-mode yolo".into(),
+    };
+    let sent = input_lines(&server, s.id);
+    assert_eq!(sent.iter().filter(|l| **l == switch).count(), 2, "{sent:?}");
+}

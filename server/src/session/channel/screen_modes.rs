@@ -25,6 +25,10 @@ pub(crate) struct Reading {
     pub(crate) offered: fn(Option<&Value>) -> Vec<(&'static str, &'static str)>,
 }
 
+/// The screen showed the agent refusing a switch.
+#[derive(Debug)]
+pub(crate) struct Refused;
+
 /// Follows the mode on an agent's screen; see the module docs.
 pub(crate) struct ScreenModes {
     output: Arc<Output>,
@@ -100,11 +104,27 @@ impl ScreenModes {
         wait: Duration,
         done: impl Fn(&'static str) -> bool,
     ) -> Option<&'static str> {
+        self.shows_unless(wait, done, |_| false)
+            .await
+            .and_then(Result::ok)
+    }
+
+    /// [`ScreenModes::shows`], or `Err(Refused)` as soon as `refused`
+    /// finds the agent's answer to the switch on the screen instead.
+    pub(crate) async fn shows_unless(
+        &self,
+        wait: Duration,
+        done: impl Fn(&'static str) -> bool,
+        refused: impl Fn(&str) -> bool,
+    ) -> Option<Result<&'static str, Refused>> {
         let mut changed = self.output.subscribe_screen();
         tokio::time::timeout(wait, async {
             loop {
                 if let Some(mode) = self.look().filter(|m| done(m)) {
-                    return mode;
+                    return Ok(mode);
+                }
+                if refused(&self.output.screen_text()) {
+                    return Err(Refused);
                 }
                 if changed.changed().await.is_err() {
                     std::future::pending::<()>().await;
@@ -113,6 +133,11 @@ impl ScreenModes {
         })
         .await
         .ok()
+    }
+
+    /// The agent's screen now.
+    pub(crate) fn screen_text(&self) -> String {
+        self.output.screen_text()
     }
 
     /// Tells clients the agent did not show `mode` (its terminal may say

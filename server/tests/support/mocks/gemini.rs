@@ -61,12 +61,7 @@ pub(crate) fn script(body: &Value) -> Reply {
         let text = schema.map_or_else(|| SIDE_REPLY.to_string(), |s| fill(s).to_string());
         return Reply::Text(vec![text]);
     }
-    let parts = body["contents"]
-        .as_array()
-        .and_then(|c| c.iter().rev().find(|c| c["role"] == "user"))
-        .and_then(|c| c["parts"].as_array())
-        .cloned()
-        .unwrap_or_default();
+    let parts = last_user_parts(body);
     if let Some(result) = parts.iter().find_map(|p| p.get("functionResponse")) {
         let response = &result["response"];
         let text = response["output"]
@@ -79,13 +74,7 @@ pub(crate) fn script(body: &Value) -> Reply {
             .unwrap_or_default();
         return Reply::Text(words(&format!("{AFTER_TOOL} {line}")));
     }
-    let prompt = parts
-        .iter()
-        .filter_map(|p| p["text"].as_str())
-        .next_back()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
+    let prompt = prompt_of(body).unwrap_or_default();
     let lower = prompt.to_lowercase();
     if lower.contains(TOOL_TRIGGER) {
         return Reply::Tool {
@@ -100,6 +89,36 @@ pub(crate) fn script(body: &Value) -> Reply {
         };
     }
     Reply::Text(reply_words(&prompt))
+}
+
+/// The parts of a request's last `user` content.
+fn last_user_parts(body: &Value) -> Vec<Value> {
+    body["contents"]
+        .as_array()
+        .and_then(|c| c.iter().rev().find(|c| c["role"] == "user"))
+        .and_then(|c| c["parts"].as_array())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The prompt a main request asks about: the last text part of its last
+/// `user` content; `None` when that content answers a function call.
+pub(crate) fn prompt_of(body: &Value) -> Option<String> {
+    let parts = last_user_parts(body);
+    if parts.iter().any(|p| p.get("functionResponse").is_some()) {
+        return None;
+    }
+    let text = parts.iter().filter_map(|p| p["text"].as_str()).next_back();
+    Some(text.unwrap_or_default().trim().to_string())
+}
+
+/// How many of the main `requests` ask the model about exactly `prompt`
+/// (a prompt typed twice, or folded into another, counts other than 1).
+pub(crate) fn times_asked(requests: &[Value], prompt: &str) -> usize {
+    requests
+        .iter()
+        .filter(|b| prompt_of(b).as_deref() == Some(prompt))
+        .count()
 }
 
 /// Writes `<home>/.gemini/settings.json` for a Gemini CLI run offline

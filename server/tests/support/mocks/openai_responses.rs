@@ -109,12 +109,7 @@ pub(crate) fn script(body: &Value) -> Reply {
         return Reply::Text(vec![text]);
     }
     let input = body["input"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    if let Some(last) = input.last().filter(|i| {
-        matches!(
-            i["type"].as_str(),
-            Some("function_call_output" | "custom_tool_call_output")
-        )
-    }) {
+    if let Some(last) = input.last().filter(|i| is_tool_output(i)) {
         let line = output_line(&last["output"]);
         let line = if line.is_empty() {
             "(no output)".to_string()
@@ -137,6 +132,28 @@ pub(crate) fn script(body: &Value) -> Reply {
     }
     let prompt = last_prompt(input);
     Reply::Text(reply_words(&prompt))
+}
+
+/// Whether an input item is a tool's output (the model is asked to go on
+/// after a call, not about a prompt).
+fn is_tool_output(item: &Value) -> bool {
+    matches!(
+        item["type"].as_str(),
+        Some("function_call_output" | "custom_tool_call_output")
+    )
+}
+
+/// How many of the main `requests` ask the model about exactly `prompt`:
+/// its last input is not a tool's output and its prompt (as the script
+/// reads it) is `prompt`.
+pub(crate) fn times_asked(requests: &[Value], prompt: &str) -> usize {
+    requests
+        .iter()
+        .filter(|b| {
+            let input = b["input"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            !input.last().is_some_and(is_tool_output) && last_prompt(input) == prompt
+        })
+        .count()
 }
 
 /// Writes `<codex_home>/config.toml` for a Codex run offline against the

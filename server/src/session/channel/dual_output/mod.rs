@@ -218,10 +218,16 @@ impl Channel for DualOutput {
         let modes = self.modes.as_ref().ok_or_else(|| {
             ChannelError::Invalid("this agent offers no modes duet can switch".into())
         })?;
-        let command = modes::command(modes, mode).map_err(ChannelError::Invalid)?;
-        sent(self.input()?.send(&InputCommand::Submit { text: command }))?;
-        self.tasks
-            .spawn(modes::confirm(modes.clone(), mode.to_string()).in_current_span());
+        let command = InputCommand::Submit {
+            text: modes::command(modes, mode).map_err(ChannelError::Invalid)?,
+        };
+        let refused = modes::refusals(&modes.screen_text());
+        sent(self.input()?.send(&command))?;
+        let input = self.input.clone();
+        let resend = move || input.as_ref().is_some_and(|i| i.send(&command).is_ok());
+        self.tasks.spawn(
+            modes::confirm(modes.clone(), mode.to_string(), refused, resend).in_current_span(),
+        );
         Ok(())
     }
 

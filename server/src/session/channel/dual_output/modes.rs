@@ -67,11 +67,44 @@ pub(crate) fn command(modes: &ScreenModes, mode: &str) -> Result<String, String>
     Ok(format!("/approval-mode {mode}"))
 }
 
-/// Waits until the screen shows `mode`; a warning if it never does.
-pub(crate) async fn confirm(modes: Arc<ScreenModes>, mode: String) {
-    if modes.shows(SWITCH_WAIT, |m| m == mode).await.is_none() {
-        modes.not_shown(&mode);
+/// What Qwen answers a switch sent before it has loaded its slash
+/// commands, a moment after its prompt shows (docs/qwen-code.md §3.18).
+const UNKNOWN: &str = "Unknown command: /approval-mode";
+
+/// How often a switch Qwen did not know yet is sent again.
+const RESENDS: usize = 5;
+
+/// How many of Qwen's "unknown command" answers to a switch `screen` shows
+/// (the count before a send, to tell a new answer from an old one).
+pub(crate) fn refusals(screen: &str) -> usize {
+    screen.matches(UNKNOWN).count()
+}
+
+/// Waits until the screen shows `mode`, sending the switch again with
+/// `resend` each time Qwen answers it did not know the command yet (more
+/// than `refused` such answers on screen); a warning if it never shows.
+pub(crate) async fn confirm(
+    modes: Arc<ScreenModes>,
+    mode: String,
+    mut refused: usize,
+    resend: impl Fn() -> bool,
+) {
+    for _ in 0..=RESENDS {
+        let answer = modes
+            .shows_unless(SWITCH_WAIT, |m| m == mode, |s| refusals(s) > refused)
+            .await;
+        match answer {
+            Some(Ok(_)) => return,
+            Some(Err(_)) => {
+                refused = refusals(&modes.screen_text());
+                if !resend() {
+                    break;
+                }
+            }
+            None => break,
+        }
     }
+    modes.not_shown(&mode);
 }
 
 #[cfg(test)]
@@ -102,6 +135,9 @@ mod tests {
         );
         assert_eq!(read("  ? for shortcuts"), Some("default"));
         assert_eq!(read("✳ Thinking…\n> hello"), None);
+        // A switch sent before Qwen loaded its commands, answered.
+        let early = "  > /approval-mode yolo\n  ✕ Unknown command: /approval-mode yolo";
+        assert_eq!((refusals(early), refusals("  ? for shortcuts")), (1, 0));
         assert_eq!(read("  Mode inconnu (maj + tab pour cycler)"), None);
         let after = screen("qwen-0.24.4/approval-choices", "after-esc");
         assert_eq!(read(&after), Some("default"), "{after}");
