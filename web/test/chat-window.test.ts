@@ -9,12 +9,12 @@ import { drawnIndices, Geometry } from '../src/chat/geometry';
 import { EntryList, type Entry } from '../src/chat/entry-list';
 
 describe('Geometry', () => {
-  const keys = (n: number): string[] => Array.from({ length: n }, (_, i) => `e${String(i)}`);
+  const placed = (kinds: readonly string[]) => kinds.map((kind, i) => ({ key: `e${String(i)}`, kind }));
 
   it('places entries from their heights, the padding and the gaps; unmeasured ones by their kind', () => {
     const g = new Geometry();
     g.setBox({ padTop: 10, padBottom: 20, gap: 5 });
-    g.setEntries(keys(4), ['user', 'tool', 'user', 'tool']);
+    g.setEntries(placed(['user', 'tool', 'user', 'tool']));
     g.measure('e0', 30);
     g.measure('e1', 100);
     // e2 and e3 are estimated from the measured user and tool entries.
@@ -30,7 +30,7 @@ describe('Geometry', () => {
 
   it('gives the entries a view needs, with its margin', () => {
     const g = new Geometry();
-    g.setEntries(keys(100), Array.from({ length: 100 }, () => 'x'));
+    g.setEntries(placed(Array.from({ length: 100 }, () => 'x')));
     for (let i = 0; i < 100; i++) g.measure(`e${String(i)}`, 50);
     expect(g.range({ scrollTop: 1000, height: 200, margin: 0 })).toEqual({ first: 20, end: 24 });
     expect(g.range({ scrollTop: 1000, height: 200, margin: 100 })).toEqual({ first: 18, end: 26 });
@@ -40,13 +40,29 @@ describe('Geometry', () => {
 
   it('keeps an anchor when heights above it change', () => {
     const g = new Geometry();
-    g.setEntries(keys(10), Array.from({ length: 10 }, () => 'x'));
+    g.setEntries(placed(Array.from({ length: 10 }, () => 'x')));
     const a = g.anchorAt(7 * 72 + 12);
     expect(a).toEqual({ key: 'e7', offset: 12 });
     g.measure('e2', 300);
     if (!a) throw new Error('no anchor');
     expect(g.scrollFor(a)).toBe(g.top(7) + 12);
     expect(g.top(7)).toBeGreaterThan(7 * 72);
+  });
+
+  it('indexes again only what changed, and keeps measured heights by key', () => {
+    const g = new Geometry();
+    g.setEntries(placed(['a', 'b', 'c']));
+    g.measure('e1', 40);
+    // e1 goes (a pending prompt that became the transcript's), e3 comes.
+    g.setEntries([{ key: 'e0', kind: 'a' }, { key: 'e2', kind: 'c' }, { key: 'e3', kind: 'b' }]);
+    expect(g.indexOf('e1')).toBeUndefined();
+    expect(g.indexOf('e2')).toBe(1);
+    expect(g.indexOf('e3')).toBe(2);
+    // e3 is estimated from the b measured before.
+    expect(g.height(2)).toBe(40);
+    g.setEntries([{ key: 'e0', kind: 'a' }, { key: 'e2', kind: 'c' }, { key: 'e3', kind: 'b' }, { key: 'e1', kind: 'b' }]);
+    expect(g.indexOf('e1')).toBe(3);
+    expect(g.height(3)).toBe(40);
   });
 
   it('adds pinned entries to the range, in order', () => {

@@ -53,7 +53,7 @@ export class EntryList {
   private drawnIdx: number[] = [];
   /** Entries that changed since the last draw: drawn ones must be compared again. */
   private stale = true;
-  private pinnedIdx: number[] = [];
+  private readonly pinnedIdx: number[] = [];
   /** Drawn and not measured yet. */
   private readonly unmeasured = new Set<string>();
   /** Spacers by position ("top" stays first, so scrolling never moves a drawn entry), with what they stand for. */
@@ -101,8 +101,9 @@ export class EntryList {
     // Where the reader is, before any height or position changes.
     const anchor = this.readerAnchor();
     this.entries = entries;
-    this.geom.setEntries(entries.map((e) => e.key), entries.map((e) => e.kind));
-    this.pinnedIdx = entries.flatMap((e, i) => (e.pinned ? [i] : []));
+    this.geom.setEntries(entries);
+    this.pinnedIdx.length = 0;
+    entries.forEach((e, i) => { if (e.pinned) this.pinnedIdx.push(i); });
     this.stale = true;
     this.apply(anchor, true);
   }

@@ -28,10 +28,16 @@ export interface Viewport {
 /** An estimate for a kind nothing of which was measured yet (px). */
 const DEFAULT_HEIGHT = 72;
 
+/** What the geometry knows of an entry. */
+export interface Placed {
+  readonly key: string;
+  /** Its height is estimated from the measured entries of the same kind. */
+  readonly kind: string;
+}
+
 /** Heights and positions of the log's entries, in the log's scroll coordinates. */
 export class Geometry {
-  private keys: readonly string[] = [];
-  private kinds: readonly string[] = [];
+  private entries: readonly Placed[] = [];
   private readonly index = new Map<string, number>();
   private readonly measured = new Map<string, number>();
   /** Measured heights by kind (sum, count): the estimate for that kind's unmeasured entries. */
@@ -42,14 +48,26 @@ export class Geometry {
   private dirty = true;
   private box: Box = { padTop: 0, padBottom: 0, gap: 0 };
 
-  /** The entries, in order (`kinds[i]` is `keys[i]`'s kind). Heights measured before are kept by key. */
-  setEntries(keys: readonly string[], kinds: readonly string[]): void {
-    this.keys = keys;
-    this.kinds = kinds;
-    this.index.clear();
-    keys.forEach((k, i) => this.index.set(k, i));
+  /**
+   * The entries, in order. Heights measured before are kept by key. Only
+   * what changed is indexed again: a log that grew at its end costs its new
+   * entries, not a new index of all of them.
+   */
+  setEntries(entries: readonly Placed[]): void {
+    const old = this.entries;
+    let same = 0;
+    while (same < old.length && same < entries.length && (old[same] === entries[same] || old[same]?.key === entries[same]?.key)) same++;
+    for (let i = same; i < old.length; i++) {
+      const key = old[i]?.key;
+      if (key !== undefined && this.index.get(key) === i) this.index.delete(key);
+    }
+    for (let i = same; i < entries.length; i++) {
+      const key = entries[i]?.key;
+      if (key !== undefined) this.index.set(key, i);
+    }
+    this.entries = entries;
     // Entries go (a pending prompt becomes the transcript's): forget theirs once they pile up.
-    if (this.measured.size > keys.length + 256) this.prune();
+    if (this.measured.size > entries.length + 256) this.prune();
     this.dirty = true;
   }
 
@@ -61,11 +79,11 @@ export class Geometry {
   }
 
   get count(): number {
-    return this.keys.length;
+    return this.entries.length;
   }
 
   keyAt(i: number): string | undefined {
-    return this.keys[i];
+    return this.entries[i]?.key;
   }
 
   indexOf(key: string): number | undefined {
@@ -83,7 +101,7 @@ export class Geometry {
     if (i === undefined) return false;
     const before = this.height(i);
     const old = this.measured.get(key);
-    const kind = this.kinds[i] ?? '';
+    const kind = this.entries[i]?.kind ?? '';
     const k = this.perKind.get(kind) ?? { sum: 0, n: 0 };
     if (old !== undefined) {
       k.sum -= old;
@@ -102,18 +120,18 @@ export class Geometry {
 
   /** Entry i's height: measured, else the mean of its kind's measured ones, else of all. */
   height(i: number): number {
-    const key = this.keys[i];
-    if (key === undefined) return 0;
-    const m = this.measured.get(key);
+    const e = this.entries[i];
+    if (e === undefined) return 0;
+    const m = this.measured.get(e.key);
     if (m !== undefined) return m;
-    const k = this.perKind.get(this.kinds[i] ?? '');
+    const k = this.perKind.get(e.kind);
     if (k && k.n > 0) return k.sum / k.n;
     return this.measured.size > 0 ? this.measuredSum / this.measured.size : DEFAULT_HEIGHT;
   }
 
   top(i: number): number {
     this.build();
-    return this.tops[Math.max(0, Math.min(i, this.keys.length))] ?? 0;
+    return this.tops[Math.max(0, Math.min(i, this.entries.length))] ?? 0;
   }
 
   bottom(i: number): number {
@@ -128,7 +146,7 @@ export class Geometry {
 
   /** The log's scroll height. */
   get scrollHeight(): number {
-    const n = this.keys.length;
+    const n = this.entries.length;
     return n === 0 ? this.box.padTop + this.box.padBottom : this.bottom(n - 1) + this.box.padBottom;
   }
 
@@ -139,7 +157,7 @@ export class Geometry {
 
   /** The entry at `y`: the last one whose top is at or above it (the first when above them all); -1 when there are none. */
   indexAt(y: number): number {
-    const n = this.keys.length;
+    const n = this.entries.length;
     if (n === 0) return -1;
     this.build();
     let lo = 0;
@@ -154,7 +172,7 @@ export class Geometry {
 
   /** The entries a view needs, with its margin: [first, end). Empty when there are none. */
   range(v: Viewport): { first: number; end: number } {
-    const n = this.keys.length;
+    const n = this.entries.length;
     if (n === 0) return { first: 0, end: 0 };
     const from = v.scrollTop - v.margin;
     const to = v.scrollTop + v.height + v.margin;
@@ -169,7 +187,7 @@ export class Geometry {
   /** Where `scrollTop` is, as an offset from the entry at it. */
   anchorAt(scrollTop: number): Anchor | undefined {
     const i = this.indexAt(scrollTop);
-    const key = this.keys[i];
+    const key = this.entries[i]?.key;
     return key === undefined ? undefined : { key, offset: scrollTop - this.top(i) };
   }
 
@@ -181,7 +199,7 @@ export class Geometry {
 
   private build(): void {
     if (!this.dirty) return;
-    const n = this.keys.length;
+    const n = this.entries.length;
     if (this.tops.length < n + 1) this.tops = new Float64Array(Math.max(n + 1, this.tops.length * 2));
     let y = this.box.padTop;
     for (let i = 0; i < n; i++) {

@@ -58,19 +58,32 @@ const marked = new Marked({
   },
 });
 
-let hooked = false;
+/** What the sanitiser lets through: no forms, no styles, no media that loads from elsewhere. */
+const PURIFY_CONFIG = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'img', 'video', 'audio'],
+  FORBID_ATTR: ['style'],
+};
+
+let purify: typeof DOMPurify | undefined;
+/**
+ * The chat's own sanitiser, configured once (a config passed to every
+ * `sanitize` is parsed again each time: its allow-lists were most of what
+ * a long stream of messages allocated).
+ */
 function purifier(): typeof DOMPurify {
-  if (!hooked) {
-    hooked = true;
+  if (!purify) {
+    purify = DOMPurify(window);
+    purify.setConfig(PURIFY_CONFIG);
     // Links open in a new tab and cannot reach back into this one.
-    DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    purify.addHook('afterSanitizeAttributes', (node) => {
       if (node.tagName === 'A') {
         node.setAttribute('target', '_blank');
         node.setAttribute('rel', 'noopener noreferrer');
       }
     });
   }
-  return DOMPurify;
+  return purify;
 }
 
 /** Markdown → safe HTML. */
@@ -78,10 +91,5 @@ export function renderMarkdown(src: string): string {
   // Fail closed: where DOMPurify cannot work, show the text, never raw HTML.
   if (!DOMPurify.isSupported) return `<p>${escapeHtml(src)}</p>`;
   const html = marked.parse(src, { async: false });
-  return purifier().sanitize(html, {
-    USE_PROFILES: { html: true },
-    // No forms, no styles, no media that loads from elsewhere.
-    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'img', 'video', 'audio'],
-    FORBID_ATTR: ['style'],
-  });
+  return purifier().sanitize(html);
 }

@@ -16,7 +16,7 @@ import type { ChatCallbacks, ChatContext } from './callbacks';
 import { EntryList } from './entry-list';
 import { exitStatus, exitTone } from './exit';
 import { tooLongToSend } from './limits';
-import { contextKey, logEntries } from './log-entries';
+import { contextKey, LogEntries } from './log-entries';
 import { agentModels, ModePicker } from './modes';
 import { chatStatus, type ChatState, type ChatStatus } from './state';
 
@@ -66,6 +66,7 @@ export class ChatView {
   /** The transcript's entries; only those near the view are drawn. */
   private readonly list: EntryList;
   private readonly announcer = new Announcer();
+  private readonly entries: LogEntries;
   /** The state last drawn (entries drawn on a scroll take their streamed text from it). */
   private lastState: ChatState | undefined;
   private lastStatus: ChatStatus | undefined;
@@ -96,6 +97,10 @@ export class ChatView {
     // A feed: its entries (articles, each with its place in the whole log) come and go as the reader scrolls.
     this.log = h('div', { class: 'chat-log', role: 'feed', 'aria-label': 'Conversation', tabindex: 0 });
     this.list = new EntryList(this.log, () => { this.afterList(); });
+    this.entries = new LogEntries(cb, (from) => {
+      this.renderResumed(from);
+      return this.resumedNote;
+    });
     this.jumpButton = h('button', { type: 'button', class: 'btn approval-jump', hidden: true, onclick: () => { this.jumpToApproval(); } }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), 'Approval waiting ', h('span', { 'aria-hidden': 'true' }, '↓'));
     this.input = h('textarea', {
       class: 'composer-input',
@@ -189,10 +194,7 @@ export class ChatView {
       this.checkJump();
       return;
     }
-    const entries = logEntries(state, ctx, this.cb, (from) => {
-      this.renderResumed(from);
-      return this.resumedNote;
-    });
+    const entries = this.entries.of(state, ctx);
     this.empty.hidden = entries.length > 0;
     // Calls afterList: the live text, the jump control.
     this.list.set(entries);
