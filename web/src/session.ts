@@ -308,6 +308,8 @@ export class SessionController {
       return;
     }
     this.backlogUntil = lastSeq;
+    // While it arrives the page mostly waits on the network: the chat gets its first drawing ready.
+    setTimeout(() => { this.chat.prepare(); }, 0);
     // A replay that stalls (a slow link) still shows what came so far.
     this.backlogTimer = setTimeout(() => { this.endBacklog(); }, BACKLOG_WAIT_MS);
   }

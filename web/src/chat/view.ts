@@ -17,6 +17,7 @@ import { EntryList } from './entry-list';
 import { exitStatus, exitTone } from './exit';
 import { tooLongToSend } from './limits';
 import { contextKey, LogEntries } from './log-entries';
+import { prepareMarkdown } from './markdown';
 import { agentModels, ModePicker } from './modes';
 import { chatStatus, type ChatState, type ChatStatus } from './state';
 
@@ -69,6 +70,7 @@ export class ChatView {
   private readonly entries: LogEntries;
   /** The state last drawn (entries drawn on a scroll take their streamed text from it). */
   private lastState: ChatState | undefined;
+  private prepared = false;
   private lastStatus: ChatStatus | undefined;
   private lastEmpty = '';
   /** What the last full render drew from (a frame with the same inputs only updates live text). */
@@ -171,6 +173,13 @@ export class ChatView {
       });
     }
     if (this.jumpButton.hidden === outside) this.jumpButton.hidden = !outside;
+  }
+
+  /** Readies what drawing the first entries needs (the markdown renderer), while a long history arrives. */
+  prepare(): void {
+    if (this.prepared) return;
+    this.prepared = true;
+    prepareMarkdown();
   }
 
   /** Moves the keyboard focus to the composer; false when it cannot take it (hidden, disabled). */
