@@ -40,6 +40,8 @@ export interface SessionHost {
   resumedBy(id: string): string | undefined;
 }
 
+/** A history of at most this many events is replayed by the socket (over HTTP it would cost a round trip first). */
+const SHORT_HISTORY = 200;
 /** The longest the chat waits for a replay to arrive whole before drawing what it has, in ms. */
 const BACKLOG_WAIT_MS = 3000;
 
@@ -171,8 +173,10 @@ export class SessionController {
   start(): void {
     this.terminal.mount();
     this.render();
-    // A session this tab knows nothing of yet (and did not just start): its history comes over HTTP.
-    if (this.state.lastSeq === 0 && !this.drivesFirst) void this.loadBacklog();
+    // A session this tab has no state for (and did not just start), unless it is known to be
+    // short: its history comes over HTTP, in one answer, rather than a message per event.
+    const known = this.host.info(this.id)?.last_seq;
+    if (this.state.lastSeq === 0 && !this.drivesFirst && (known === undefined || known > SHORT_HISTORY)) void this.loadBacklog();
     else this.socket.start();
   }
 
