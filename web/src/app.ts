@@ -1,13 +1,13 @@
 // The application shell: top bar (layout and theme toggles), the disconnected
 // banner, the sessions sidebar and the workspace holding the open session's
-// chat and terminal panes, or the board. The open session lives in the URL
-// hash (#/session/<id>, the board at #/board) so a reload or a second tab
-// lands on the same one. The session list comes from the live board stream.
+// chat and terminal panes, or the board, or a replay: whatever the address
+// names (routes.ts), so a reload or a second tab lands on the same one. The
+// session list comes from the live board stream.
 import type { Board, ProfileInfo, SessionInfo } from './generated/protocol';
 import { clearShared, markShared } from './auth';
 import { api, ApiError } from './net/api';
 import { BoardFeed } from './net/board';
-import type { SocketState } from './net/socket';
+import { hashApproval, hashBoard, hashReplay, hashSession, sessionHash } from './routes';
 import { SessionController } from './session';
 import { measureNewTerminal } from './terminal/measure';
 import { h } from './ui/dom';
@@ -24,37 +24,8 @@ import { chatStatus } from './chat/state';
 import { setExitViewer } from './chat/exit';
 import { sessionLabel } from './ui/rename';
 import { latestResumption } from './ui/resume';
-
-/** How the workspace shows the two panes. */
-export type Layout = 'split' | 'terminal' | 'chat';
-
-const LAYOUT_KEY = 'duet.layout';
-
-function savedLayout(): Layout {
-  const v = localStorage.getItem(LAYOUT_KEY);
-  return v === 'terminal' || v === 'chat' ? v : 'split';
-}
-
-function hashBoard(): boolean {
-  return location.hash === '#/board';
-}
-
-/** `#/session/<id>/replay`: the replay of that session. */
-function hashReplay(): string | undefined {
-  const m = /^#\/session\/([^/?#]+)\/replay$/.exec(location.hash);
-  return m?.[1] === undefined ? undefined : decodeURIComponent(m[1]);
-}
-
-/** `#/session/<id>`, or `#/session/<id>/approval/<request id>` (from a notification). */
-function hashSession(): string | undefined {
-  const m = /^#\/session\/([^/?#]+)(?:\/approval\/[^/?#]+)?$/.exec(location.hash);
-  return m?.[1] !== undefined ? decodeURIComponent(m[1]) : undefined;
-}
-
-function hashApproval(): string | undefined {
-  const m = /^#\/session\/[^/?#]+\/approval\/([^/?#]+)$/.exec(location.hash);
-  return m?.[1] !== undefined ? decodeURIComponent(m[1]) : undefined;
-}
+import { ConnectionBanner } from './ui/banner';
+import { LayoutSwitch, savedLayout, type Layout } from './ui/layout';
 
 /** The running application. */
 export class App {
@@ -64,13 +35,11 @@ export class App {
   private readonly chatSlot: HTMLElement;
   private readonly termSlot: HTMLElement;
   private readonly emptyState: HTMLElement;
-  private readonly banner: HTMLElement;
-  private readonly bannerText: HTMLElement;
+  private readonly banner: ConnectionBanner;
   private readonly titleEl: HTMLElement;
   private readonly themeButton: HTMLButtonElement;
   private readonly menu: SidebarToggle;
-  private readonly layoutButtons = new Map<Layout, HTMLButtonElement>();
-  private readonly layoutGroup: HTMLElement;
+  private readonly layoutGroup: LayoutSwitch;
   private readonly boardView: BoardView;
   private readonly feed: BoardFeed;
   private readonly notifier = new Notifier((url) => { location.hash = url.hash; });
@@ -87,7 +56,6 @@ export class App {
   private readonly replayLink: HTMLAnchorElement;
   private theme: ThemeName = currentTheme();
   private layout: Layout = savedLayout();
-  private bannerTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly onUnauthorized: () => void) {
     this.sidebar = new Sidebar({
@@ -100,19 +68,12 @@ export class App {
     this.root = h('div', { class: 'app' });
     this.menu = new SidebarToggle(this.root, this.sidebar.root);
     this.titleEl = h('span', { class: 'session-title' });
-    const layoutGroup = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Layout' });
-    this.layoutGroup = layoutGroup;
-    for (const [layout, label] of [['split', 'Split'], ['chat', 'Chat'], ['terminal', 'Terminal']] as const) {
-      const b = h('button', { type: 'button', class: 'seg', 'data-layout': layout, onclick: () => { this.setLayout(layout); } }, label);
-      this.layoutButtons.set(layout, b);
-      layoutGroup.append(b);
-    }
+    this.layoutGroup = new LayoutSwitch((layout) => { this.setLayout(layout); });
     this.themeButton = h('button', { type: 'button', class: 'btn btn-icon theme-toggle', onclick: () => { this.setTheme(this.theme === 'dark' ? 'light' : 'dark', true); } });
     this.replayLink = h('a', { class: 'btn btn-quiet replay-link', hidden: true, title: 'Replay this session: the terminal and the chat at any moment' }, 'Replay');
-    const topbar = h('header', { class: 'topbar' }, this.menu.button, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), layoutGroup, this.replayLink, this.exportMenu.root, notifySettings(this.push, () => this.session?.id), this.themeButton);
+    const topbar = h('header', { class: 'topbar' }, this.menu.button, h('h1', { class: 'brand' }, 'duet'), this.titleEl, h('span', { class: 'spacer' }), this.layoutGroup.root, this.replayLink, this.exportMenu.root, notifySettings(this.push, () => this.session?.id), this.themeButton);
 
-    this.bannerText = h('span', {});
-    this.banner = h('div', { class: 'banner', role: 'alert', hidden: true }, this.bannerText, h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => { this.session?.resume(); } }, 'Retry now'));
+    this.banner = new ConnectionBanner(() => { this.session?.resume(); }, () => { this.onUnauthorized(); });
 
     this.chatSlot = h('div', { class: 'slot chat-slot' });
     this.termSlot = h('div', { class: 'slot term-slot' });
@@ -126,7 +87,7 @@ export class App {
     this.workspace = h('main', { class: 'workspace', 'data-layout': this.layout }, this.chatSlot, this.termSlot, this.emptyState, this.boardView.root);
     const scrim = h('div', { class: 'scrim', onclick: () => { this.menu.closeDrawer(); } });
     this.replaySlot = h('div', { class: 'replay-slot', hidden: true });
-    this.root.append(topbar, this.banner, this.replaySlot, h('div', { class: 'body' }, this.sidebar.root, scrim, this.workspace));
+    this.root.append(topbar, this.banner.root, this.replaySlot, h('div', { class: 'body' }, this.sidebar.root, scrim, this.workspace));
   }
 
   /** Loads profiles and sessions and opens the session in the hash (or none). */
@@ -233,7 +194,7 @@ export class App {
       // Out of the terminal: to the message box when it is on screen and usable, else to the top bar.
       leaveTerminal: () => { if (!this.session?.chat.focusComposer()) this.menu.button.focus(); },
       resume: (sid) => this.resumeSession(sid),
-      connection: (sid, state) => { if (sid === this.session?.id) this.showConnection(state); },
+      connection: (sid, state) => { if (sid === this.session?.id) this.banner.show(state); },
       changed: (sid) => { this.sessionChanged(sid); },
       resumedBy: (sid) => latestResumption(sid, (x) => this.sidebar.known.find((k) => k.id === x) ?? this.created.get(x)),
     }, this.theme, this.created.has(id));
@@ -258,7 +219,7 @@ export class App {
     this.replayView = r;
     this.replaySlot.replaceChildren(r.bar);
     this.replaySlot.hidden = false;
-    this.showConnection(null);
+    this.banner.show(null);
     // Whatever the last live session was: a replay has both panes.
     this.workspace.dataset.chat = 'yes';
     this.layoutGroup.hidden = false;
@@ -291,7 +252,7 @@ export class App {
     this.titleEl.textContent = hashBoard() ? 'Board' : '';
     this.exportMenu.update();
     this.replayLink.hidden = true;
-    this.showConnection(null);
+    this.banner.show(null);
     if (hashBoard()) {
       this.emptyState.hidden = true;
       return;
@@ -309,7 +270,7 @@ export class App {
   }
 
   private navigate(id: string | undefined): void {
-    const hash = id === undefined ? '' : `#/session/${encodeURIComponent(id)}`;
+    const hash = sessionHash(id);
     if (location.hash === hash || (hash === '' && location.hash === '')) {
       this.openFromHash();
       return;
@@ -430,59 +391,10 @@ export class App {
     this.layoutGroup.hidden = !s.hasChat;
   }
 
-  private showConnection(state: SocketState | null): void {
-    clearInterval(this.bannerTimer);
-    const show = (text: string | null, retry: boolean): void => {
-      this.banner.hidden = text === null;
-      this.bannerText.textContent = text ?? '';
-      this.banner.dataset.retry = String(retry);
-    };
-    if (!state) {
-      show(null, false);
-      return;
-    }
-    switch (state.kind) {
-      case 'open':
-        show(null, false);
-        return;
-      case 'connecting':
-        show(state.attempt > 0 ? (state.serverStopped ? 'The server stopped — reconnecting…' : 'Disconnected — reconnecting…') : null, false);
-        return;
-      case 'waiting': {
-        const tick = (): void => {
-          const secs = Math.max(0, Math.ceil((state.retryAt - Date.now()) / 1000));
-          show(state.serverStopped
-            ? `The server stopped (shut down or restarting) — reconnecting in ${secs} s.`
-            : `Disconnected from the server — reconnecting in ${secs} s. The chat and terminal resume where they left off.`, true);
-        };
-        tick();
-        this.bannerTimer = setInterval(tick, 1000);
-        return;
-      }
-      case 'closed':
-        switch (state.reason) {
-          case 'gone':
-            show('This session no longer exists.', false);
-            return;
-          case 'unauthorized':
-            this.onUnauthorized();
-            return;
-          case 'suspended':
-            show('Paused while the page was in the background.', true);
-            return;
-          case 'ended':
-          case 'stopped':
-            show(null, false);
-            return;
-        }
-    }
-  }
-
   private setLayout(layout: Layout): void {
     this.layout = layout;
     this.workspace.dataset.layout = layout;
-    localStorage.setItem(LAYOUT_KEY, layout);
-    for (const [l, b] of this.layoutButtons) b.setAttribute('aria-pressed', String(l === layout));
+    this.layoutGroup.show(layout);
   }
 
   private setTheme(theme: ThemeName, remember: boolean): void {

@@ -9,12 +9,14 @@ import { exitTone } from './chat/exit';
 import { historySegments, type HistorySegment } from './chat/history';
 import { initialChatState, reduce, type ChatInput, type ChatState } from './chat/state';
 import { api, ApiError } from './net/api';
+import { fetchBacklog, HeldEvents } from './net/backlog';
 import { SessionSocket, type SocketState } from './net/socket';
 import { TerminalPane, type ScreenDump } from './terminal/terminal';
 import { h } from './ui/dom';
 import { onDeviceName } from './ui/device';
 import { ResumeControl } from './ui/resume';
 import { canDrive, isHeadless } from './ui/roles';
+import { KeysNote } from './ui/keys-note';
 import { PresenceBar } from './ui/share';
 import type { ThemeName } from './ui/theme';
 
@@ -38,10 +40,10 @@ export interface SessionHost {
   resumedBy(id: string): string | undefined;
 }
 
+/** A history of at most this many events is replayed by the socket (over HTTP it would cost a round trip first). */
+const SHORT_HISTORY = 200;
 /** The longest the chat waits for a replay to arrive whole before drawing what it has, in ms. */
 const BACKLOG_WAIT_MS = 3000;
-/** How long the "Read only" note stays over the terminal after the last refused key, in ms. */
-const KEYS_NOTE_MS = 5000;
 
 /** Chat states of sessions this tab has shown, so switching back resumes instead of replaying. */
 const cache = new Map<string, ChatState>();
@@ -73,6 +75,9 @@ export class SessionController {
    */
   private backlogUntil = 0;
   private backlogTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The socket's events while the history fetched over HTTP is on its way (net/backlog.ts). */
+  private readonly held = new HeldEvents();
+  private disposed = false;
   /** The current connection got its hello. */
   private hello = false;
   /** Some connection got its hello: a drop now is a reconnect. */
@@ -90,9 +95,7 @@ export class SessionController {
   private clients: ConnectedClient[] = [];
   private readonly presence: PresenceBar;
   /** Over the terminal for roles that cannot type and for headless agents. */
-  private readonly keysNote: HTMLElement;
-  private readonly keysNoteText: HTMLElement;
-  private keysNoteTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly keysNote = new KeysNote();
 
   constructor(
     readonly id: string,
@@ -136,9 +139,7 @@ export class SessionController {
     const dismiss = h('button', { type: 'button', class: 'btn btn-quiet dismiss', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => { this.bannerDismissed = true; this.render(); } }, '✕');
     this.exitBanner = h('div', { class: 'term-banner', role: 'status', hidden: true }, this.exitBannerText, this.bannerResume.root, dismiss);
     this.terminal.root.append(this.exitBanner);
-    this.keysNoteText = h('span', { class: 'term-note-text' });
-    this.keysNote = h('div', { class: 'term-note keys-note', role: 'status', hidden: true }, this.keysNoteText);
-    this.terminal.addNote(this.keysNote);
+    this.terminal.addNote(this.keysNote.root);
     this.presence = new PresenceBar(id);
     this.chat.root.insertBefore(this.presence.root, this.chat.root.children[1] ?? null);
     this.socket = new SessionSocket(id, {
@@ -152,7 +153,7 @@ export class SessionController {
         this.host.connection(id, s);
         this.scheduleRender();
       },
-      resumeFrom: () => this.state.lastSeq,
+      resumeFrom: () => Math.max(this.state.lastSeq, this.held.upTo),
       diagnose: () => this.diagnose(),
     });
     // A new device name reaches the other clients with the next connection.
@@ -165,23 +166,46 @@ export class SessionController {
   }
 
   private showKeysNote(): void {
-    const headless = isHeadless(this.channelInfo?.kind);
-    const text = headless
-      ? 'This agent runs without a terminal: keystrokes are not sent. This pane shows its error output and a line per prompt, tool call and turn; write to it in the chat.'
-      : 'Read only: your keystrokes are not sent.';
-    if (this.keysNoteText.textContent !== text) this.keysNoteText.textContent = text;
-    this.keysNote.hidden = false;
-    // The read-only note sits over the terminal's bottom rows: it goes a
-    // while after the last refused key (the headless note explains the pane, and stays).
-    clearTimeout(this.keysNoteTimer);
-    if (!headless) this.keysNoteTimer = setTimeout(() => { this.keysNote.hidden = true; }, KEYS_NOTE_MS);
+    this.keysNote.show(isHeadless(this.channelInfo?.kind));
   }
 
   /** Starts the terminal and the connection; the panes must be in the document. */
   start(): void {
     this.terminal.mount();
     this.render();
+    // A session this tab has no state for (and did not just start), unless it is known to be
+    // short: its history comes over HTTP, in one answer, rather than a message per event.
+    const known = this.host.info(this.id)?.last_seq;
+    if (this.state.lastSeq === 0 && !this.drivesFirst && (known === undefined || known > SHORT_HISTORY)) void this.loadBacklog();
+    else this.socket.start();
+  }
+
+  /**
+   * Fetches the history over HTTP and connects the socket from where it
+   * ends as soon as that is known; the socket's events wait for it. Without
+   * it (an error, a broken answer) the socket replays it all, as before.
+   */
+  private async loadBacklog(): Promise<void> {
+    const backlog = await fetchBacklog(this.id);
+    if (this.disposed) return;
+    if (!backlog) {
+      this.socket.start();
+      return;
+    }
+    const generation = this.held.begin(backlog.lastSeq);
     this.socket.start();
+    const events = await backlog.events.catch(() => undefined);
+    const held = this.held.finish(generation);
+    // Disposed meanwhile, or the server turned out to be another run (see the hello): not these.
+    if (!held) return;
+    if (!events) {
+      // The body broke off: connect again from what this tab has; the socket replays the rest.
+      this.socket.start();
+      return;
+    }
+    // The reducer skips what it has seen (a socket that connected again may have sent some twice).
+    for (const m of events) this.dispatch(m);
+    for (const m of held) this.onMessage(m);
   }
 
   /** The current chat state (read-only; for the sidebar and debugging). */
@@ -227,6 +251,8 @@ export class SessionController {
 
   /** Detaches; the chat state is kept for a later return to this session. */
   dispose(): void {
+    this.disposed = true;
+    this.held.cancel();
     cancelAnimationFrame(this.frame);
     clearTimeout(this.backlogTimer);
     cache.set(this.id, this.state);
@@ -238,6 +264,7 @@ export class SessionController {
   }
 
   private onMessage(m: ServerMessage): void {
+    if (this.held.hold(m)) return;
     switch (m.type) {
       case 'hello':
         this.profile = m.profile;
@@ -247,14 +274,15 @@ export class SessionController {
         this.clientId = m.client_id;
         this.clients = m.clients;
         this.terminal.setMayDrive(canDrive(m.role));
-        this.keysNote.hidden = this.takesKeys();
-        if (!this.keysNote.hidden) this.showKeysNote();
+        if (this.takesKeys()) this.keysNote.hide();
+        else this.showKeysNote();
         this.terminal.root.dataset.headless = String(isHeadless(m.channel.kind));
         this.root().dataset.role = m.role;
         if (m.last_seq < this.state.lastSeq) {
           // The server's event log is shorter than what we have: it is a
           // different run (state dir wiped). Start over from its beginning.
           this.state = initialChatState;
+          this.held.cancel();
           this.dispatch(m);
           this.socket.start();
           return;
@@ -308,6 +336,8 @@ export class SessionController {
       return;
     }
     this.backlogUntil = lastSeq;
+    // While it arrives the page mostly waits on the network: the chat gets its first drawing ready.
+    setTimeout(() => { this.chat.prepare(); }, 0);
     // A replay that stalls (a slow link) still shows what came so far.
     this.backlogTimer = setTimeout(() => { this.endBacklog(); }, BACKLOG_WAIT_MS);
   }

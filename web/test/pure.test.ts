@@ -150,4 +150,17 @@ describe('sidecar events are checked against the generated types', () => {
     expect(canUseTool({ subtype: 'can_use_tool', tool_name: 'bash' })).toEqual({ subtype: 'can_use_tool', tool_name: 'bash', input: null });
     expect(canUseTool({ subtype: 'interrupt' })).toBeUndefined();
   });
+
+  it('checks a tagged union by the branch its tag names, and fills the defaults of the first branch that fits', () => {
+    // The tag picks the branch; that branch's fields must fit (the other branches are not tried).
+    expect(blocksOf([{ type: 'tool_use', id: 't' }, { type: 'text', thinking: 'x' }, { type: 42 }, { id: 't', name: 'n' }])).toEqual([]);
+    // An event frame: the event is a known event (its defaults filled, as serde would) or any object (kept as it is).
+    const frame = (event: unknown) => JSON.stringify({ type: 'event', seq: 3, event });
+    const known = parseServerMessage(frame({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'bash' }] } }));
+    expect(known).toMatchObject({ event: { message: { content: [{ type: 'tool_use', input: null }] } } });
+    expect(parseServerMessage(frame({ type: 'assistant', message: { role: 'assistant', content: 42 } }))).toMatchObject({ event: { message: { content: 42 } } });
+    expect(parseServerMessage(frame({ type: 'x-new-kind', n: 1 }))).toMatchObject({ event: { type: 'x-new-kind', n: 1 } });
+    expect(parseServerMessage(frame('not an object'))).toBeUndefined();
+    expect(parseServerMessage(JSON.stringify({ type: 'event', seq: -1, event: {} }))).toBeUndefined();
+  });
 });

@@ -7,6 +7,7 @@
 // running `cat`, is the floor of a terminal page.
 import { writeFileSync } from 'node:fs';
 import { createSession, duetContext, launch, openDuet, openTtyd } from './pages.mjs';
+import { chatEntries } from './probes.mjs';
 import { memory, renderers } from './proc.mjs';
 import { log, sleep } from './stats.mjs';
 
@@ -31,7 +32,7 @@ async function measure(cdp, page) {
     rendererPssMB: (r.pssKb * 1024) / MB,
     rendererPrivateMB: (r.privateKb * 1024) / MB,
     renderers: procs.map((p) => `${p.pid}: ${Math.round(p.rssKb / 1024)} MiB`).join(', '),
-    chatEntries: await page.evaluate(() => document.querySelectorAll('.chat-log > [data-kind]').length),
+    chatEntries: await page.evaluate(chatEntries),
   };
 }
 

@@ -5,7 +5,7 @@
 // timed for a session with nothing behind it (one line on its terminal, no
 // chat) and for ttyd's page with the same one-line program: the floor of
 // each page.
-import { installJankProbe, installOpenProbe } from './probes.mjs';
+import { chatEntries, installJankProbe, installOpenProbe } from './probes.mjs';
 import { createSession, sessionInfo, sessionScreen } from './pages.mjs';
 import { log, sleep, summary } from './stats.mjs';
 
@@ -61,7 +61,7 @@ export async function opening({ duetCtx, duet, ttydCtx, ttyd, events, loads }) {
     const p = await duetCtx.newPage();
     await p.goto(`${duet.url}/#/session/${encodeURIComponent(id)}`);
     await p.waitForFunction((m) => document.querySelector('.chat-log')?.textContent.includes(m), HISTORY_LAST, { timeout: 120_000 });
-    const n = await p.evaluate(() => document.querySelectorAll('.chat-log > [data-kind]').length);
+    const n = await p.evaluate(chatEntries);
     await p.close();
     return n;
   })();

@@ -138,3 +138,15 @@ export function installOpenProbe({ terminal, chat, composer }) {
 export function visibleRows() {
   return [...document.querySelectorAll('.xterm-rows')].map((rows) => [...rows.children].map((r) => r.textContent.trimEnd()).join('\n')).join('\n');
 }
+
+/**
+ * The chat log's length and how many of its entries have elements: the log
+ * draws only the entries near its view, each saying its place in the whole
+ * (`aria-setsize`); with none drawn, the drawn count is all there is.
+ */
+export function chatEntries() {
+  const drawn = document.querySelectorAll('.chat-log > [data-kind]');
+  const last = drawn[drawn.length - 1];
+  const total = Number(last?.getAttribute('aria-setsize') ?? drawn.length);
+  return { total, drawn: drawn.length };
+}

@@ -3,6 +3,8 @@
 
 const ms = (x) => (Number.isFinite(x) ? (x >= 100 ? x.toFixed(0) : x.toFixed(1)) : '—');
 const mb = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+/** "848 chat entries (40 drawn)"; a number alone from a run before the log was windowed. */
+const entries = (c) => (typeof c === 'number' ? `${c} chat entries` : `${c.total} chat entries (${c.drawn} drawn)`);
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}×` : '—');
 
 export function report(r) {
@@ -29,7 +31,7 @@ export function report(r) {
     row('open a long session', 'of which: terminal drawn / chat shown / prompt box usable, medians (ms)', `${ms(h.terminal.p50)} / ${ms(h.chat.p50)} / ${ms(h.composer.p50)}`, '—', '—', '—');
     row('open a long session', 'longest task while loading, median (ms)', ms(h.longestTaskMs.p50), '—', '—', '—');
     row('open a page', `a one-line terminal, no chat → drawn, median of ${n} (ms)`, ms(e.ready.p50), ms(t.ready.p50), ratio(e.ready.p50, t.ready.p50), '—');
-    notes.push(`open: history loads ${h.loads.map((x) => ms(x.ready)).join('/')} ms (${r.open.chatEntries} chat entries); longest task after ready ${h.loads.map((x) => ms(x.longestTaskAfterMs)).join('/')} ms; empty ${e.loads.map((x) => ms(x.ready)).join('/')}; ttyd ${t.loads.map((x) => ms(x.ready)).join('/')}`);
+    notes.push(`open: history loads ${h.loads.map((x) => ms(x.ready)).join('/')} ms (${entries(r.open.chatEntries)}); longest task after ready ${h.loads.map((x) => ms(x.longestTaskAfterMs)).join('/')} ms; empty ${e.loads.map((x) => ms(x.ready)).join('/')}; ttyd ${t.loads.map((x) => ms(x.ready)).join('/')}`);
   }
   if (r.memory) {
     const { duetBefore: b, duetAfter: a, ttyd: t } = r.memory;
@@ -38,7 +40,7 @@ export function report(r) {
     row('tab memory', 'renderer RSS / of which file mappings (Chromium\'s code) / private (MB)', `${mb(a.now.rendererRssMB)} / ${mb(a.now.rendererRssFileMB)} / ${mb(a.now.rendererPrivateMB)}`, `${mb(t.now.rendererRssMB)} / ${mb(t.now.rendererRssFileMB)} / ${mb(t.now.rendererPrivateMB)}`, '—', '—');
     row('tab memory', 'JS heap used, the same moment / after a full GC (MB)', `${mb(a.now.jsHeapUsedMB)} / ${mb(a.afterGc.jsHeapUsedMB)}`, `${mb(t.now.jsHeapUsedMB)} / ${mb(t.afterGc.jsHeapUsedMB)}`, '—', '—');
     row('tab memory', 'before the stream: renderer PSS / JS heap used (MB)', `${mb(b.now.rendererPssMB)} / ${mb(b.now.jsHeapUsedMB)}`, '—', '—', '—');
-    notes.push(`memory: streamed in ${r.memory.streamSeconds} s; chat entries ${a.now.chatEntries}; DOM nodes ${a.now.domNodes} (before ${b.now.domNodes}); after a full GC: PSS ${mb(a.afterGc.rendererPssMB)}, RSS ${mb(a.afterGc.rendererRssMB)} MB; renderer processes (RSS) ${a.now.renderers}`);
+    notes.push(`memory: streamed in ${r.memory.streamSeconds} s; ${entries(a.now.chatEntries)}; DOM nodes ${a.now.domNodes} (before ${b.now.domNodes}); after a full GC: PSS ${mb(a.afterGc.rendererPssMB)}, RSS ${mb(a.afterGc.rendererRssMB)} MB; renderer processes (RSS) ${a.now.renderers}`);
   }
   if (r.flood) {
     const { duet: d, ttyd: t } = r.flood;

@@ -1,6 +1,7 @@
 // The chat log's entries, one element per item: messages, thinking, tool
 // cards (input, diff, result, approval), commands, unsent prompts, the exit
-// note and the heading over an earlier session. Pure builders: the view
+// note and the heading over an earlier session. Each is an article of the
+// log's feed (an <article>, or role="article"). Pure builders: the view
 // decides when an entry is rebuilt.
 import { h } from '../ui/dom';
 import { approvalCard } from './approval-card';
@@ -53,13 +54,14 @@ export function renderItem(cb: ChatCallbacks, item: ChatItem, approval: Approval
       return h('article', { class: `msg assistant${item.streaming ? ' streaming' : ''}`, 'data-kind': 'assistant', 'aria-label': 'Assistant' }, body);
     }
     case 'thinking': {
-      const wasOpen = old instanceof HTMLDetailsElement && old.open;
-      return h('details', { class: 'thinking', 'data-kind': 'thinking', open: wasOpen }, h('summary', {}, item.streaming ? 'Thinking…' : 'Thought'), h('div', { class: 'thinking-text' }, item.text, item.streaming && h('span', { 'data-live': '' })));
+      const wasOpen = old?.querySelector('details')?.open === true;
+      return h('article', { class: 'thinking-entry', 'data-kind': 'thinking', 'aria-label': 'Thinking' }, h('details', { class: 'thinking', open: wasOpen }, h('summary', {}, item.streaming ? 'Thinking…' : 'Thought'), h('div', { class: 'thinking-text' }, item.text, item.streaming && h('span', { 'data-live': '' }))));
     }
     case 'tool':
       return toolCard(cb, item, approval, old, ctx, exited);
     case 'notice':
-      return h('p', { class: `notice notice-${item.level}`, 'data-kind': 'notice', role: item.level === 'error' ? 'alert' : undefined }, item.count > 1 ? `${item.text} (×${item.count})` : item.text);
+      // Told as it comes by the chat's live region (chat/announce.ts), not as an alert each time it is drawn.
+      return h('p', { class: `notice notice-${item.level}`, 'data-kind': 'notice', role: 'article' }, item.count > 1 ? `${item.text} (×${item.count})` : item.text);
   }
 }
 
@@ -198,5 +200,5 @@ function diffView(path: string, before: string, after: string): HTMLElement {
 
 /** The heading over one earlier session's part of the conversation. */
 export function historyHeading(session: string): HTMLElement {
-  return h('p', { class: 'history-heading', role: 'note', 'data-session-id': session }, 'Earlier conversation (session ', h('a', { href: `#/session/${encodeURIComponent(session)}` }, session.slice(0, 8)), ')');
+  return h('p', { class: 'history-heading', role: 'article', 'data-session-id': session }, 'Earlier conversation (session ', h('a', { href: `#/session/${encodeURIComponent(session)}` }, session.slice(0, 8)), ')');
 }

@@ -149,9 +149,15 @@ export function applyAssistant(state: ChatState, finalId: string | undefined, bl
     }
   });
 
-  const kept = next.items.filter((i) => !belongs(i));
-  const insertAt = firstAt < 0 ? kept.length : next.items.slice(0, firstAt).filter((i) => !belongs(i)).length;
-  next = { ...next, items: [...kept.slice(0, insertAt), ...fresh, ...kept.slice(insertAt)] };
+  // The message's items go; its fresh ones take the place of the first (or go at the end).
+  // One pass, one new array: a long log gets a final message per turn.
+  const items: ChatItem[] = [];
+  next.items.forEach((item, i) => {
+    if (i === firstAt) items.push(...fresh);
+    if (!belongs(item)) items.push(item);
+  });
+  if (firstAt < 0) items.push(...fresh);
+  next = { ...next, items };
   if (s?.messageId === messageId) next = { ...next, stream: { ...s, finalised: true } };
   // Approvals that arrived before their tool existed attach now.
   for (const t of fresh) if (t.kind === 'tool') next = linkApprovalToTool(next, t.toolUseId);

@@ -1,35 +1,30 @@
 // The chat pane: status line, transcript, composer. It renders a ChatState and
 // reports user intents (submit, approve, cancel) through callbacks; it owns no
-// conversation state of its own. Items are keyed by id and rebuilt only when
-// their object (or their approval's) changed. While a reply streams only its
-// text changes (`stream.live`): a frame then appends the new characters to one
-// text node per open block and walks nothing else, O(1) in the transcript's
-// length; the block's markdown is rendered once, when the block ends.
-import type { ExitInfo } from '../generated/protocol';
+// conversation state of its own. The transcript is a windowed list
+// (chat/entry-list.ts): every entry is data (chat/log-entries.ts), only those
+// near the view have elements, rebuilt only when their object (or their
+// approval's) changed. While a reply streams only its text changes
+// (`stream.live`): a frame then appends the new characters to one text node
+// per open block and walks nothing else, O(1) in the transcript's length; the
+// block's markdown is rendered once, when the block ends.
 import { canApprove, canDrive } from '../ui/roles';
 import { h } from '../ui/dom';
 import { budgetLine, usageDetail, usageLine } from './usage';
 import { ResumeControl } from '../ui/resume';
+import { Announcer } from './announce';
 import type { ChatCallbacks, ChatContext } from './callbacks';
-import { exitSentence, exitStatus, exitTone } from './exit';
-import { historyHeading, pendingEl, renderItem } from './entries';
+import { EntryList } from './entry-list';
+import { exitStatus, exitTone } from './exit';
 import { tooLongToSend } from './limits';
+import { contextKey, LogEntries } from './log-entries';
+import { prepareMarkdown } from './markdown';
 import { agentModels, ModePicker } from './modes';
-import type { HistorySegment } from './history';
-import { approvalOf, chatStatus, type ApprovalView, type ChatItem, type ChatState, type ChatStatus, type PendingSubmit } from './state';
+import { chatStatus, type ChatState, type ChatStatus } from './state';
 
 // The view's API stays here for its importers (the session, the replay view).
 export type { ApprovalChoice, ChatCallbacks, ChatContext } from './callbacks';
 export { outcomeText } from './approval-card';
 export { exitSentence } from './exit';
-
-interface Rendered {
-  el: HTMLElement;
-  item: ChatItem | PendingSubmit | ExitInfo | HistorySegment | string;
-  approval: ApprovalView | undefined;
-  /** What else the element depends on (approvals possible, program ended). */
-  ctxKey: string;
-}
 
 const STATUS_TEXT: Record<ChatStatus, string> = {
   idle: 'Idle',
@@ -69,22 +64,23 @@ export class ChatView {
   private readonly composerError: HTMLElement;
   private readonly composer: HTMLFormElement;
   private readonly resume: ResumeControl;
-  private readonly rendered = new Map<string, Rendered>();
+  /** The transcript's entries; only those near the view are drawn. */
+  private readonly list: EntryList;
+  private readonly announcer = new Announcer();
+  private readonly entries: LogEntries;
+  /** The state last drawn (entries drawn on a scroll take their streamed text from it). */
+  private lastState: ChatState | undefined;
+  private prepared = false;
   private lastStatus: ChatStatus | undefined;
   private lastEmpty = '';
   /** What the last full render drew from (a frame with the same inputs only updates live text). */
   private lastDrawn: { items: ChatState['items']; approvals: ChatState['approvals']; pending: ChatState['pending']; exit: ChatState['exit']; ctxKey: string; history: ChatContext['history']; resumedFrom: string | undefined } | undefined;
   private lastPlaceholder = '';
-  /** Follow new content: true unless the reader scrolled up. */
-  private follow = true;
-  /** The scrollTop we set ourselves (its scroll event is not the reader's). */
-  private autoScrollTop = -1;
   /** The "approval waiting" control, shown while a pending approval is out of view. */
   private readonly jumpButton: HTMLButtonElement;
   private readonly statusJump: HTMLButtonElement;
   /** What the agent spent, and why prompts wait once a budget is spent. */
   private readonly statusUsage: HTMLElement;
-  private readonly resizeObserver: ResizeObserver | undefined;
 
   constructor(private readonly cb: ChatCallbacks) {
     this.statusText = h('span', { class: 'status-text' }, 'Connecting…');
@@ -99,8 +95,14 @@ export class ChatView {
     this.statusEl = h('div', { class: 'chat-status', role: 'status', 'aria-live': 'polite', 'data-status': 'idle' }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), this.statusText, this.statusJump, this.statusUsage, this.stopButton, this.modes.root, this.models.root, this.resume.root);
     this.empty = h('p', { class: 'chat-empty' }, 'No messages yet. Type a prompt below, or in the terminal.');
     // Placed by `render` below the earlier conversation, above this session's own.
-    this.resumedNote = h('p', { class: 'resumed-note', role: 'note' });
-    this.log = h('div', { class: 'chat-log', role: 'log', 'aria-label': 'Conversation', tabindex: 0, onscroll: () => { this.onScroll(); } }, this.empty);
+    this.resumedNote = h('p', { class: 'resumed-note', role: 'article' });
+    // A feed: its entries (articles, each with its place in the whole log) come and go as the reader scrolls.
+    this.log = h('div', { class: 'chat-log', role: 'feed', 'aria-label': 'Conversation', tabindex: 0 });
+    this.list = new EntryList(this.log, () => { this.afterList(); });
+    this.entries = new LogEntries(cb, (from) => {
+      this.renderResumed(from);
+      return this.resumedNote;
+    });
     this.jumpButton = h('button', { type: 'button', class: 'btn approval-jump', hidden: true, onclick: () => { this.jumpToApproval(); } }, h('span', { class: 'status-dot', 'aria-hidden': 'true' }), 'Approval waiting ', h('span', { 'aria-hidden': 'true' }, '↓'));
     this.input = h('textarea', {
       class: 'composer-input',
@@ -119,17 +121,12 @@ export class ChatView {
     this.composerError = h('p', { id: 'composer-error', class: 'composer-error', role: 'alert', hidden: true });
     const form = h('form', { class: 'composer', onsubmit: (ev: Event) => { ev.preventDefault(); this.send(); } }, this.composerNote, this.composerError, this.input, this.sendButton);
     this.composer = form;
-    this.root = h('section', { class: 'pane chat-pane', 'aria-label': 'Chat' }, this.statusEl, h('div', { class: 'chat-log-wrap' }, this.log, this.jumpButton), form);
-    // The log changes size (layout switch, window or keyboard): keep following, and re-check the jump control.
-    if (typeof ResizeObserver !== 'undefined') {
-      this.resizeObserver = new ResizeObserver(() => { this.afterLayout(); });
-      this.resizeObserver.observe(this.log);
-    }
+    this.root = h('section', { class: 'pane chat-pane', 'aria-label': 'Chat' }, this.statusEl, h('div', { class: 'chat-log-wrap' }, this.empty, this.log, this.jumpButton, this.announcer.root), form);
   }
 
   /** The reader is following the conversation (not scrolled up). */
   get following(): boolean {
-    return this.follow;
+    return this.list.following;
   }
 
   /**
@@ -142,42 +139,25 @@ export class ChatView {
     // Focus first: a focused card shows its key hint (`:focus-within`), one
     // line taller, and the scroll must place the card at its final height.
     card.focus({ preventScroll: true });
-    card.scrollIntoView({ block: 'center' });
-    this.follow = this.atBottom();
+    this.list.reveal(card);
     this.updateJump();
     return true;
   }
 
+  /** Pending approvals' cards: always drawn (their entries are pinned in the list). */
   private pendingApprovals(): HTMLElement[] {
     return [...this.log.querySelectorAll<HTMLElement>('.approval[data-approval-state]')];
   }
 
-  private atBottom(): boolean {
-    return this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48;
+  /** The list drew or scrolled: entries drawn just now take their streamed text, and the jump control is checked. */
+  private afterList(): void {
+    if (this.lastState) this.updateLive(this.lastState);
+    this.checkJump();
   }
 
-  private scrollToBottom(): void {
-    const top = this.log.scrollHeight - this.log.clientHeight;
-    if (Math.abs(this.log.scrollTop - top) < 1) return;
-    this.log.scrollTop = top;
-    this.autoScrollTop = this.log.scrollTop;
-  }
-
-  private onScroll(): void {
-    // Our own scroll keeps following; the reader's decides by where it ends.
-    if (this.autoScrollTop >= 0 && Math.abs(this.log.scrollTop - this.autoScrollTop) < 1) {
-      this.autoScrollTop = -1;
-    } else {
-      this.autoScrollTop = -1;
-      this.follow = this.atBottom();
-    }
-    this.updateJump();
-  }
-
-  private afterLayout(state?: ChatState): void {
-    if (this.follow) this.scrollToBottom();
+  private checkJump(): void {
     // No approval pending: no need to look for cards in the DOM.
-    if (state && this.jumpButton.hidden && !Object.values(state.approvals).some((a) => a.state === 'pending')) return;
+    if (this.jumpButton.hidden && !Object.values(this.lastState?.approvals ?? {}).some((a) => a.state === 'pending')) return;
     this.updateJump();
   }
 
@@ -195,6 +175,13 @@ export class ChatView {
     if (this.jumpButton.hidden === outside) this.jumpButton.hidden = !outside;
   }
 
+  /** Readies what drawing the first entries needs (the markdown renderer), while a long history arrives. */
+  prepare(): void {
+    if (this.prepared) return;
+    this.prepared = true;
+    prepareMarkdown();
+  }
+
   /** Moves the keyboard focus to the composer; false when it cannot take it (hidden, disabled). */
   focusComposer(): boolean {
     this.input.focus();
@@ -204,94 +191,29 @@ export class ChatView {
   /** Draws `state`. Cheap when little changed. */
   render(state: ChatState, ctx: ChatContext): void {
     this.renderStatus(state, ctx);
-    const exited = state.exit !== null;
-    const spent = ctx.budget?.exhausted;
-    const ctxKey = `${String(ctx.channel?.approve ?? true)}|${String(exited)}|${ctx.role ?? ''}|${spent ?? ''}`;
+    const ctxKey = contextKey(state, ctx);
     const last = this.lastDrawn;
     this.lastDrawn = { items: state.items, approvals: state.approvals, pending: state.pending, exit: state.exit, ctxKey, history: ctx.history, resumedFrom: ctx.resumedFrom };
+    this.lastState = state;
     // The earlier conversation and the resumed-from note come with the context, later than the state.
     if (last?.items === state.items && last.approvals === state.approvals && last.pending === state.pending && last.exit === state.exit && last.ctxKey === ctxKey && last.history === ctx.history && last.resumedFrom === ctx.resumedFrom) {
       // Only streamed text (or the status) changed: no walk over the transcript.
       this.updateLive(state);
-      this.afterLayout(state);
+      this.list.keepBottom();
+      this.checkJump();
       return;
     }
-    const active = document.activeElement;
-    let refocus: { el: HTMLElement; key: string | undefined } | undefined;
-
-    const wanted: Rendered[] = [];
-    const place = (key: string, item: Rendered['item'], approval: ApprovalView | undefined, make: (old: HTMLElement | undefined) => HTMLElement): void => {
-      const old = this.rendered.get(key);
-      if (old?.item === item && old.approval === approval && old.ctxKey === ctxKey) {
-        wanted.push(old);
-        return;
-      }
-      const el = make(old?.el);
-      if (old && active instanceof HTMLElement && old.el.contains(active)) {
-        // Keep the keyboard where it was: on the same control, or on the card.
-        refocus = { el, key: active.closest<HTMLElement>('[data-focus-key]')?.dataset.focusKey };
-      }
-      const r = { el, item, approval, ctxKey };
-      this.rendered.set(key, r);
-      wanted.push(r);
-    };
-    // The earlier conversation first, read-only, each session under its own heading.
-    for (const seg of ctx.history ?? []) {
-      place(`history:${seg.session}`, seg, undefined, () => historyHeading(seg.session));
-      for (const item of seg.state.items) {
-        const approval = item.kind === 'tool' ? approvalOf(seg.state, item) : undefined;
-        place(`h:${seg.session}:${item.id}`, item, approval, (old) => renderItem(this.cb, item, approval, old, ctx, true));
-      }
-    }
-    const from = ctx.resumedFrom;
-    if (from !== undefined) {
-      place('resumed', from, undefined, () => {
-        this.renderResumed(from);
-        return this.resumedNote;
-      });
-    }
-    for (const item of state.items) {
-      const approval = item.kind === 'tool' ? approvalOf(state, item) : undefined;
-      place(item.id, item, approval, (old) => renderItem(this.cb, item, approval, old, ctx, exited));
-    }
-    const drives = canDrive(ctx.role);
-    for (const p of state.pending) place(`pending:${p.id}`, p, undefined, () => pendingEl(this.cb, p, exited, drives, spent));
-    if (state.exit) {
-      const exit = state.exit;
-      place('exit', exit, undefined, () => h('p', { class: `exit-note is-${exitTone(exit)}`, 'data-kind': 'exit', role: 'note' }, `${exitSentence(exit)}.`));
-    }
-
-    // Put the elements in order, moving only what is out of place.
-    const keep = new Set(wanted.map((r) => r.el));
-    for (const [key, r] of this.rendered) {
-      if (!keep.has(r.el)) {
-        r.el.remove();
-        this.rendered.delete(key);
-      }
-    }
-    this.empty.hidden = wanted.length > 0;
-    let cursor: Element | null = this.empty.nextElementSibling;
-    for (const r of wanted) {
-      if (r.el !== cursor) this.log.insertBefore(r.el, cursor);
-      else cursor = cursor.nextElementSibling;
-    }
-    for (const child of [...this.log.children]) {
-      if (child !== this.empty && !keep.has(child as HTMLElement)) child.remove();
-    }
-    if (refocus) {
-      const { el, key } = refocus;
-      const same = [...el.querySelectorAll<HTMLElement>('[data-focus-key]')].find((e) => e.dataset.focusKey === key && !(e instanceof HTMLButtonElement && e.disabled));
-      const target = same ?? el.querySelector<HTMLElement>('.approval[tabindex], .approval-done[tabindex]') ?? el;
-      target.focus({ preventScroll: true });
-    }
-    this.updateLive(state);
-    this.afterLayout(state);
+    const entries = this.entries.of(state, ctx);
+    this.empty.hidden = entries.length > 0;
+    // Calls afterList: the live text, the jump control.
+    this.list.set(entries);
+    this.announcer.update(state, ctx.replay === true);
   }
 
   /** Appends what streamed since the last frame to each open block's live text node. */
   private updateLive(state: ChatState): void {
     for (const [id, text] of Object.entries(state.stream?.live ?? {})) {
-      const target = this.rendered.get(id)?.el.querySelector('[data-live]');
+      const target = this.list.element(id)?.querySelector('[data-live]');
       if (!target) continue;
       let node = target.firstChild;
       if (!(node instanceof Text)) node = target.appendChild(document.createTextNode(''));
