@@ -351,13 +351,20 @@ describe('local submits', () => {
     expect(s.exit).toEqual({ code: 0, success: true });
   });
 
-  it('advances past skipped lines', () => {
-    const s = reduce(initialChatState, { type: 'warning', id: 1, code: 'bad_line', message: 'not JSON', seq: 3 });
+  it('advances past skipped lines, and a warning ahead of the events drops none of them', () => {
+    const s = reduce(upTo(2), { type: 'warning', id: 1, code: 'bad_line', message: 'not JSON', seq: 3 });
     expect(s.lastSeq).toBe(3);
     // The same warning again (replayed to a new connection): nothing changes.
     expect(reduce(s, { type: 'warning', id: 1, code: 'bad_line', message: 'not JSON', seq: 3 })).toBe(s);
     // Another warning about a line already applied: no notice.
     expect(reduce(s, { type: 'warning', id: 2, code: 'bad_line', message: 'not JSON', seq: 3 }).items).toEqual(s.items);
+    // A fresh socket tells the warnings it keeps before it replays the events: the skipped
+    // line's seq must not make the events before it look seen.
+    const first = reduce(initialChatState, { type: 'warning', id: 1, code: 'bad_line', message: 'not JSON', seq: 3 });
+    const all = reduceAll(first, events.filter((m) => m.seq <= 2));
+    expect(all.lastSeq).toBe(2);
+    expect(transcript(upTo(2)).length).toBeGreaterThan(0);
+    expect(transcript(all)).toEqual([...transcript(first), ...transcript(upTo(2))]);
   });
 
   it('shows each numbered warning once, across reconnects', () => {

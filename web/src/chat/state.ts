@@ -46,9 +46,11 @@ export function reduce(state: ChatState, input: ChatInput): ChatState {
       if (input.id <= state.lastWarningId) return state;
       let next: ChatState = { ...state, lastWarningId: input.id };
       if (input.seq !== undefined) {
-        // A skipped sidecar line still consumes its seq, so `from=` stays right.
+        // A skipped sidecar line still consumes its seq, so `from=` stays right; but only in
+        // order: a fresh socket tells the warnings it keeps before it replays the events, and a
+        // later seq taken here made every event before it look seen (dropped).
         if (input.seq <= state.lastSeq) return next;
-        next = { ...next, lastSeq: input.seq };
+        if (input.seq === state.lastSeq + 1) next = { ...next, lastSeq: input.seq };
         return addNotice(next, 'warning', `Skipped an event: ${input.message}`);
       }
       return addNotice(next, 'warning', `Warning: ${input.message}`);
