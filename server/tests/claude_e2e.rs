@@ -206,10 +206,23 @@ async fn an_ended_conversation_is_resumed_with_its_history() {
     assert!(ended.resumable, "{ended:?}");
     let agent_id = ended.agent_session_id.clone().unwrap();
 
-    let (_, mut c, start) = run.resume().await;
+    let (resumed, mut c, start) = run.resume().await;
     assert_eq!(start["data"]["source"], "resume", "{start}");
     assert_eq!(start["data"]["session_id"], agent_id.as_str());
     run.asks_back(&mut c).await;
+    // The resumed session's chat shows the earlier one above it: its
+    // history holds the ended session's events, that prompt among them.
+    let history = run
+        .server()
+        .text(&format!("/api/sessions/{}/history", resumed.id))
+        .await;
+    let earlier = format!("\"session\":\"{}\"", run.id());
+    assert!(
+        history
+            .lines()
+            .any(|l| l.contains(&earlier) && l.contains(REMEMBER)),
+        "{history}"
+    );
     // The earlier chat stays readable beside the new one.
     let old = run
         .server()
