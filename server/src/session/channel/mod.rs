@@ -110,6 +110,14 @@ pub(crate) trait Channel: Send + Sync + 'static {
     /// with [`Conversation::reoffer`].
     fn asked(&self, _request_id: &str) {}
 
+    /// Whether the agent ends every turn with a `result` of its own (an
+    /// ACP prompt's response, stream-json's `result`): the end of a message
+    /// is then not the end of the turn, and no held prompt goes before the
+    /// `result` (its own turn would otherwise be counted over by it).
+    fn ends_turns_with_result(&self) -> bool {
+        false
+    }
+
     /// Keys that interrupt the agent's turn in its terminal.
     fn cancel_keys(&self) -> &'static [u8] {
         b"\x1b"

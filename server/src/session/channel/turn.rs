@@ -45,9 +45,20 @@ pub(crate) struct Turn {
     stopped: bool,
     /// Interrupted since the model last started a message.
     interrupted: bool,
+    /// Only a `result` ends a turn (see [`Turn::ends_with_result`]).
+    result_ends: bool,
 }
 
 impl Turn {
+    /// The agent ends every turn with a `result` (ACP, stream-json): a
+    /// final message and its stop are not the turn's end. At an ACP
+    /// prompt's end the open message is flushed before the `result`; taken
+    /// as the end, it let a held prompt go first, and that prompt's turn
+    /// was then counted over by the late `result`.
+    pub(crate) fn ends_with_result(&mut self) {
+        self.result_ends = true;
+    }
+
     /// Feeds one signal; returns whether the program is idle afterwards.
     pub(crate) fn on(&mut self, signal: Signal) -> bool {
         match signal {
@@ -84,7 +95,7 @@ impl Turn {
             }
             Signal::Denied | Signal::Result => self.busy = false,
         }
-        if self.busy && self.final_message && self.stopped {
+        if self.busy && self.final_message && self.stopped && !self.result_ends {
             self.busy = false;
         }
         self.idle()
@@ -160,5 +171,22 @@ mod tests {
         // ...and, that message started, a later tool result keeps it so.
         t.on(Assistant { tool_use: true });
         assert!(!t.on(ToolResults));
+    }
+
+    #[test]
+    fn an_agent_that_ends_turns_with_results_is_busy_until_its_result() {
+        let mut t = Turn::default();
+        t.ends_with_result();
+        t.on(SessionStart);
+        t.on(UserTurn);
+        t.on(Assistant { tool_use: false });
+        assert!(!t.on(MessageStop), "the message's end is not the turn's");
+        assert!(t.on(Result));
+        // Without the flag the same events end it at the stop.
+        let mut q = Turn::default();
+        q.on(SessionStart);
+        q.on(UserTurn);
+        q.on(Assistant { tool_use: false });
+        assert!(q.on(MessageStop));
     }
 }

@@ -232,6 +232,10 @@ impl Acp {
 }
 
 impl Channel for Acp {
+    fn ends_turns_with_result(&self) -> bool {
+        true
+    }
+
     fn deliver(&self, text: &str) -> Result<(), ChannelError> {
         self.inner.send(Out::Prompt(text.to_string()))
     }

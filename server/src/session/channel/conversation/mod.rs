@@ -163,6 +163,9 @@ impl Conversation {
 
     /// Connects the channel prompts and decisions go out through.
     pub(crate) fn set_channel(&self, channel: Arc<dyn Channel>) {
+        if channel.ends_turns_with_result() {
+            lock(&self.state).turn.ends_with_result();
+        }
         let _ = self.channel.set(channel);
     }
 

@@ -230,6 +230,10 @@ impl StreamJson {
 }
 
 impl Channel for StreamJson {
+    fn ends_turns_with_result(&self) -> bool {
+        true
+    }
+
     fn deliver(&self, text: &str) -> Result<(), ChannelError> {
         self.send(Out::Prompt(text.to_string()))
     }
