@@ -175,7 +175,7 @@ export class App {
     }
     const id = hashSession();
     this.jumpTo = hashApproval();
-    this.boardView.show(id === undefined && hashBoard());
+    if (id !== undefined) this.cover(undefined);
     if (id !== undefined && id === this.session?.id) {
       this.jump();
       return;
@@ -186,7 +186,6 @@ export class App {
       this.showEmpty();
       return;
     }
-    this.emptyState.hidden = true;
     const s = new SessionController(id, {
       profileChannel: (profile) => this.profiles.find((p) => p.name === profile)?.channel,
       info: (sid) => this.sidebar.known.find((x) => x.id === sid) ?? this.created.get(sid),
@@ -213,8 +212,7 @@ export class App {
   private openReplay(id: string): void {
     this.session?.dispose();
     this.session = null;
-    this.boardView.show(false);
-    this.emptyState.hidden = true;
+    this.cover(undefined);
     const r = new ReplayView(id, this.theme);
     this.replayView = r;
     this.replaySlot.replaceChildren(r.bar);
@@ -241,9 +239,12 @@ export class App {
     const id = s.id.slice(0, 8);
     this.exportMenu.update();
     this.replayLink.hidden = false;
-    this.replayLink.href = `#/session/${encodeURIComponent(s.id)}/replay`;
+    const replay = `#/session/${encodeURIComponent(s.id)}/replay`;
     const label = info ? sessionLabel(info) : undefined;
-    this.titleEl.textContent = info && label !== undefined ? `${label === info.profile ? label : `${label} · ${info.profile}`} · ${id}${info.resumed_from !== undefined ? ` (resumed from ${info.resumed_from.slice(0, 8)})` : ''}` : id;
+    const title = info && label !== undefined ? `${label === info.profile ? label : `${label} · ${info.profile}`} · ${id}${info.resumed_from !== undefined ? ` (resumed from ${info.resumed_from.slice(0, 8)})` : ''}` : id;
+    // Shown again at each board tick (each second of output): touch the page only for a change.
+    if (this.replayLink.getAttribute('href') !== replay) this.replayLink.href = replay;
+    if (this.titleEl.textContent !== title) this.titleEl.textContent = title;
   }
 
   private showEmpty(): void {
@@ -254,7 +255,7 @@ export class App {
     this.replayLink.hidden = true;
     this.banner.show(null);
     if (hashBoard()) {
-      this.emptyState.hidden = true;
+      this.cover('board');
       return;
     }
     const def = this.profiles.find((p) => p.default) ?? this.profiles[0];
@@ -266,7 +267,20 @@ export class App {
         this.sidebar.known.length > 0 && h('p', { class: 'muted' }, 'Or pick a running session from the list.'),
       ),
     );
-    this.emptyState.hidden = false;
+    this.cover('empty');
+  }
+
+  /**
+   * Shows `which` in place of a session, or neither. The workspace's grid
+   * follows its data-cover: an attribute rather than a :has() on the
+   * workspace, which made every row the terminal drew restyle the workspace
+   * (Chromium re-checks :has() on each node inserted below).
+   */
+  private cover(which: 'empty' | 'board' | undefined): void {
+    this.emptyState.hidden = which !== 'empty';
+    this.boardView.show(which === 'board');
+    if (which === undefined) delete this.workspace.dataset.cover;
+    else this.workspace.dataset.cover = which;
   }
 
   private navigate(id: string | undefined): void {

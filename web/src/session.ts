@@ -93,6 +93,8 @@ export class SessionController {
   private clientId: number | undefined;
   /** Who is attached (hello, then `clients`). */
   private clients: ConnectedClient[] = [];
+  /** What `infoChanged` last drew of the session's listing. */
+  private infoShown = '';
   private readonly presence: PresenceBar;
   /** Over the terminal for roles that cannot type and for headless agents. */
   private readonly keysNote = new KeysNote();
@@ -231,6 +233,11 @@ export class SessionController {
 
   /** New poll results for this session (e.g. it became resumable). */
   infoChanged(): void {
+    // The board ticks with each second of terminal output (every keystroke's
+    // echo is output): redraw only when what the view shows of it changed.
+    const shown = JSON.stringify([this.host.info(this.id), this.host.resumedBy(this.id)]);
+    if (shown === this.infoShown) return;
+    this.infoShown = shown;
     this.scheduleRender();
   }
 

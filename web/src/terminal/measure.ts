@@ -11,7 +11,7 @@ export interface WorkspaceParts {
   readonly workspace: HTMLElement;
   /** Where the session's terminal pane will be. */
   readonly termSlot: HTMLElement;
-  /** What shows in place of a session (the empty state, the board): hidden meanwhile. */
+  /** What shows in place of a session (the empty state, the board): hidden meanwhile, and the workspace's data-cover dropped. */
   readonly covers: readonly HTMLElement[];
 }
 
@@ -25,13 +25,16 @@ export function measureNewTerminal(parts: WorkspaceParts, hasChat: boolean, layo
   const { workspace, termSlot, covers } = parts;
   const hidden = covers.map((c) => c.hidden);
   const chat = workspace.dataset.chat;
+  const cover = workspace.dataset.cover;
   for (const c of covers) c.hidden = true;
+  delete workspace.dataset.cover;
   workspace.dataset.chat = hasChat ? 'yes' : 'none';
   workspace.dataset.layout = layout === 'chat' ? 'terminal' : layout;
   try {
     return TerminalPane.measureIn(termSlot, theme);
   } finally {
     covers.forEach((c, i) => { c.hidden = hidden[i] ?? false; });
+    if (cover !== undefined) workspace.dataset.cover = cover;
     if (chat === undefined) delete workspace.dataset.chat;
     else workspace.dataset.chat = chat;
     workspace.dataset.layout = layout;

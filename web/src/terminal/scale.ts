@@ -34,7 +34,10 @@ export function applyScale(el: HTMLElement, scale: number): void {
     delete el.dataset.scale;
     return;
   }
-  el.style.transform = `scale(${scale.toFixed(4)})`;
+  // Applied at every fit: unchanged, left alone (a same-value write restyles it).
+  const transform = `scale(${scale.toFixed(4)})`;
+  if (el.style.transform === transform) return;
+  el.style.transform = transform;
   el.style.transformOrigin = '0 0';
   el.dataset.scale = scale.toFixed(3);
 }

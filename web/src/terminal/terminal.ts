@@ -11,7 +11,7 @@ import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
 import { Terminal, type IDisposable } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
-import { h } from '../ui/dom';
+import { h, setHidden } from '../ui/dom';
 import { terminalThemes, type ThemeName } from '../ui/theme';
 import { BAR_KEYS, isLeaveKey, LEAVE_KEY, type BarKey } from './keys';
 import { saveFollowView, savedFollowView, terminalLook, type FollowView } from './look';
@@ -431,8 +431,9 @@ export class TerminalPane {
   private updateFitButton(): void {
     const f = this.fitSize();
     const off = f !== null && (f.cols !== this.term.cols || f.rows !== this.term.rows);
-    this.fitButton.hidden = this.driver || !off || !this.mayDrive;
-    this.root.dataset.driver = String(this.driver);
+    // Run at every fit (each resize of the pane): writes only changes (ui/dom.ts's setHidden says why).
+    setHidden(this.fitButton, this.driver || !off || !this.mayDrive);
+    if (this.root.dataset.driver !== String(this.driver)) this.root.dataset.driver = String(this.driver);
     // A driver's pane does not scroll (it fits): undo any scrolling left from following.
     if (this.driver && (this.host.scrollTop !== 0 || this.host.scrollLeft !== 0)) this.host.scrollTo(0, 0);
     this.updateFollowView();
@@ -445,8 +446,8 @@ export class TerminalPane {
     // The terminal's own size (offset sizes ignore the transform).
     const size = el ? { width: el.offsetWidth, height: el.offsetHeight } : { width: 0, height: 0 };
     const larger = !this.driver && room.width > 0 && (size.width > room.width + 1 || size.height > room.height + 1);
-    this.viewGroup.hidden = !larger;
-    this.followBar.hidden = this.driver || (this.viewGroup.hidden && this.fitButton.hidden);
+    setHidden(this.viewGroup, !larger);
+    setHidden(this.followBar, this.driver || (this.viewGroup.hidden && this.fitButton.hidden));
     if (el) applyScale(el, larger && this.followView === 'scale' ? fitScale(size, room) : 1);
   }
 

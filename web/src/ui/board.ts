@@ -8,7 +8,7 @@
 import type { Board, BoardEntry } from '../generated/protocol';
 import { exitClause } from '../chat/exit';
 import { presentTool, toolSummary } from '../chat/tools';
-import { h } from './dom';
+import { h, setHidden } from './dom';
 import { renameForm, sessionLabel } from './rename';
 import { budgetBlock } from './budget';
 import { canManage } from './roles';
@@ -61,7 +61,8 @@ export class BoardView {
 
   /** The board's stream is down (true) or back. */
   setOffline(offline: boolean): void {
-    this.offlineNote.hidden = !offline;
+    // Said at every board message.
+    setHidden(this.offlineNote, !offline);
   }
 
   /** Shows or hides the view; its clock runs only while shown. */

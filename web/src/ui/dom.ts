@@ -25,6 +25,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
   return el;
 }
 
+/** Shows or hides `el`, touching it only for a change: Chromium restyles an element for a same-value write too. */
+export function setHidden(el: HTMLElement, hidden: boolean): void {
+  if (el.hidden !== hidden) el.hidden = hidden;
+}
+
 /** Appends children, skipping empty ones. */
 export function append(el: Element, children: Child[]): void {
   for (const c of children) {

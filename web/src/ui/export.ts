@@ -67,6 +67,8 @@ export class ExportMenu {
   /** Follows the open session. */
   update(): void {
     const s = this.current();
+    // Asked again at each board tick: its links change only with the session.
+    if (s !== null && s.id === this.shownId && !this.root.hidden) return;
     // Another session (or none): what the menu offered was the last one's.
     if (s?.id !== this.shownId) this.close();
     this.shownId = s?.id;

@@ -42,8 +42,11 @@ export class PresenceBar {
 
   /** Shows who is connected; `me` is this tab's client id. */
   render(clients: ConnectedClient[], me: number | undefined, role: Role | undefined, principal: string | undefined): void {
-    this.last = { clients, me };
-    this.drawClients();
+    // The session redraws for other news too: rebuild the list only for new clients.
+    if (clients !== this.last.clients || me !== this.last.me) {
+      this.last = { clients, me };
+      this.drawClients();
+    }
     this.root.dataset.role = role ?? '';
     this.root.dataset.principal = principal ?? '';
     this.shareButton.hidden = role === undefined || !canManage(role);
