@@ -431,7 +431,6 @@ export class TerminalPane {
   private updateFitButton(): void {
     const f = this.fitSize();
     const off = f !== null && (f.cols !== this.term.cols || f.rows !== this.term.rows);
-    // Run at every fit (each resize of the pane): writes only changes (ui/dom.ts's setHidden says why).
     setHidden(this.fitButton, this.driver || !off || !this.mayDrive);
     if (this.root.dataset.driver !== String(this.driver)) this.root.dataset.driver = String(this.driver);
     // A driver's pane does not scroll (it fits): undo any scrolling left from following.
