@@ -256,12 +256,18 @@ async fn a_revoked_share_still_sending_gets_its_close_frame_not_a_reset() {
     let (mut sink, mut stream) = c.ws.split();
     let (started_tx, started) = tokio::sync::oneshot::channel();
     let flood = tokio::spawn(async move {
-        let keys = Message::Binary(vec![b'k'; 1 << 20].into());
+        let keys = Message::Binary(vec![b'k'; 1 << 18].into());
         let first = sink.send(keys.clone()).await;
         let _ = started_tx.send(());
         first?;
         loop {
             sink.send(keys.clone()).await?;
+            // A client reads while it sends (a browser does): once the
+            // server has closed, its lingering socket takes up to 64 MiB
+            // more before it resets, and a flood that never let the reading
+            // task run on a loaded machine sent all of that before the close
+            // frame was read (CI, once: EPIPE).
+            tokio::task::yield_now().await;
         }
     });
     started.await.unwrap();
