@@ -109,6 +109,21 @@ fn profile_of(kind: ChannelKind) -> Profile {
     }
 }
 
+/// What each of the process's descriptors is (for a failure's message:
+/// which ones stayed open).
+fn fd_targets() -> Vec<String> {
+    let mut targets: Vec<String> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .map(|e| match std::fs::read_link(e.path()) {
+            Ok(t) => format!("{}={}", e.file_name().to_string_lossy(), t.display()),
+            Err(_) => e.file_name().to_string_lossy().into_owned(),
+        })
+        .collect();
+    targets.sort();
+    targets
+}
+
 /// A client that keeps no connection between requests: the test's own
 /// sockets must not count as the server's.
 fn http() -> reqwest::Client {
@@ -232,7 +247,8 @@ async fn churn(kind_: ChannelKind, purge: bool) {
     let fds = open_fds();
     assert!(
         freed,
-        "{kind_:?} (purge {purge}): {left} sessions still in memory, {fds} descriptors open (before: {before})"
+        "{kind_:?} (purge {purge}): {left} sessions still in memory, {fds} descriptors open (before: {before}): {}",
+        fd_targets().join(", ")
     );
     let listed: Vec<duet_protocol::rest::SessionInfo> =
         support::fetch::json(http.get(server.url("/api/sessions")).bearer_auth(TOKEN)).await;
