@@ -133,6 +133,11 @@ export async function waitGreeted(page: Page): Promise<void> {
   await expect.poll(() => page.evaluate(() => window.duet?.connected() ?? false)).toBe(true);
 }
 
+/** Resolves once the page has drawn two more frames (what was scheduled for the next one is on screen). */
+export function frames(page: Page): Promise<void> {
+  return page.evaluate(() => new Promise<void>((done) => { requestAnimationFrame(() => { requestAnimationFrame(() => { done(); }); }); }));
+}
+
 /** The terminal's buffer as text. */
 export async function terminalText(page: Page): Promise<string> {
   return page.evaluate(() => window.duet?.terminalText() ?? '');

@@ -2,18 +2,15 @@
 // and wrap flags) at three pairs of window sizes, with the demo agent and with
 // `less`, and "Fit to my window" hands the size to the other tab.
 // Screenshots: test-results/screenshots/attach-*.png.
-import type { Page } from '@playwright/test';
-import { expect, expectTerminal, openSession, sendChat, startSession, test, typeInTerminal } from './fixtures';
+import { expect, expectTerminal, frames, openSession, sendChat, startSession, test, typeInTerminal } from './fixtures';
 import { DESKTOP, screen, shellReady, shot, type Dump } from './helpers';
 
 const cells = (d: Dump | undefined): string => JSON.stringify(d && { cols: d.cols, rows: d.rows, alt: d.alt, lines: d.lines });
 
-// Two rendering steps: the page has dispatched its `resize` event for the
+// Why each resize below waits for `frames` (two rendering steps): then the page has dispatched its `resize` event for the
 // size before. Two quick resizes that end at the size the page had can reach
 // it as one event with no change, which is no user resize (terminal.ts), and
 // the window then never took the PTY size (failed once in CI).
-const frames = (p: Page): Promise<void> =>
-  p.evaluate(() => new Promise<void>((done) => { requestAnimationFrame(() => { requestAnimationFrame(() => { done(); }); }); }));
 
 const SIZES: [{ width: number; height: number }, { width: number; height: number }][] = [
   [DESKTOP, DESKTOP],

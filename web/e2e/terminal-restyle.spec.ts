@@ -8,7 +8,7 @@
 // measured these as the gap to ttyd's page (docs/benchmarks.md). Read from
 // Chromium's own invalidation tracking and layout roots (a DevTools trace).
 import type { CDPSession, Page } from '@playwright/test';
-import { endAll, expect, expectTerminal, loginAt, SIZE_NAMES, startSession, test } from './fixtures';
+import { endAll, expect, expectTerminal, frames, loginAt, SIZE_NAMES, startSession, test } from './fixtures';
 
 interface TraceEvent {
   name: string;
@@ -79,7 +79,7 @@ for (const size of SIZE_NAMES) {
       // Settle what opening the session changes (fonts, the first fit) before the trace.
       await page.keyboard.type('w');
       await expectTerminal(page, /w/);
-      await page.evaluate(() => new Promise((ok) => { requestAnimationFrame(() => { requestAnimationFrame(ok); }); }));
+      await frames(page);
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('DOM.enable');
       const events = await traced(cdp, async () => {
@@ -88,7 +88,7 @@ for (const size of SIZE_NAMES) {
         await expectTerminal(page, /wrestyle/);
         // And the board's news of that output, with what the page redraws for it.
         await expect.poll(ticks).toBeGreaterThan(before);
-        await page.evaluate(() => new Promise((ok) => { requestAnimationFrame(() => { requestAnimationFrame(ok); }); }));
+        await frames(page);
       });
       const touched = events.filter((e) => e.name.endsWith('InvalidationTracking') && e.args?.data?.nodeId !== undefined);
       const roots = events.flatMap((e) => (e.name === 'Layout' ? e.args?.endData?.layoutRoots ?? [] : []));
